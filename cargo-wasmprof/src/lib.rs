@@ -1,0 +1,9 @@
+//! `cargo wasmprof`: builds Rust crates to WebAssembly with wasmprof's
+//! instrumentation switched on, runs them in a JavaScript host and renders
+//! the profiles they produce.
+//!
+//! The binary is a thin shell over this library so that the end-to-end tests
+//! and other tools can reuse its pieces.
+
+pub mod profile;
+pub mod report;

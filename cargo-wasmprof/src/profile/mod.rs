@@ -1,0 +1,7 @@
+//! The profile file format and the operations every report needs on it.
+
+mod io;
+mod model;
+
+pub use io::{merge, parse_profile, read_profile, validate, write_profile, ProfileError};
+pub use model::{Function, Node, Profile, RunInfo, TimerInfo, TimerMode, FORMAT, FORMAT_MAJOR};

@@ -1,0 +1,157 @@
+//! The profile file: what one run of an instrumented module measured.
+//!
+//! The file is JSON so that scripts can read it without this crate; its
+//! `format` field carries a major version so that an old `report` refuses a
+//! newer file instead of misreading it.
+
+use serde::{Deserialize, Serialize};
+
+/// The `format` value this version of wasmprof writes.
+pub const FORMAT: &str = "wasmprof/1";
+/// The major version this version of wasmprof reads.
+pub const FORMAT_MAJOR: u32 = 1;
+
+/// One profile: the calling-context tree of a run with the functions it names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    /// Always [`FORMAT`] when written by this version.
+    pub format: String,
+    /// When the run ended, in nanoseconds since the Unix epoch.
+    pub created_unix_nanos: u64,
+    /// The program that was run and how.
+    pub run: RunInfo,
+    /// How times were measured.
+    pub timer: TimerInfo,
+    /// Every instrumented function that was entered at least once; indexed by
+    /// [`Node::function`].
+    pub functions: Vec<Function>,
+    /// The calling-context tree. `nodes[0]` is the root (no function): the
+    /// host, "spontaneous" in gprof's words. A node's parent always has a
+    /// smaller index than the node.
+    pub nodes: Vec<Node>,
+    /// Calls that arrived after the tree reached its node cap. They are
+    /// counted in an `<overflow>` node and not attributed to a function.
+    #[serde(default)]
+    pub overflow_calls: u64,
+}
+
+/// The program that was run, the host that ran it and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The cargo package the module was built from, if known.
+    pub package: Option<String>,
+    /// Path of the `.wasm` module that ran.
+    pub module: String,
+    /// SHA-256 of the module's bytes, hex.
+    pub module_sha256: String,
+    /// The host, e.g. `node v20.20.2`.
+    pub host: String,
+    /// The command line that produced the profile.
+    pub command: Vec<String>,
+    /// How the entry point was reached: `start`, `main`, `invoke NAME`.
+    pub entry: String,
+    /// Whether the run finished normally. When false, `incomplete_reason`
+    /// says why and the frames still open are marked with [`Node::open`].
+    pub complete: bool,
+    /// Why the profile is incomplete: a trap, a panic, a timeout.
+    pub incomplete_reason: Option<String>,
+    /// The program's exit status as the host saw it.
+    pub exit_code: i32,
+    /// Wall-clock time of the whole run as the host measured it, in nanoseconds.
+    pub wall_nanos: u64,
+}
+
+/// How times in this profile were measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimerInfo {
+    /// `host` (the host's clock around each call) or `none` (counts only).
+    pub mode: TimerMode,
+    /// The clock's resolution in nanoseconds as the host measured it, if timed.
+    pub resolution_nanos: Option<f64>,
+}
+
+/// Which clock, if any, timed the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimerMode {
+    /// The host's `getTime` was read on entry and exit of every call.
+    Host,
+    /// No clock was read: calls are counted, times are all zero.
+    None,
+}
+
+/// One instrumented function: a static site in the source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Function {
+    /// `crate::module::Type::method`.
+    pub name: String,
+    /// The source file as rustc saw it (`src/lib.rs`).
+    pub file: String,
+    /// 1-based line of the function.
+    pub line: u32,
+}
+
+/// One calling context: a function reached through one path from the root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    /// Index of the parent node; `None` only for the root.
+    pub parent: Option<usize>,
+    /// Index into [`Profile::functions`]; `None` for the root and the
+    /// overflow node.
+    pub function: Option<usize>,
+    /// Exact number of calls through this path.
+    pub calls: u64,
+    /// Time spent in those calls including callees, in nanoseconds.
+    pub inclusive_nanos: f64,
+    /// The call was still running when the profile was taken (trap, panic,
+    /// timeout); its time is missing from `inclusive_nanos`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
+}
+
+impl Profile {
+    /// The root node's index.
+    pub const ROOT: usize = 0;
+
+    /// Self time of every node: its inclusive time less its children's,
+    /// never negative (clock rounding could otherwise make it so).
+    pub fn self_nanos(&self) -> Vec<f64> {
+        let mut self_time: Vec<f64> = self.nodes.iter().map(|n| n.inclusive_nanos).collect();
+        for node in &self.nodes {
+            if let Some(parent) = node.parent {
+                self_time[parent] -= node.inclusive_nanos;
+            }
+        }
+        self_time.iter().map(|t| t.max(0.0)).collect()
+    }
+
+    /// The children of every node, each list in index order.
+    pub fn children(&self) -> Vec<Vec<usize>> {
+        let mut children = vec![Vec::new(); self.nodes.len()];
+        for (index, node) in self.nodes.iter().enumerate() {
+            if let Some(parent) = node.parent {
+                children[parent].push(index);
+            }
+        }
+        children
+    }
+
+    /// The function of `node`'s parent, or `None` when called from the host.
+    pub fn caller_function(&self, node: usize) -> Option<usize> {
+        self.nodes[node].parent.and_then(|p| self.nodes[p].function)
+    }
+
+    /// The functions on the path from the root to `node`, outermost first.
+    pub fn stack(&self, node: usize) -> Vec<usize> {
+        let mut stack = Vec::new();
+        let mut current = Some(node);
+        while let Some(n) = current {
+            if let Some(f) = self.nodes[n].function {
+                stack.push(f);
+            }
+            current = self.nodes[n].parent;
+        }
+        stack.reverse();
+        stack
+    }
+}

@@ -1,0 +1,1 @@
+//! Renders a [`Profile`](crate::profile::Profile) in the formats people know.

@@ -1,0 +1,27 @@
+//! Switches instrumentation on for `cargo wasmprof build`.
+//!
+//! `cargo wasmprof` sets `WASMPROF_INSTRUMENT` (`host` or `none`, the timer
+//! mode) and builds into a target directory of its own. Everywhere else the
+//! variable is unset, `#[wasmprof::instrument]` expands to the plain function
+//! and nothing of the runtime reaches the binary. The cfg is decided here, in
+//! the runtime's own crate, so users need no feature or cfg of their own.
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(wasmprof_enabled)");
+    println!("cargo::rustc-check-cfg=cfg(wasmprof_timer_none)");
+    println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
+    println!("cargo::rerun-if-changed=build.rs");
+    match std::env::var("WASMPROF_INSTRUMENT").as_deref() {
+        Ok("host") => println!("cargo::rustc-cfg=wasmprof_enabled"),
+        Ok("none") => {
+            println!("cargo::rustc-cfg=wasmprof_enabled");
+            println!("cargo::rustc-cfg=wasmprof_timer_none");
+        }
+        Ok("") | Ok("off") | Err(_) => {}
+        Ok(other) => {
+            println!(
+                "cargo::warning=WASMPROF_INSTRUMENT={other:?} is not a timer mode (host, none); instrumentation stays off"
+            );
+        }
+    }
+}

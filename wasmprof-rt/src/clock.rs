@@ -1,0 +1,56 @@
+//! The clock the guards read: the host's `prof.getTime` on WebAssembly, a
+//! monotonic `Instant` natively. Both count milliseconds as an `f64`, the
+//! unit of `performance.now()`.
+
+/// Whether calls are timed at all (`--timer host`) or only counted
+/// (`--timer none`, which reads no clock).
+pub const TIMED: bool = !cfg!(wasmprof_timer_none);
+
+#[cfg(all(target_family = "wasm", wasmprof_enabled, not(wasmprof_timer_none)))]
+mod imp {
+    #[link(wasm_import_module = "prof")]
+    extern "C" {
+        /// The host API's clock: milliseconds from any monotonic origin.
+        #[link_name = "getTime"]
+        fn host_get_time() -> f64;
+    }
+
+    #[inline(always)]
+    pub fn now() -> f64 {
+        // SAFETY: a host function that takes nothing and returns a number.
+        unsafe { host_get_time() }
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+mod imp {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    pub fn now() -> f64 {
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        ORIGIN.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+    }
+}
+
+#[cfg(all(
+    target_family = "wasm",
+    not(all(wasmprof_enabled, not(wasmprof_timer_none)))
+))]
+mod imp {
+    /// No clock: counts only, or instrumentation off.
+    #[inline(always)]
+    pub fn now() -> f64 {
+        0.0
+    }
+}
+
+/// The current time in milliseconds, or zero when calls are not timed.
+#[inline(always)]
+pub fn now() -> f64 {
+    if TIMED {
+        imp::now()
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,196 @@
+//! The guard an instrumented function holds from entry to every exit.
+//!
+//! Entry finds the node for (current node, this function) — usually with a
+//! single compare against the site's cached node — counts the call and reads
+//! the clock. Drop, which runs on `return`, `?`, the end of the body and
+//! unwinding alike, adds the elapsed time and restores the current node.
+//! Nothing here allocates once the node exists, and nothing calls out of the
+//! module but the clock.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::clock;
+use crate::site::Site;
+use crate::state::with_thread;
+use crate::tree::{NodeId, ROOT};
+
+/// Records one call of an instrumented function while it is alive.
+#[must_use = "the call is timed until the guard is dropped"]
+pub struct Guard {
+    node: NodeId,
+    parent: NodeId,
+    start: f64,
+}
+
+/// Node value for a call that could not be recorded (thread teardown).
+const UNRECORDED: NodeId = u32::MAX;
+
+/// Enters the function of `site`. `self_type` names the `Self` type of a
+/// method; it is called once, when the site registers.
+#[inline(always)]
+pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
+    let function = site.id(self_type);
+    let (node, parent) = with_thread(|thread| {
+        let parent = thread.current;
+        let cached = site.cache.load(Relaxed);
+        let node = if thread.tree.is_child(cached, parent, function) {
+            cached
+        } else {
+            let node = thread.tree.child(parent, function);
+            site.cache.store(node, Relaxed);
+            node
+        };
+        thread.tree.count_call(node);
+        thread.current = node;
+        (node, parent)
+    })
+    .unwrap_or((UNRECORDED, ROOT));
+    Guard {
+        node,
+        parent,
+        start: clock::now(),
+    }
+}
+
+impl Drop for Guard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let end = clock::now();
+        if self.node == UNRECORDED {
+            return;
+        }
+        with_thread(|thread| {
+            if clock::TIMED {
+                thread.tree.add_time(self.node, end - self.start);
+            }
+            thread.current = self.parent;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{take, Snapshot};
+
+    static OUTER: Site = Site::new("guard_tests", "outer", "src/guard.rs", 1);
+    static INNER: Site = Site::new("guard_tests", "inner", "src/guard.rs", 2);
+
+    fn inner(fail: bool) -> Result<(), ()> {
+        let _g = enter(&INNER, None);
+        if fail {
+            return Err(());
+        }
+        Ok(())
+    }
+
+    fn outer() -> Result<(), ()> {
+        let _g = enter(&OUTER, None);
+        for i in 0..10 {
+            inner(i == 9)?;
+        }
+        Ok(())
+    }
+
+    fn calls_of(snapshot: &Snapshot, path: &[&str]) -> u64 {
+        snapshot
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| snapshot.path_names(*i) == path)
+            .map(|(_, n)| n.calls)
+            .sum()
+    }
+
+    #[test]
+    fn early_return_and_question_mark_restore_the_parent() {
+        // Run on a thread of its own so other tests' calls do not mix in.
+        std::thread::spawn(|| {
+            assert!(outer().is_err());
+            assert!(outer().is_err());
+            let s = take();
+            assert_eq!(calls_of(&s, &["guard_tests::outer"]), 2);
+            assert_eq!(
+                calls_of(&s, &["guard_tests::outer", "guard_tests::inner"]),
+                20
+            );
+            assert_eq!(calls_of(&s, &["guard_tests::inner"]), 0);
+            assert!(s.open_path().is_empty(), "every call returned");
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn unwinding_closes_the_frame() {
+        std::thread::spawn(|| {
+            let r = std::panic::catch_unwind(|| {
+                let _g = enter(&OUTER, None);
+                panic!("boom");
+            });
+            assert!(r.is_err());
+            let _g = enter(&INNER, None);
+            let s = take();
+            // inner was entered from the root, not from the unwound outer.
+            assert_eq!(s.open_path(), vec!["guard_tests::inner".to_string()]);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn threads_do_not_corrupt_each_other_and_are_gathered_on_exit() {
+        static WORKER: Site = Site::new("guard_tests", "worker", "src/guard.rs", 3);
+        static LEAF: Site = Site::new("guard_tests", "leaf", "src/guard.rs", 4);
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    for _ in 0..1000 {
+                        let _w = enter(&WORKER, None);
+                        for _ in 0..10 {
+                            let _l = enter(&LEAF, None);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let s = take();
+        assert_eq!(calls_of(&s, &["guard_tests::worker"]), 4000);
+        assert_eq!(
+            calls_of(&s, &["guard_tests::worker", "guard_tests::leaf"]),
+            40_000
+        );
+        assert_eq!(calls_of(&s, &["guard_tests::leaf"]), 0);
+    }
+
+    #[test]
+    fn inclusive_time_covers_children() {
+        static SLOW: Site = Site::new("guard_tests", "slow", "src/guard.rs", 5);
+        static NAP: Site = Site::new("guard_tests", "nap", "src/guard.rs", 6);
+        std::thread::spawn(|| {
+            {
+                let _s = enter(&SLOW, None);
+                let _n = enter(&NAP, None);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let s = take();
+            let time = |path: &[&str]| {
+                s.nodes
+                    .iter()
+                    .enumerate()
+                    .find(|(i, _)| s.path_names(*i) == path)
+                    .map(|(_, n)| n.inclusive)
+                    .unwrap()
+            };
+            let slow = time(&["guard_tests::slow"]);
+            let nap = time(&["guard_tests::slow", "guard_tests::nap"]);
+            assert!(nap >= 20.0, "nap {nap} ms");
+            assert!(slow >= nap, "slow {slow} < nap {nap}");
+        })
+        .join()
+        .unwrap();
+    }
+}

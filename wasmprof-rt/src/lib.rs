@@ -1,0 +1,78 @@
+//! # wasmprof
+//!
+//! An instrumenting profiler for Rust compiled to WebAssembly: exact call
+//! counts, exact caller→callee times and whole call paths, in the tradition
+//! of gprof.
+//!
+//! ```
+//! #[wasmprof::instrument]
+//! fn parse(input: &str) -> usize {
+//!     input.split(',').count()
+//! }
+//! # assert_eq!(parse("a,b"), 2);
+//! ```
+//!
+//! Annotations cost nothing in an ordinary build: `#[wasmprof::instrument]`
+//! expands to the function as written. `cargo wasmprof build` (or `run`)
+//! switches instrumentation on by building with `WASMPROF_INSTRUMENT` set, in
+//! a target directory of its own.
+//!
+//! When on, each call enters a guard that records the call in a
+//! calling-context tree kept in linear memory: one node per distinct call
+//! path, with an exact count and the inclusive time. The host reads the tree
+//! through the module's `__wasmprof_snapshot` export; the only import is the
+//! clock, `prof.getTime`, and none at all with `--timer none`.
+//!
+//! Add the crate as `wasmprof = { package = "wasmprof-rt", version = "0.1" }`
+//! or use its library name directly: the library is called `wasmprof`.
+
+mod clock;
+mod guard;
+mod site;
+#[doc(hidden)]
+pub mod snapshot;
+mod state;
+mod tree;
+
+pub use wasmprof_macros::{instrument, skip};
+
+/// Whether this build records profiles (built by `cargo wasmprof`).
+pub const ENABLED: bool = cfg!(wasmprof_enabled);
+
+/// Whether calls are timed; `false` with `--timer none` (counts only).
+pub const TIMED: bool = ENABLED && clock::TIMED;
+
+/// What the attribute's expansion refers to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::guard::{enter, Guard};
+    pub use crate::site::Site;
+}
+
+/// The body of an instrumented function: a guard around the original body
+/// when instrumentation is on.
+///
+/// `#[wasmprof::instrument]` expands to a call of this macro; it is defined
+/// here, where the `wasmprof_enabled` cfg is known, so that the proc macro
+/// needs no knowledge of how the crate was built.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    (name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_SITE: $crate::__private::Site =
+            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line);
+        let __wasmprof_guard = $crate::__private::enter(&__WASMPROF_SITE, $self_type);
+        $body
+    }};
+}
+
+/// Instrumentation off: the body, exactly as written.
+#[cfg(not(wasmprof_enabled))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    (name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
+        $body
+    };
+}

@@ -1,0 +1,151 @@
+//! Call sites: the static each instrumented function owns, and the table of
+//! functions they register into.
+//!
+//! A site is built at compile time (module path, name, file, line) and gets
+//! its function id on first entry, so the hot path carries only an integer.
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::Mutex;
+
+/// What the reports know of a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// `crate::module::Type::method`.
+    pub name: String,
+    pub file: &'static str,
+    pub line: u32,
+}
+
+/// The static behind one `#[wasmprof::instrument]` function.
+#[derive(Debug)]
+pub struct Site {
+    module_path: &'static str,
+    name: &'static str,
+    file: &'static str,
+    line: u32,
+    /// Function id plus one; zero until first entry.
+    id: AtomicU32,
+    /// The node this site last entered: a hint, checked before use.
+    pub(crate) cache: AtomicU32,
+}
+
+/// Every registered function, indexed by id.
+static FUNCTIONS: Mutex<Vec<FunctionInfo>> = Mutex::new(Vec::new());
+
+impl Site {
+    /// Built by the attribute's expansion in a `static`.
+    pub const fn new(
+        module_path: &'static str,
+        name: &'static str,
+        file: &'static str,
+        line: u32,
+    ) -> Self {
+        Site {
+            module_path,
+            name,
+            file,
+            line,
+            id: AtomicU32::new(0),
+            cache: AtomicU32::new(u32::MAX),
+        }
+    }
+
+    /// This site's function id, registering it on first use. `self_type`
+    /// names the `Self` type of a method, read only on registration.
+    #[inline(always)]
+    pub fn id(&'static self, self_type: Option<fn() -> &'static str>) -> u32 {
+        match self.id.load(Relaxed) {
+            0 => self.register(self_type),
+            id => id - 1,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn register(&'static self, self_type: Option<fn() -> &'static str>) -> u32 {
+        let mut functions = lock_functions();
+        // Another thread may have registered this site while we waited.
+        if let id @ 1.. = self.id.load(Relaxed) {
+            return id - 1;
+        }
+        let name = qualified_name(self.module_path, self_type.map(|f| f()), self.name);
+        functions.push(FunctionInfo {
+            name,
+            file: self.file,
+            line: self.line,
+        });
+        let id = functions.len() as u32 - 1;
+        self.id.store(id + 1, Relaxed);
+        id
+    }
+}
+
+/// A copy of the function table.
+pub fn functions() -> Vec<FunctionInfo> {
+    lock_functions().clone()
+}
+
+/// The table stays usable even if a thread panicked while holding the lock:
+/// registration cannot leave it half-updated.
+fn lock_functions() -> std::sync::MutexGuard<'static, Vec<FunctionInfo>> {
+    FUNCTIONS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// `crate::module::Type::method` from the pieces a site knows. The type name
+/// comes from `type_name`, which spells out generic arguments; a site is
+/// shared by every instantiation, so they are dropped.
+fn qualified_name(module_path: &str, self_type: Option<&str>, name: &str) -> String {
+    match self_type {
+        Some(ty) => format!("{}::{name}", strip_generics(ty)),
+        None => format!("{module_path}::{name}"),
+    }
+}
+
+fn strip_generics(type_name: &str) -> &str {
+    let type_name = type_name.trim_start_matches('&').trim_start_matches("mut ");
+    match type_name.find('<') {
+        Some(0) | None => type_name,
+        Some(at) => &type_name[..at],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_functions_are_named_by_module_path() {
+        assert_eq!(
+            qualified_name("app::parser", None, "parse"),
+            "app::parser::parse"
+        );
+    }
+
+    #[test]
+    fn methods_are_named_by_self_type_without_generics() {
+        assert_eq!(
+            qualified_name("app::x", Some("app::shapes::Stack<u32>"), "push"),
+            "app::shapes::Stack::push"
+        );
+        assert_eq!(
+            qualified_name("app", Some("app::Circle"), "area"),
+            "app::Circle::area"
+        );
+    }
+
+    #[test]
+    fn a_site_gets_one_id_for_good() {
+        static SITE: Site = Site::new("t", "f", "src/lib.rs", 3);
+        static OTHER: Site = Site::new("t", "g", "src/lib.rs", 9);
+        let id = SITE.id(None);
+        assert_eq!(SITE.id(None), id);
+        assert_ne!(OTHER.id(None), id);
+        let info = &functions()[id as usize];
+        assert_eq!(
+            (info.name.as_str(), info.file, info.line),
+            ("t::f", "src/lib.rs", 3)
+        );
+    }
+}

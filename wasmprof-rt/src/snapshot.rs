@@ -1,0 +1,340 @@
+//! The snapshot: the whole profile as bytes in linear memory.
+//!
+//! A host calls the module's `__wasmprof_snapshot` export whenever it wants
+//! the data — after the program returns, after a trap, on a timeout — and
+//! copies the bytes out. Nothing is pushed to the host while the program
+//! runs, so a host needs no more than the `getTime` import and this export.
+//!
+//! Layout, all integers little-endian:
+//!
+//! ```text
+//! header   "WPRF" total_len:u32 version:u32 flags:u32 n_functions:u32
+//!          n_nodes:u32 current:u32 overflow:u32 cap:u32
+//! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32
+//! node     parent:u32 function:u32 calls:u64 inclusive_ms:f64
+//! ```
+//!
+//! `flags` bit 0: calls were timed. `current` is the innermost node still
+//! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
+//! Node 0 is the root, with parent and function `u32::MAX`.
+
+use crate::clock::TIMED;
+use crate::site::functions;
+use crate::state::{lock_finished, with_thread};
+use crate::tree::{CallTree, NodeId, NO_FUNCTION, OVERFLOW_FUNCTION, ROOT};
+
+pub const MAGIC: &[u8; 4] = b"WPRF";
+pub const VERSION: u32 = 1;
+const HEADER_LEN: usize = 4 * 9;
+
+/// A decoded snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    pub timed: bool,
+    pub functions: Vec<SnapshotFunction>,
+    pub nodes: Vec<SnapshotNode>,
+    /// Innermost node still running; [`ROOT`] when none is.
+    pub current: NodeId,
+    pub overflow: Option<NodeId>,
+    pub cap: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotFunction {
+    pub name: String,
+    pub file: String,
+    pub line: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SnapshotNode {
+    pub parent: u32,
+    pub function: u32,
+    pub calls: u64,
+    /// Milliseconds.
+    pub inclusive: f64,
+}
+
+/// Why bytes are not a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError(pub String);
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Takes a snapshot of every thread's tree: this thread's as it stands, with
+/// the trees of finished threads merged in.
+pub fn take() -> Snapshot {
+    let (mut tree, current) = with_thread(|t| (t.tree.clone(), t.current))
+        .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT));
+    tree.merge_from(&lock_finished());
+    let nodes = tree
+        .nodes()
+        .iter()
+        .map(|n| SnapshotNode {
+            parent: n.parent,
+            function: n.function,
+            calls: n.calls,
+            inclusive: n.inclusive,
+        })
+        .collect();
+    Snapshot {
+        timed: TIMED,
+        functions: functions()
+            .into_iter()
+            .map(|f| SnapshotFunction {
+                name: f.name,
+                file: f.file.to_owned(),
+                line: f.line,
+            })
+            .collect(),
+        nodes,
+        current,
+        overflow: tree.overflow(),
+        cap: tree.cap() as u32,
+    }
+}
+
+impl Snapshot {
+    /// Function names on the path from the root to `node`, outermost first.
+    pub fn path_names(&self, node: usize) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut at = node;
+        while at != ROOT as usize && at < self.nodes.len() {
+            let n = &self.nodes[at];
+            names.push(match n.function {
+                OVERFLOW_FUNCTION => "<overflow>".to_owned(),
+                f => self.functions[f as usize].name.clone(),
+            });
+            at = n.parent as usize;
+        }
+        names.reverse();
+        names
+    }
+
+    /// Names of the calls still running, outermost first.
+    pub fn open_path(&self) -> Vec<String> {
+        self.path_names(self.current as usize)
+    }
+
+    /// The bytes a host copies out of linear memory.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + self.nodes.len() * 24);
+        out.extend_from_slice(MAGIC);
+        for word in [
+            0, // total length, patched below
+            VERSION,
+            u32::from(self.timed),
+            self.functions.len() as u32,
+            self.nodes.len() as u32,
+            self.current,
+            self.overflow.unwrap_or(u32::MAX),
+            self.cap,
+        ] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        for f in &self.functions {
+            for text in [&f.name, &f.file] {
+                out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+                out.extend_from_slice(text.as_bytes());
+            }
+            out.extend_from_slice(&f.line.to_le_bytes());
+        }
+        for n in &self.nodes {
+            out.extend_from_slice(&n.parent.to_le_bytes());
+            out.extend_from_slice(&n.function.to_le_bytes());
+            out.extend_from_slice(&n.calls.to_le_bytes());
+            out.extend_from_slice(&n.inclusive.to_le_bytes());
+        }
+        let total = out.len() as u32;
+        out[4..8].copy_from_slice(&total.to_le_bytes());
+        out
+    }
+
+    /// Reads bytes written by [`Snapshot::encode`], checking every length and
+    /// index so that corrupt input is an error, never a panic.
+    pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(4)? != MAGIC {
+            return Err(DecodeError(
+                "not a wasmprof snapshot (no WPRF magic)".into(),
+            ));
+        }
+        let total = r.u32()? as usize;
+        if total != bytes.len() {
+            return Err(DecodeError(format!(
+                "snapshot is {} bytes but says it is {total} (truncated?)",
+                bytes.len()
+            )));
+        }
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(DecodeError(format!(
+                "snapshot version {version}; this wasmprof reads version {VERSION}"
+            )));
+        }
+        let flags = r.u32()?;
+        let n_functions = r.u32()? as usize;
+        let n_nodes = r.u32()? as usize;
+        let current = r.u32()?;
+        let overflow = match r.u32()? {
+            u32::MAX => None,
+            n => Some(n),
+        };
+        let cap = r.u32()?;
+        let mut functions = Vec::with_capacity(n_functions.min(bytes.len()));
+        for _ in 0..n_functions {
+            let name = r.string()?;
+            let file = r.string()?;
+            let line = r.u32()?;
+            functions.push(SnapshotFunction { name, file, line });
+        }
+        let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 24));
+        for index in 0..n_nodes {
+            let node = SnapshotNode {
+                parent: r.u32()?,
+                function: r.u32()?,
+                calls: r.u64()?,
+                inclusive: f64::from_bits(r.u64()?),
+            };
+            let root = index == 0;
+            let parent_ok = if root {
+                node.parent == u32::MAX
+            } else {
+                (node.parent as usize) < index
+            };
+            let function_ok = match node.function {
+                NO_FUNCTION => root,
+                OVERFLOW_FUNCTION => !root,
+                f => !root && (f as usize) < n_functions,
+            };
+            if !parent_ok || !function_ok {
+                return Err(DecodeError(format!(
+                    "snapshot node {index} is inconsistent"
+                )));
+            }
+            nodes.push(node);
+        }
+        if r.at != bytes.len() {
+            return Err(DecodeError("snapshot has trailing bytes".into()));
+        }
+        if !nodes.is_empty() && current as usize >= nodes.len() {
+            return Err(DecodeError("snapshot's current node does not exist".into()));
+        }
+        Ok(Snapshot {
+            timed: flags & 1 == 1,
+            functions,
+            nodes,
+            current,
+            overflow,
+            cap,
+        })
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&end| end <= self.bytes.len());
+        let end = end.ok_or_else(|| DecodeError("snapshot is truncated".into()))?;
+        let slice = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(slice)
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn string(&mut self) -> Result<String, DecodeError> {
+        let len = self.u32()? as usize;
+        String::from_utf8(self.take(len)?.to_vec())
+            .map_err(|_| DecodeError("snapshot has a name that is not UTF-8".into()))
+    }
+}
+
+/// The export a host calls to read the profile: returns a pointer to the
+/// snapshot bytes, which start with `WPRF` and their total length. The bytes
+/// stay valid until the next call.
+#[cfg(all(target_family = "wasm", wasmprof_enabled))]
+#[no_mangle]
+pub extern "C" fn __wasmprof_snapshot() -> *const u8 {
+    use std::sync::Mutex;
+    static LAST: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    *last = take().encode();
+    last.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Snapshot {
+        Snapshot {
+            timed: true,
+            functions: vec![SnapshotFunction {
+                name: "a::b".into(),
+                file: "src/lib.rs".into(),
+                line: 7,
+            }],
+            nodes: vec![
+                SnapshotNode {
+                    parent: u32::MAX,
+                    function: NO_FUNCTION,
+                    calls: 0,
+                    inclusive: 0.0,
+                },
+                SnapshotNode {
+                    parent: 0,
+                    function: 0,
+                    calls: 3,
+                    inclusive: 1.5,
+                },
+            ],
+            current: 1,
+            overflow: None,
+            cap: 100,
+        }
+    }
+
+    #[test]
+    fn encode_decode_round_trip() {
+        assert_eq!(Snapshot::decode(&sample().encode()).unwrap(), sample());
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let bytes = sample().encode();
+        for len in 0..bytes.len() {
+            assert!(Snapshot::decode(&bytes[..len]).is_err(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn bad_indices_are_rejected() {
+        let mut s = sample();
+        s.nodes[1].function = 5;
+        assert!(Snapshot::decode(&s.encode()).is_err());
+        let mut s = sample();
+        s.nodes[1].parent = 1;
+        assert!(Snapshot::decode(&s.encode()).is_err());
+    }
+}

@@ -1,0 +1,227 @@
+//! The calling-context tree: one node per distinct call path.
+//!
+//! Keeping paths rather than caller→callee arcs is what lets the reports give
+//! exact per-caller times instead of apportioning a callee's time among its
+//! callers the way gprof must. The tree is bounded: once it holds `cap` nodes,
+//! calls on new paths are counted in a single overflow node.
+
+/// Index of a node in a [`CallTree`].
+pub type NodeId = u32;
+
+/// The root: the host, which calls into the module "spontaneously".
+pub const ROOT: NodeId = 0;
+/// The function id of the root.
+pub const NO_FUNCTION: u32 = u32::MAX;
+/// The function id of the overflow node.
+pub const OVERFLOW_FUNCTION: u32 = u32::MAX - 1;
+/// Index meaning "none" in the sibling and child links.
+const NONE: NodeId = u32::MAX;
+/// Default bound on the number of nodes (about 40 MiB of nodes at most).
+pub const DEFAULT_CAP: usize = 1 << 20;
+
+/// One calling context.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Node {
+    pub parent: NodeId,
+    pub function: u32,
+    first_child: NodeId,
+    next_sibling: NodeId,
+    /// Exact number of calls through this path.
+    pub calls: u64,
+    /// Time in those calls including callees, in the clock's unit (ms).
+    pub inclusive: f64,
+}
+
+/// The tree itself. Node 0 is the root; a parent always precedes its children.
+#[derive(Clone, Debug)]
+pub struct CallTree {
+    nodes: Vec<Node>,
+    cap: usize,
+    overflow: NodeId,
+}
+
+impl CallTree {
+    /// An empty tree; the root is created on first use so this can be `const`.
+    pub const fn new(cap: usize) -> Self {
+        CallTree {
+            nodes: Vec::new(),
+            cap,
+            overflow: NONE,
+        }
+    }
+
+    /// All nodes, root first; empty if nothing was ever entered.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The overflow node, if the cap was ever reached.
+    pub fn overflow(&self) -> Option<NodeId> {
+        (self.overflow != NONE).then_some(self.overflow)
+    }
+
+    /// The configured node cap.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// Whether `node` is the child of `parent` for `function`: the check that
+    /// makes a call site's cached node safe to reuse.
+    #[inline(always)]
+    pub fn is_child(&self, node: NodeId, parent: NodeId, function: u32) -> bool {
+        match self.nodes.get(node as usize) {
+            Some(n) => n.parent == parent && n.function == function,
+            None => false,
+        }
+    }
+
+    /// Finds or creates the child of `parent` for `function`. Past the cap,
+    /// and anywhere below the overflow node, the answer is the overflow node.
+    pub fn child(&mut self, parent: NodeId, function: u32) -> NodeId {
+        if self.nodes.is_empty() {
+            self.nodes.push(Node::new(NONE, NO_FUNCTION));
+        }
+        if parent == self.overflow {
+            return self.overflow;
+        }
+        let mut link = self.nodes[parent as usize].first_child;
+        while link != NONE {
+            let node = &self.nodes[link as usize];
+            if node.function == function {
+                return link;
+            }
+            link = node.next_sibling;
+        }
+        // Keep one slot for the overflow node.
+        if self.nodes.len() + 1 >= self.cap {
+            return self.overflow_node();
+        }
+        self.push_child(parent, function)
+    }
+
+    fn push_child(&mut self, parent: NodeId, function: u32) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        let mut node = Node::new(parent, function);
+        node.next_sibling = self.nodes[parent as usize].first_child;
+        self.nodes[parent as usize].first_child = id;
+        self.nodes.push(node);
+        id
+    }
+
+    fn overflow_node(&mut self) -> NodeId {
+        if self.overflow == NONE {
+            self.overflow = self.push_child(ROOT, OVERFLOW_FUNCTION);
+        }
+        self.overflow
+    }
+
+    /// Counts one call through `node`.
+    #[inline(always)]
+    pub fn count_call(&mut self, node: NodeId) {
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.calls += 1;
+        }
+    }
+
+    /// Adds a finished call's duration to `node`.
+    #[inline(always)]
+    pub fn add_time(&mut self, node: NodeId, elapsed: f64) {
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.inclusive += elapsed;
+        }
+    }
+
+    /// Adds every path of `other` into this tree (used to gather the trees of
+    /// finished threads on native targets).
+    pub fn merge_from(&mut self, other: &CallTree) {
+        let mut map = vec![ROOT; other.nodes.len()];
+        for (index, node) in other.nodes.iter().enumerate().skip(1) {
+            let target = self.child(map[node.parent as usize], node.function);
+            let merged = &mut self.nodes[target as usize];
+            merged.calls += node.calls;
+            merged.inclusive += node.inclusive;
+            map[index] = target;
+        }
+    }
+}
+
+impl Node {
+    const fn new(parent: NodeId, function: u32) -> Self {
+        Node {
+            parent,
+            function,
+            first_child: NONE,
+            next_sibling: NONE,
+            calls: 0,
+            inclusive: 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_path_reuses_the_node() {
+        let mut tree = CallTree::new(DEFAULT_CAP);
+        let a = tree.child(ROOT, 1);
+        let b = tree.child(a, 2);
+        assert_eq!(tree.child(ROOT, 1), a);
+        assert_eq!(tree.child(a, 2), b);
+        assert_ne!(tree.child(ROOT, 2), b, "same function, other path");
+        assert!(tree.is_child(b, a, 2));
+        assert!(!tree.is_child(b, ROOT, 2));
+        assert!(!tree.is_child(999, ROOT, 2));
+    }
+
+    #[test]
+    fn parents_precede_children() {
+        let mut tree = CallTree::new(DEFAULT_CAP);
+        let mut parent = ROOT;
+        for f in 0..50 {
+            parent = tree.child(parent, f % 3);
+        }
+        for (i, n) in tree.nodes().iter().enumerate().skip(1) {
+            assert!((n.parent as usize) < i);
+        }
+    }
+
+    #[test]
+    fn cap_sends_new_paths_to_one_overflow_node() {
+        let mut tree = CallTree::new(8);
+        let mut seen = Vec::new();
+        for f in 0..20 {
+            seen.push(tree.child(ROOT, f));
+        }
+        assert!(tree.nodes().len() <= 8);
+        let overflow = tree.overflow().expect("cap reached");
+        assert_eq!(*seen.last().unwrap(), overflow);
+        assert_eq!(
+            tree.child(overflow, 3),
+            overflow,
+            "below overflow stays there"
+        );
+        // Paths that existed before the cap still resolve to their nodes.
+        assert_eq!(tree.child(ROOT, 0), seen[0]);
+    }
+
+    #[test]
+    fn merge_adds_calls_and_time_by_path() {
+        let mut a = CallTree::new(DEFAULT_CAP);
+        let x = a.child(ROOT, 1);
+        a.count_call(x);
+        a.add_time(x, 2.0);
+        let mut b = CallTree::new(DEFAULT_CAP);
+        let y = b.child(ROOT, 1);
+        let z = b.child(y, 2);
+        b.count_call(y);
+        b.count_call(z);
+        b.add_time(y, 3.0);
+        a.merge_from(&b);
+        assert_eq!(a.nodes()[x as usize].calls, 2);
+        assert_eq!(a.nodes()[x as usize].inclusive, 5.0);
+        let z2 = a.child(x, 2);
+        assert_eq!(a.nodes()[z2 as usize].calls, 1);
+    }
+}
