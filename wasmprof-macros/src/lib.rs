@@ -1,10 +1,89 @@
-//! placeholder, written by the macros work
+//! The attributes of [wasmprof](https://docs.rs/wasmprof-rt): use them through
+//! the runtime crate, as `#[wasmprof::instrument]` and `#[wasmprof::skip]`.
+//!
+//! The expansion calls `__instrument_body!`, a macro of the runtime: the
+//! runtime crate knows whether `cargo wasmprof` switched instrumentation on,
+//! so this crate stays the same in every build.
+
 use proc_macro::TokenStream;
+
+mod attr;
+mod expand;
+
+/// Counts and times every call of a function.
+///
+/// ```
+/// #[wasmprof::instrument]
+/// fn parse(input: &str) -> usize {
+///     input.split(',').count()
+/// }
+/// # assert_eq!(parse("a,b"), 2);
+/// ```
+///
+/// In an ordinary build the function stays as written. Built by
+/// `cargo wasmprof`, each call enters a guard that is dropped on every way
+/// out — the end of the body, `return`, `?`, a panic unwinding — so the
+/// counts are exact and the times inclusive.
+///
+/// # Where it applies
+///
+/// - Free functions, and methods of inherent and trait impls, with any
+///   receiver (`self`, `&self`, `&mut self`, `self: Box<Self>`, ...).
+///   Generics, where clauses, `impl Trait`, `unsafe` and `extern "C"` are
+///   kept as written, and so are doc comments and other attributes.
+///   Inner attributes of the body (`#![allow(...)]`) stay attributes of the
+///   function.
+/// - An `impl` block, a trait or an inline module: every function in it
+///   with a body, nested impls, traits and modules included. Put
+///   `#[wasmprof::skip]` on an item to leave it out. `const fn` and
+///   `async fn` are left out there, since they cannot be instrumented.
+///
+/// `async fn` is not supported yet: instrument the synchronous functions it
+/// calls. A `const fn` cannot call the runtime, so it is an error too.
+///
+/// # Names
+///
+/// The reports name a function `crate::module::function` and a method
+/// `crate::module::Type::method`, without generic arguments: the type comes
+/// from `Self`. An annotated function is taken for a method when it has a
+/// `self` receiver or uses `Self`; an associated function that does neither
+/// (`fn new(x: u32) -> Point`) cannot know its type and is named by its
+/// module, unless the whole impl block is annotated. Trait default methods
+/// and blanket impls (`impl<T: Bound> Trait for T`) are shared by many
+/// types; in an annotated trait or impl they are named `Trait::method`.
+///
+/// # Arguments
+///
+/// - `name = "text"`: the name in the reports instead of the function's own
+///   (still prefixed by the module or type).
+/// - `crate = path`: where the runtime is, for crates that re-export it:
+///   `#[wasmprof::instrument(crate = my_crate::wasmprof)]`.
 #[proc_macro_attribute]
-pub fn instrument(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::instrument(args.into(), item.into()).into()
 }
+
+/// Leaves an item out of an instrumented impl block, trait or module.
+///
+/// ```
+/// #[wasmprof::instrument]
+/// impl Counter {
+///     fn bump(&mut self) {
+///         self.0 += 1;
+///     }
+///
+///     /// Called too often to be worth timing.
+///     #[wasmprof::skip]
+///     fn get(&self) -> u32 {
+///         self.0
+///     }
+/// }
+/// # struct Counter(u32);
+/// # let mut c = Counter(0);
+/// # c.bump();
+/// # assert_eq!(c.get(), 1);
+/// ```
 #[proc_macro_attribute]
-pub fn skip(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn skip(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::skip(args.into(), item.into()).into()
 }

@@ -1,0 +1,195 @@
+//! The arguments of `#[wasmprof::instrument(...)]` and `#[wasmprof::skip]`.
+//!
+//! Parsed with `lookahead1`, so that an unknown argument is reported at its
+//! own token with the list of the arguments that would have fit there.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::{LitStr, Path, Token};
+
+mod kw {
+    syn::custom_keyword!(name);
+}
+
+/// `#[wasmprof::instrument(crate = path, name = "text")]`, both optional.
+#[derive(Default)]
+pub(crate) struct Args {
+    /// Where the runtime is, for crates that re-export it.
+    krate: Option<Path>,
+    /// The `name` keyword (for errors) and the name given.
+    pub(crate) name: Option<(Span, LitStr)>,
+}
+
+impl Args {
+    /// The path the expansion reaches the runtime by; absolute unless the
+    /// user chose otherwise.
+    pub(crate) fn krate(&self) -> TokenStream {
+        match &self.krate {
+            Some(path) => quote!(#path),
+            None => quote!(::wasmprof),
+        }
+    }
+
+    /// The `crate = ...` path as written, to recognise `#[<path>::skip]`.
+    pub(crate) fn krate_path(&self) -> Option<&Path> {
+        self.krate.as_ref()
+    }
+}
+
+impl Parse for Args {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut args = Args::default();
+        while !input.is_empty() {
+            let lookahead = input.lookahead1();
+            if lookahead.peek(Token![crate]) {
+                let keyword: Token![crate] = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let path = input.call(Path::parse_mod_style)?;
+                if args.krate.is_some() {
+                    return Err(syn::Error::new(
+                        keyword.span,
+                        "`crate` is given more than once",
+                    ));
+                }
+                args.krate = Some(path);
+            } else if lookahead.peek(kw::name) {
+                let keyword: kw::name = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let name = parse_name(input)?;
+                if args.name.is_some() {
+                    return Err(syn::Error::new(
+                        keyword.span,
+                        "`name` is given more than once",
+                    ));
+                }
+                args.name = Some((keyword.span, name));
+            } else {
+                return Err(lookahead.error());
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(args)
+    }
+}
+
+/// A function name for the reports: a non-empty string literal without
+/// surrounding or control whitespace, so that every report prints it on one
+/// line as written.
+fn parse_name(input: ParseStream) -> syn::Result<LitStr> {
+    let name: LitStr = input.parse().map_err(|error| {
+        syn::Error::new(
+            error.span(),
+            "expected a string literal: `name = \"my_function\"`",
+        )
+    })?;
+    let value = name.value();
+    if value.trim().is_empty() {
+        return Err(syn::Error::new(name.span(), "`name` must not be empty"));
+    }
+    if value.trim() != value || value.chars().any(char::is_control) {
+        return Err(syn::Error::new(
+            name.span(),
+            "`name` must not start or end with whitespace or contain control characters",
+        ));
+    }
+    Ok(name)
+}
+
+/// `#[wasmprof::skip]` takes nothing; anything given is a mistake worth
+/// reporting rather than ignoring.
+pub(crate) fn check_skip_args(args: TokenStream) -> syn::Result<()> {
+    if args.is_empty() {
+        Ok(())
+    } else {
+        Err(syn::Error::new_spanned(
+            args,
+            "#[wasmprof::skip] takes no arguments",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(tokens: TokenStream) -> syn::Result<Args> {
+        syn::parse2(tokens)
+    }
+
+    fn message(tokens: TokenStream) -> String {
+        match parse(tokens) {
+            Ok(_) => panic!("expected an error"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn no_arguments() {
+        let args = parse(quote!()).unwrap();
+        assert_eq!(args.krate().to_string(), quote!(::wasmprof).to_string());
+        assert!(args.name.is_none());
+    }
+
+    #[test]
+    fn both_arguments_in_any_order_with_trailing_comma() {
+        let args = parse(quote!(name = "custom", crate = my::wasmprof,)).unwrap();
+        assert_eq!(args.name.as_ref().unwrap().1.value(), "custom");
+        assert_eq!(args.krate().to_string(), quote!(my::wasmprof).to_string());
+        let args = parse(quote!(crate = crate::reexport::wasmprof, name = "x")).unwrap();
+        assert_eq!(
+            args.krate().to_string(),
+            quote!(crate::reexport::wasmprof).to_string()
+        );
+    }
+
+    #[test]
+    fn unknown_argument_names_the_expected_ones() {
+        assert_eq!(message(quote!(level = 3)), "expected `crate` or `name`");
+        assert_eq!(
+            message(quote!(name = "a", skip)),
+            "expected `crate` or `name`"
+        );
+    }
+
+    #[test]
+    fn bad_values() {
+        assert_eq!(
+            message(quote!(name = 42)),
+            "expected a string literal: `name = \"my_function\"`"
+        );
+        assert_eq!(
+            message(quote!(name = foo)),
+            "expected a string literal: `name = \"my_function\"`"
+        );
+        assert_eq!(message(quote!(name = "")), "`name` must not be empty");
+        assert!(message(quote!(name = " a")).contains("whitespace"));
+        assert!(message(quote!(crate = "wasmprof")).contains("expected identifier"));
+        assert!(message(quote!(crate = a::<u8>)).contains("expected"));
+        assert_eq!(message(quote!(name)), "expected `=`");
+    }
+
+    #[test]
+    fn separators_and_duplicates() {
+        assert_eq!(message(quote!(name = "a" crate = b)), "expected `,`");
+        assert_eq!(
+            message(quote!(name = "a", name = "b")),
+            "`name` is given more than once"
+        );
+        assert_eq!(
+            message(quote!(crate = a, crate = b)),
+            "`crate` is given more than once"
+        );
+    }
+
+    #[test]
+    fn skip_takes_nothing() {
+        assert!(check_skip_args(quote!()).is_ok());
+        assert_eq!(
+            check_skip_args(quote!(all)).unwrap_err().to_string(),
+            "#[wasmprof::skip] takes no arguments"
+        );
+    }
+}

@@ -1,0 +1,524 @@
+//! Code generation: the function as written, its body handed to the
+//! runtime's `__instrument_body!`.
+//!
+//! The runtime decides what the body becomes (guard or nothing), so this
+//! crate needs no knowledge of how the user's crate is built. Everything
+//! here works on `proc_macro2` tokens so that it can be unit-tested.
+
+use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{
+    token, AttrStyle, Attribute, Block, Ident, ImplItem, Item, ItemImpl, ItemMod, ItemTrait,
+    LitStr, Path, Signature, Stmt, Token, TraitItem, Type, Visibility,
+};
+
+use crate::attr::{self, Args};
+
+/// `#[wasmprof::instrument]` on any item.
+pub(crate) fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
+    let args = match syn::parse2::<Args>(args) {
+        Ok(args) => args,
+        Err(error) => return error_and_item(error, item),
+    };
+    match expand_item(&args, item.clone()) {
+        Ok(expanded) => expanded,
+        Err(error) => error_and_item(error, item),
+    }
+}
+
+/// `#[wasmprof::skip]`: the item unchanged. It marks items that an
+/// instrumented impl block, trait or module should leave alone.
+pub(crate) fn skip(args: TokenStream, item: TokenStream) -> TokenStream {
+    match attr::check_skip_args(args) {
+        Ok(()) => item,
+        Err(error) => error_and_item(error, item),
+    }
+}
+
+/// The error, and the item as written so that its uses still resolve and the
+/// error is the only one reported.
+fn error_and_item(error: syn::Error, item: TokenStream) -> TokenStream {
+    let mut out = error.to_compile_error();
+    out.extend(item);
+    out
+}
+
+fn expand_item(args: &Args, item: TokenStream) -> syn::Result<TokenStream> {
+    // A function is parsed with its body kept as tokens, so that a body that
+    // does not parse yet (code being written in an editor) still expands.
+    if let Ok(function) = syn::parse2::<MaybeItemFn>(item.clone()) {
+        return expand_fn_item(args, function);
+    }
+    let parsed = match syn::parse2::<Item>(item.clone()) {
+        Ok(parsed) => parsed,
+        // Not an item we can read: rustc reports its own syntax errors on
+        // the unchanged tokens, and one error is enough.
+        Err(_) => return Ok(item),
+    };
+    let block = match &parsed {
+        Item::Impl(_) => Some("an impl block"),
+        Item::Trait(_) => Some("a trait"),
+        Item::Mod(_) => Some("a module"),
+        _ => None,
+    };
+    if let (Some(what), Some((keyword, _))) = (block, &args.name) {
+        return Err(syn::Error::new(
+            *keyword,
+            format!("`name` names a single function and cannot be used on {what}"),
+        ));
+    }
+    let walker = Walker { args };
+    match parsed {
+        Item::Impl(mut imp) => {
+            walker.instrument_impl(&mut imp);
+            Ok(imp.into_token_stream())
+        }
+        Item::Trait(mut tr) => {
+            walker.instrument_trait(&mut tr);
+            Ok(tr.into_token_stream())
+        }
+        Item::Mod(mut module) => {
+            if module.content.is_none() {
+                return Err(syn::Error::new(
+                    module.semi.span(),
+                    "#[wasmprof::instrument] sees only modules written inline (`mod name { ... }`); \
+                     annotate the items in the module's file instead",
+                ));
+            }
+            walker.instrument_mod(&mut module);
+            Ok(module.into_token_stream())
+        }
+        _ => {
+            if let Ok(declaration) = syn::parse2::<FnDeclaration>(item) {
+                return Err(syn::Error::new(
+                    declaration.semi.span,
+                    "#[wasmprof::instrument] needs a function with a body",
+                ));
+            }
+            Err(syn::Error::new(
+                keyword_span(&parsed),
+                "#[wasmprof::instrument] applies to functions, impl blocks, traits and inline modules",
+            ))
+        }
+    }
+}
+
+/// A function annotated on its own.
+fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream> {
+    if let Some(constness) = function.sig.constness {
+        return Err(syn::Error::new(
+            constness.span,
+            "#[wasmprof::instrument] cannot instrument a const fn: a const fn cannot call the \
+             profiler's runtime",
+        ));
+    }
+    if let Some(asyncness) = function.sig.asyncness {
+        return Err(syn::Error::new(
+            asyncness.span,
+            "#[wasmprof::instrument] does not support async fn yet: instrument the synchronous \
+             functions it calls",
+        ));
+    }
+    let name = match &args.name {
+        Some((_, name)) => name.clone(),
+        None => default_name(&function.sig.ident),
+    };
+    // `Self` only compiles inside an impl or trait, so it is used only when
+    // the function visibly is in one.
+    let self_type = if function.sig.receiver().is_some()
+        || mentions_self(function.sig.to_token_stream())
+        || body_mentions_self(&function.body)
+    {
+        SelfType::SelfType
+    } else {
+        SelfType::None
+    };
+    Ok(function.expand(&args.krate(), &name, self_type))
+}
+
+/// How the reports name the function's owner, if it has one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SelfType {
+    /// Named by module path: free functions, and methods whose `Self` is not
+    /// one type (trait default methods, blanket impls), whose name says the
+    /// trait instead.
+    None,
+    /// Named by `type_name::<Self>()`: `crate::module::Type::method`.
+    SelfType,
+}
+
+/// A function, with its body as tokens: enough to re-emit it piece by piece
+/// whether or not the statements parse.
+struct MaybeItemFn {
+    outer_attrs: Vec<Attribute>,
+    vis: Visibility,
+    defaultness: Option<Token![default]>,
+    sig: Signature,
+    brace: token::Brace,
+    /// `#![...]` at the top of the body: attributes of the function.
+    inner_attrs: Vec<Attribute>,
+    body: TokenStream,
+}
+
+impl Parse for MaybeItemFn {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let outer_attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let content;
+        let brace = syn::braced!(content in input);
+        let inner_attrs = content.call(Attribute::parse_inner)?;
+        let body = content.parse()?;
+        Ok(MaybeItemFn {
+            outer_attrs,
+            vis,
+            defaultness: None,
+            sig,
+            brace,
+            inner_attrs,
+            body,
+        })
+    }
+}
+
+impl MaybeItemFn {
+    /// From a function syn has parsed in full (inside an impl, trait or
+    /// module), where inner and outer attributes share one list.
+    fn from_parts(
+        attrs: &[Attribute],
+        vis: Visibility,
+        defaultness: Option<Token![default]>,
+        sig: &Signature,
+        block: &Block,
+    ) -> Self {
+        let (inner_attrs, outer_attrs) = attrs
+            .iter()
+            .cloned()
+            .partition(|attr| matches!(attr.style, AttrStyle::Inner(_)));
+        let stmts = &block.stmts;
+        MaybeItemFn {
+            outer_attrs,
+            vis,
+            defaultness,
+            sig: sig.clone(),
+            brace: block.brace_token,
+            inner_attrs,
+            body: quote!(#(#stmts)*),
+        }
+    }
+
+    /// The function with its body wrapped. The signature is re-emitted piece
+    /// by piece and keeps its spans, so errors in it point where they did.
+    fn expand(&self, krate: &TokenStream, name: &LitStr, self_type: SelfType) -> TokenStream {
+        let MaybeItemFn {
+            outer_attrs,
+            vis,
+            defaultness,
+            sig,
+            brace,
+            inner_attrs,
+            body,
+        } = self;
+        let Signature {
+            constness,
+            asyncness,
+            unsafety,
+            abi,
+            fn_token,
+            ident,
+            generics,
+            paren_token,
+            inputs,
+            variadic,
+            output,
+        } = sig;
+        let where_clause = &generics.where_clause;
+        let mut params = TokenStream::new();
+        paren_token.surround(&mut params, |tokens| {
+            inputs.to_tokens(tokens);
+            if let Some(variadic) = variadic {
+                if !inputs.empty_or_trailing() {
+                    <Token![,]>::default().to_tokens(tokens);
+                }
+                variadic.to_tokens(tokens);
+            }
+        });
+        let line = line_of(ident);
+        let self_type = match self_type {
+            SelfType::None => quote!(::core::option::Option::None),
+            SelfType::SelfType => quote! {
+                ::core::option::Option::Some(
+                    (|| ::core::any::type_name::<Self>()) as fn() -> &'static str
+                )
+            },
+        };
+        let braces = brace.span.join();
+        let original_body = braced(braces, body.clone());
+        let new_body = braced(
+            braces,
+            quote! {
+                #(#inner_attrs)*
+                #krate::__instrument_body! {
+                    name = #name,
+                    line = #line,
+                    self_type = #self_type,
+                    body = #original_body
+                }
+            },
+        );
+        quote! {
+            #(#outer_attrs)*
+            #vis #defaultness #constness #asyncness #unsafety #abi
+            #fn_token #ident #generics #params #output #where_clause
+            #new_body
+        }
+    }
+}
+
+fn braced(span: Span, tokens: TokenStream) -> TokenTree {
+    let mut group = Group::new(Delimiter::Brace, tokens);
+    group.set_span(span);
+    TokenTree::Group(group)
+}
+
+/// `fn name(...);`: a function without a body, which cannot be instrumented.
+struct FnDeclaration {
+    semi: Token![;],
+}
+
+impl Parse for FnDeclaration {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        input.call(Attribute::parse_outer)?;
+        input.parse::<Visibility>()?;
+        input.parse::<Signature>()?;
+        Ok(FnDeclaration {
+            semi: input.parse()?,
+        })
+    }
+}
+
+/// The span of an item's keyword (`struct`, `enum`, ...), where a misplaced
+/// attribute is reported.
+fn keyword_span(item: &Item) -> Span {
+    struct Keyword(Span);
+    impl Parse for Keyword {
+        fn parse(input: ParseStream) -> syn::Result<Self> {
+            input.call(Attribute::parse_outer)?;
+            input.parse::<Visibility>()?;
+            let span = input.cursor().span();
+            input.parse::<TokenStream>()?;
+            Ok(Keyword(span))
+        }
+    }
+    match syn::parse2::<Keyword>(item.to_token_stream()) {
+        Ok(Keyword(span)) => span,
+        Err(_) => item.span(),
+    }
+}
+
+/// The function's own name, without `r#`.
+fn default_name(ident: &Ident) -> LitStr {
+    LitStr::new(&ident.unraw().to_string(), ident.span())
+}
+
+/// The line of the function's name: a literal when the compiler tells it
+/// (rustc 1.88+), else `line!()` spanned at the name, which rustc resolves
+/// to the same line.
+fn line_of(ident: &Ident) -> TokenStream {
+    match u32::try_from(ident.span().start().line) {
+        Ok(line) if line > 0 => Literal::u32_unsuffixed(line).into_token_stream(),
+        _ => quote_spanned!(ident.span()=> ::core::line!()),
+    }
+}
+
+/// Whether `Self` occurs among the tokens (a signature).
+fn mentions_self(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        TokenTree::Ident(ident) => ident == "Self",
+        TokenTree::Group(group) => mentions_self(group.stream()),
+        _ => false,
+    })
+}
+
+/// Whether the body uses `Self` itself — not in an item nested in it, where
+/// `Self` means that item's type, nor in a macro's tokens, which may be
+/// anything. If the body does not parse, it says nothing.
+fn body_mentions_self(body: &TokenStream) -> bool {
+    struct Statements(Vec<Stmt>);
+    impl Parse for Statements {
+        fn parse(input: ParseStream) -> syn::Result<Self> {
+            Block::parse_within(input).map(Statements)
+        }
+    }
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_item(&mut self, _: &'ast Item) {}
+        fn visit_ident(&mut self, ident: &'ast Ident) {
+            self.0 |= ident == "Self";
+        }
+    }
+    let Ok(Statements(stmts)) = syn::parse2::<Statements>(body.clone()) else {
+        return false;
+    };
+    let mut finder = Finder(false);
+    for stmt in &stmts {
+        finder.visit_stmt(stmt);
+    }
+    finder.0
+}
+
+/// Instruments every function of an impl block, trait or module, except
+/// those marked `#[wasmprof::skip]` or carrying their own attribute.
+struct Walker<'a> {
+    args: &'a Args,
+}
+
+impl Walker<'_> {
+    /// Whether the item's attributes ask to be left alone.
+    fn leaves_alone(&self, attrs: &[Attribute]) -> bool {
+        attrs
+            .iter()
+            .any(|attr| self.is_ours(attr, "skip") || self.is_ours(attr, "instrument"))
+    }
+
+    /// `#[skip]`, `#[wasmprof::skip]`, `#[<crate path>::skip]`.
+    fn is_ours(&self, attr: &Attribute, which: &str) -> bool {
+        let segments: Vec<String> = attr
+            .path()
+            .segments
+            .iter()
+            .map(|segment| segment.ident.to_string())
+            .collect();
+        let Some((last, prefix)) = segments.split_last() else {
+            return false;
+        };
+        if last != which {
+            return false;
+        }
+        let krate: Option<Vec<String>> = self.args.krate_path().map(|path: &Path| {
+            path.segments
+                .iter()
+                .map(|segment| segment.ident.to_string())
+                .collect()
+        });
+        prefix.is_empty()
+            || prefix.last().is_some_and(|segment| segment == "wasmprof")
+            || krate.as_deref() == Some(prefix)
+    }
+
+    /// Whether a function can be instrumented here; const and async ones
+    /// cannot, and an annotated block leaves them as they are.
+    fn wants(&self, attrs: &[Attribute], sig: &Signature) -> bool {
+        sig.constness.is_none() && sig.asyncness.is_none() && !self.leaves_alone(attrs)
+    }
+
+    fn instrument_impl(&self, imp: &mut ItemImpl) {
+        // In `impl<T: Bound> Trait for T` the `Self` of the first caller would
+        // name every caller: name the trait instead.
+        let trait_name = imp
+            .trait_
+            .as_ref()
+            .and_then(|(_, path, _)| path.segments.last())
+            .map(|segment| segment.ident.unraw().to_string());
+        let blanket = is_type_parameter(&imp.self_ty, &imp.generics);
+        let krate = self.args.krate();
+        for item in &mut imp.items {
+            let ImplItem::Fn(function) = item else {
+                continue;
+            };
+            if !self.wants(&function.attrs, &function.sig) {
+                continue;
+            }
+            let parts = MaybeItemFn::from_parts(
+                &function.attrs,
+                function.vis.clone(),
+                function.defaultness,
+                &function.sig,
+                &function.block,
+            );
+            let ident = &function.sig.ident;
+            let expanded = match (&trait_name, blanket) {
+                (Some(trait_name), true) => {
+                    parts.expand(&krate, &owned_name(trait_name, ident), SelfType::None)
+                }
+                _ => parts.expand(&krate, &default_name(ident), SelfType::SelfType),
+            };
+            *item = ImplItem::Verbatim(expanded);
+        }
+    }
+
+    fn instrument_trait(&self, tr: &mut ItemTrait) {
+        // A default method serves every implementor: name it by the trait.
+        let trait_name = tr.ident.unraw().to_string();
+        let krate = self.args.krate();
+        for item in &mut tr.items {
+            let TraitItem::Fn(function) = item else {
+                continue;
+            };
+            let Some(block) = &function.default else {
+                continue;
+            };
+            if !self.wants(&function.attrs, &function.sig) {
+                continue;
+            }
+            let parts = MaybeItemFn::from_parts(
+                &function.attrs,
+                Visibility::Inherited,
+                None,
+                &function.sig,
+                block,
+            );
+            let name = owned_name(&trait_name, &function.sig.ident);
+            *item = TraitItem::Verbatim(parts.expand(&krate, &name, SelfType::None));
+        }
+    }
+
+    fn instrument_mod(&self, module: &mut ItemMod) {
+        let Some((_, items)) = &mut module.content else {
+            return;
+        };
+        let krate = self.args.krate();
+        for item in items {
+            match item {
+                Item::Fn(function) if self.wants(&function.attrs, &function.sig) => {
+                    let parts = MaybeItemFn::from_parts(
+                        &function.attrs,
+                        function.vis.clone(),
+                        None,
+                        &function.sig,
+                        &function.block,
+                    );
+                    let name = default_name(&function.sig.ident);
+                    *item = Item::Verbatim(parts.expand(&krate, &name, SelfType::None));
+                }
+                Item::Impl(imp) if !self.leaves_alone(&imp.attrs) => self.instrument_impl(imp),
+                Item::Trait(tr) if !self.leaves_alone(&tr.attrs) => self.instrument_trait(tr),
+                Item::Mod(inner) if !self.leaves_alone(&inner.attrs) => self.instrument_mod(inner),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `Trait::method`, which the runtime prefixes with the module path.
+fn owned_name(owner: &str, ident: &Ident) -> LitStr {
+    LitStr::new(&format!("{owner}::{}", ident.unraw()), ident.span())
+}
+
+/// Whether `ty` is one of the impl's own type parameters (a blanket impl).
+fn is_type_parameter(ty: &Type, generics: &syn::Generics) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(ident) = path.path.get_ident() else {
+        return false;
+    };
+    path.qself.is_none() && generics.type_params().any(|param| param.ident == *ident)
+}
+
+#[cfg(test)]
+mod tests;

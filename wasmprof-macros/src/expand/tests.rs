@@ -1,0 +1,406 @@
+//! The expansion, checked on tokens (proc_macro2 runs outside the compiler
+//! here, with real line numbers thanks to `span-locations`).
+
+use super::*;
+
+fn tokens(source: &str) -> TokenStream {
+    match source.parse() {
+        Ok(tokens) => tokens,
+        Err(error) => panic!("bad test input {source:?}: {error}"),
+    }
+}
+
+fn expand(args: &str, item: &str) -> TokenStream {
+    instrument(tokens(args), tokens(item))
+}
+
+fn text(tokens: &TokenStream) -> String {
+    tokens.to_string()
+}
+
+/// The `__instrument_body!` invocations of an expansion, as
+/// `(name, line, self_type)`.
+fn sites(expanded: &TokenStream) -> Vec<(String, String, String)> {
+    struct Invocation(String, String, String);
+    impl Parse for Invocation {
+        fn parse(input: ParseStream) -> syn::Result<Self> {
+            let field = |input: ParseStream, key: &str| -> syn::Result<String> {
+                let ident: Ident = input.parse()?;
+                assert_eq!(ident, key);
+                input.parse::<Token![=]>()?;
+                let mut value = TokenStream::new();
+                while !input.peek(Token![,]) {
+                    value.extend(Some(input.parse::<TokenTree>()?));
+                }
+                input.parse::<Token![,]>()?;
+                Ok(value.to_string())
+            };
+            let name = field(input, "name")?;
+            let line = field(input, "line")?;
+            let self_type = field(input, "self_type")?;
+            input.parse::<TokenStream>()?;
+            Ok(Invocation(name, line, self_type))
+        }
+    }
+    fn walk(tokens: TokenStream, out: &mut Vec<(String, String, String)>) {
+        let trees: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, tree) in trees.iter().enumerate() {
+            if let TokenTree::Group(group) = tree {
+                let after_bang = i >= 2
+                    && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '!')
+                    && matches!(&trees[i - 2], TokenTree::Ident(id) if id == "__instrument_body");
+                if after_bang {
+                    let Invocation(name, line, self_type) = syn::parse2(group.stream()).unwrap();
+                    out.push((name, line, self_type));
+                }
+                walk(group.stream(), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(expanded.clone(), &mut out);
+    out
+}
+
+const NONE: &str = ":: core :: option :: Option :: None";
+
+fn is_some_self(self_type: &str) -> bool {
+    self_type.starts_with(":: core :: option :: Option :: Some")
+        && self_type.contains("type_name :: < Self >")
+}
+
+fn error_of(expanded: &TokenStream) -> Option<String> {
+    let trees: Vec<TokenTree> = expanded.clone().into_iter().collect();
+    let at = trees
+        .iter()
+        .position(|tree| matches!(tree, TokenTree::Ident(id) if id == "compile_error"))?;
+    let TokenTree::Group(group) = trees.get(at + 2)? else {
+        return None;
+    };
+    syn::parse2::<LitStr>(group.stream())
+        .ok()
+        .map(|lit| lit.value())
+}
+
+#[test]
+fn a_free_function_keeps_everything_and_wraps_its_body() {
+    let source = "/// Adds one.\n\
+                  #[inline]\n\
+                  #[must_use]\n\
+                  pub(crate) fn add_one(a: u32) -> u32 {\n\
+                      #![allow(unused_variables)]\n\
+                      let unused = 1;\n\
+                      a + 1\n\
+                  }";
+    let expanded = expand("", source);
+    let function: syn::ItemFn = syn::parse2(expanded.clone()).unwrap();
+    let original: syn::ItemFn = syn::parse2(tokens(source)).unwrap();
+    assert_eq!(
+        text(&function.sig.to_token_stream()),
+        text(&original.sig.to_token_stream())
+    );
+    assert_eq!(text(&function.vis.to_token_stream()), "pub (crate)");
+    // Outer attributes first, in order; the inner one stays an attribute of
+    // the function.
+    let attrs: Vec<String> = function
+        .attrs
+        .iter()
+        .map(|a| text(&a.to_token_stream()))
+        .collect();
+    assert_eq!(
+        attrs,
+        [
+            "# [doc = \" Adds one.\"]",
+            "# [inline]",
+            "# [must_use]",
+            "# ! [allow (unused_variables)]"
+        ]
+    );
+    assert_eq!(
+        sites(&expanded),
+        [("\"add_one\"".to_owned(), "4".to_owned(), NONE.to_owned())]
+    );
+    let body = text(&function.block.to_token_stream());
+    assert!(
+        body.contains(":: wasmprof :: __instrument_body !"),
+        "{body}"
+    );
+    assert!(body.contains("body = { let unused = 1 ; a + 1 }"), "{body}");
+}
+
+#[test]
+fn the_line_is_the_line_of_the_name() {
+    let expanded = expand(
+        "",
+        "#[cfg(all())]\n\n/// doc\n/// more doc\nunsafe extern \"C\"\nfn\nlate() {}",
+    );
+    assert_eq!(sites(&expanded)[0].1, "7");
+}
+
+#[test]
+fn generics_where_clauses_and_impl_trait_survive() {
+    let source =
+        "pub fn pick<'a, T: Clone + 'a, const N: usize>(xs: &'a [T; N], f: impl Fn(&T) -> bool) \
+                  -> impl Iterator<Item = T> + 'a where T: Default, for<'b> &'b T: PartialEq { \
+                  xs.iter().filter(move |x| f(x)).cloned() }";
+    let expanded = expand("", source);
+    let function: syn::ItemFn = syn::parse2(expanded).unwrap();
+    let original: syn::ItemFn = syn::parse2(tokens(source)).unwrap();
+    assert_eq!(
+        text(&function.sig.to_token_stream()),
+        text(&original.sig.to_token_stream())
+    );
+    assert!(function.sig.generics.where_clause.is_some());
+}
+
+#[test]
+fn unsafe_extern_and_raw_names() {
+    let expanded = expand(
+        "",
+        "pub unsafe extern \"C\" fn r#match(p: *const u8) -> u8 { *p }",
+    );
+    let function: syn::ItemFn = syn::parse2(expanded.clone()).unwrap();
+    assert!(function.sig.unsafety.is_some());
+    assert_eq!(text(&function.sig.abi.to_token_stream()), "extern \"C\"");
+    assert_eq!(sites(&expanded)[0].0, "\"match\"");
+}
+
+#[test]
+fn methods_are_named_by_self() {
+    for source in [
+        "fn a(self) {}",
+        "fn a(&self) {}",
+        "fn a(&mut self) {}",
+        "fn a(self: Box<Self>) {}",
+        "fn a(mut self: std::rc::Rc<Self>) {}",
+        "fn a() -> Self { todo!() }",
+        "fn a(x: Option<Vec<Self>>) {}",
+        "fn a<T>() where T: From<Self> {}",
+        "fn a() -> u32 { Self::B }",
+        "fn a() -> u32 { let s = Self { x: 1 }; s.x }",
+        "fn a() -> u32 { (|| Self::B)() }",
+    ] {
+        let (_, _, self_type) = sites(&expand("", source)).remove(0);
+        assert!(is_some_self(&self_type), "{source}: {self_type}");
+    }
+}
+
+#[test]
+fn free_functions_never_use_self() {
+    // `Self` in a nested item or a macro's tokens says nothing about the
+    // function: there it would not compile.
+    for source in [
+        "fn a() {}",
+        "fn a(x: u32) -> u32 { x }",
+        "fn a() { struct S; impl S { fn new() -> Self { S } } }",
+        "fn a() { fn inner() -> u32 { 0 } }",
+        "fn a() { m!(Self); }",
+        "fn a() -> u32 { this is not rust Self }",
+    ] {
+        let (_, _, self_type) = sites(&expand("", source)).remove(0);
+        assert_eq!(self_type, NONE, "{source}");
+    }
+}
+
+#[test]
+fn a_body_that_does_not_parse_still_expands() {
+    let expanded = expand("", "fn half(a: u32) -> u32 { let x = ; a. }");
+    assert!(error_of(&expanded).is_none());
+    assert!(text(&expanded).contains("body = { let x = ; a . }"));
+    let expanded = expand("", "fn half() { #![allow(unused)] let x = }");
+    assert!(text(&expanded).contains("{ # ! [allow (unused)] :: wasmprof"));
+}
+
+#[test]
+fn arguments_change_name_and_runtime_path() {
+    let expanded = expand(
+        "name = \"parse_all\", crate = my::wasmprof",
+        "fn parse() {}",
+    );
+    assert_eq!(sites(&expanded)[0].0, "\"parse_all\"");
+    assert!(text(&expanded).contains("my :: wasmprof :: __instrument_body !"));
+    let expanded = expand("crate = ::other", "fn parse() {}");
+    assert!(text(&expanded).contains(":: other :: __instrument_body !"));
+}
+
+#[test]
+fn misuse_is_one_error_and_the_item_unchanged() {
+    let cases = [
+        (
+            "",
+            "pub async fn fetch() -> u32 { 1 }",
+            "#[wasmprof::instrument] does not support async fn yet: instrument the synchronous \
+             functions it calls",
+        ),
+        (
+            "",
+            "const fn zero() -> u32 { 0 }",
+            "#[wasmprof::instrument] cannot instrument a const fn: a const fn cannot call the \
+             profiler's runtime",
+        ),
+        (
+            "",
+            "#[derive(Debug)] pub struct Point { x: u32 }",
+            "#[wasmprof::instrument] applies to functions, impl blocks, traits and inline modules",
+        ),
+        (
+            "",
+            "enum E { A }",
+            "#[wasmprof::instrument] applies to functions, impl blocks, traits and inline modules",
+        ),
+        (
+            "",
+            "fn declared(x: u32);",
+            "#[wasmprof::instrument] needs a function with a body",
+        ),
+        ("level = 1", "fn f() {}", "expected `crate` or `name`"),
+        (
+            "name = 1",
+            "fn f() {}",
+            "expected a string literal: `name = \"my_function\"`",
+        ),
+        (
+            "name = \"x\"",
+            "impl S { fn f() {} }",
+            "`name` names a single function and cannot be used on an impl block",
+        ),
+    ];
+    for (args, item, message) in cases {
+        let expanded = expand(args, item);
+        assert_eq!(error_of(&expanded).as_deref(), Some(message), "{item}");
+        assert_eq!(text(&expanded).matches("compile_error").count(), 1);
+        assert!(
+            text(&expanded).ends_with(&text(&tokens(item))),
+            "the item follows the error: {expanded}"
+        );
+    }
+}
+
+#[test]
+fn errors_point_at_the_offending_token() {
+    let span_of = |args: &str, item: &str| {
+        let expanded = expand(args, item);
+        let error = expanded.into_iter().next().unwrap();
+        let start = error.span().start();
+        (start.line, start.column)
+    };
+    // Columns of `async`, `const`, `struct`, `level`.
+    assert_eq!(span_of("", "pub async fn f() {}"), (1, 4));
+    assert_eq!(span_of("", "/// doc\nconst fn f() {}"), (2, 0));
+    assert_eq!(span_of("", "#[derive(Debug)]\npub struct S;"), (2, 4));
+    assert_eq!(span_of("name = \"a\", level = 1", "fn f() {}"), (1, 12));
+}
+
+#[test]
+fn skip_checks_its_arguments() {
+    let item = tokens("fn f() {}");
+    assert_eq!(text(&skip(TokenStream::new(), item.clone())), text(&item));
+    let expanded = skip(tokens("x"), item.clone());
+    assert_eq!(
+        error_of(&expanded).as_deref(),
+        Some("#[wasmprof::skip] takes no arguments")
+    );
+    assert!(text(&expanded).ends_with(&text(&item)));
+}
+
+#[test]
+fn an_impl_block_instruments_its_methods() {
+    let source = "impl<T: Clone> Stack<T> {\n\
+                      #![allow(dead_code)]\n\
+                      pub fn new() -> Self { Stack(Vec::new()) }\n\
+                      fn len(&self) -> usize { self.0.len() }\n\
+                      #[wasmprof::skip]\n\
+                      fn skipped(&self) {}\n\
+                      #[skip]\n\
+                      fn skipped_too(&self) {}\n\
+                      #[wasmprof::instrument(name = \"own\")]\n\
+                      fn has_its_own(&self) {}\n\
+                      const fn constant() -> u32 { 1 }\n\
+                      async fn later(&self) {}\n\
+                      const C: u32 = 1;\n\
+                  }";
+    let expanded = expand("", source);
+    let imp: ItemImpl = syn::parse2(expanded.clone()).unwrap();
+    assert_eq!(imp.items.len(), 8);
+    let found = sites(&expanded);
+    let names: Vec<&str> = found.iter().map(|(name, _, _)| name.as_str()).collect();
+    assert_eq!(names, ["\"new\"", "\"len\""]);
+    assert_eq!(found[0].1, "3");
+    assert_eq!(found[1].1, "4");
+    assert!(found
+        .iter()
+        .all(|(_, _, self_type)| is_some_self(self_type)));
+    let text = text(&expanded);
+    assert!(text.contains("# ! [allow (dead_code)]"));
+    assert!(text.contains("# [wasmprof :: skip] fn skipped (& self) { }"));
+    assert!(text.contains("# [wasmprof :: instrument (name = \"own\")] fn has_its_own"));
+    assert!(text.contains("const fn constant () -> u32 { 1 }"));
+}
+
+#[test]
+fn trait_impls_trait_defaults_and_blanket_impls() {
+    let expanded = expand(
+        "",
+        "impl Shape for Circle { fn area(&self) -> f64 { 1.0 } }",
+    );
+    let found = sites(&expanded);
+    assert_eq!(found[0].0, "\"area\"");
+    assert!(is_some_self(&found[0].2));
+
+    let expanded = expand("", "impl<T: Display> Show for T { fn show(&self) {} }");
+    assert_eq!(
+        sites(&expanded),
+        [("\"Show::show\"".to_owned(), "1".to_owned(), NONE.to_owned())]
+    );
+
+    let expanded = expand(
+        "",
+        "pub trait Shape { fn area(&self) -> f64; fn twice(&self) -> f64 { 2.0 * self.area() } }",
+    );
+    assert_eq!(
+        sites(&expanded),
+        [(
+            "\"Shape::twice\"".to_owned(),
+            "1".to_owned(),
+            NONE.to_owned()
+        )]
+    );
+    let tr: ItemTrait = syn::parse2(expanded).unwrap();
+    assert_eq!(tr.items.len(), 2);
+}
+
+#[test]
+fn a_module_instruments_everything_inside() {
+    let source = "mod m {\n\
+                      //! docs\n\
+                      use std::fmt;\n\
+                      pub fn free() {}\n\
+                      #[wasmprof::skip]\n\
+                      fn skipped() {}\n\
+                      impl S { fn method(&self) {} }\n\
+                      #[wasmprof::skip]\n\
+                      impl S { fn skipped_method(&self) {} }\n\
+                      trait T { fn default_method(&self) {} }\n\
+                      mod inner { fn deep() { fn nested_in_body() {} } }\n\
+                      #[my::wasmprof::skip]\n\
+                      fn skipped_by_crate_path() {}\n\
+                  }";
+    let expanded = expand("crate = my::wasmprof", source);
+    let found: Vec<(String, String)> = sites(&expanded)
+        .into_iter()
+        .map(|(name, line, _)| (name, line))
+        .collect();
+    let expected = [
+        ("\"free\"", "4"),
+        ("\"method\"", "7"),
+        ("\"T::default_method\"", "10"),
+        ("\"deep\"", "11"),
+    ];
+    assert_eq!(
+        found,
+        expected.map(|(name, line)| (name.to_owned(), line.to_owned()))
+    );
+    let module: ItemMod = syn::parse2(expanded.clone()).unwrap();
+    assert_eq!(module.content.unwrap().1.len(), 8);
+    assert!(text(&expanded).contains("# ! [doc = \" docs\"]"));
+}
