@@ -5,5 +5,10 @@
 //! The binary is a thin shell over this library so that the end-to-end tests
 //! and other tools can reuse its pieces.
 
+pub mod build;
+pub mod cli;
 pub mod profile;
 pub mod report;
+pub mod report_command;
+pub mod run;
+pub mod ui;

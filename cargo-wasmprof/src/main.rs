@@ -1,1 +1,46 @@
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cargo_wasmprof::cli::{CargoCli, Command};
+use cargo_wasmprof::{build, report_command, run};
+
+fn main() -> ExitCode {
+    let CargoCli::Wasmprof(cli) = CargoCli::parse_from(args_for_clap());
+    match execute(cli.command) {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cargo wasmprof X` runs `cargo-wasmprof wasmprof X`; someone running the
+/// binary directly types `cargo-wasmprof X`. Both reach the same parser.
+fn args_for_clap() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<_> = std::env::args_os().collect();
+    if args.get(1).map(|a| a != "wasmprof").unwrap_or(true) {
+        args.insert(1, "wasmprof".into());
+    }
+    args
+}
+
+fn execute(command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Build(args) => {
+            let workspace = build::Workspace::load(&args.cargo)?;
+            build::build(&args, &workspace)?;
+            Ok(0)
+        }
+        Command::Run(args) => {
+            let workspace = build::Workspace::load(&args.build.cargo)?;
+            let command_line = std::env::args().collect();
+            run::run(&args, &workspace, command_line)
+        }
+        Command::Report(args) => {
+            report_command::report(&args)?;
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The wasm-bindgen CLI, which must match the `wasm-bindgen` crate's version
+//! exactly: found on PATH or in wasmprof's cache, else installed into the
+//! cache once with `cargo install`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+use crate::ui;
+
+/// Finds a `wasm-bindgen` of exactly `version`, installing one if needed.
+pub fn find_or_install(version: &str, offline: bool) -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("WASM_BINDGEN") {
+        let path = PathBuf::from(path);
+        return match cli_version(&path) {
+            Some(found) if found == version => Ok(path),
+            found => bail!(
+                "WASM_BINDGEN={} is wasm-bindgen {}, but the crate uses wasm-bindgen {version}; \
+                 the two must match exactly",
+                path.display(),
+                found.as_deref().unwrap_or("(unknown version)")
+            ),
+        };
+    }
+    let on_path = PathBuf::from("wasm-bindgen");
+    let path_version = cli_version(&on_path);
+    if path_version.as_deref() == Some(version) {
+        return Ok(on_path);
+    }
+    let cached = cache_dir()?.join(format!("wasm-bindgen-cli-{version}"));
+    let cached_bin = cached.join("bin").join(exe("wasm-bindgen"));
+    if cli_version(&cached_bin).as_deref() == Some(version) {
+        return Ok(cached_bin);
+    }
+    let install = format!("cargo install wasm-bindgen-cli --version {version}");
+    if offline {
+        bail!(
+            "no wasm-bindgen {version} found ({}); offline, it cannot be installed: run `{install}` when online",
+            describe_path_version(path_version.as_deref())
+        );
+    }
+    ui::status(
+        "Installing",
+        &format!(
+            "wasm-bindgen-cli {version} into {} to match the wasm-bindgen crate ({}; once, a few minutes)",
+            cached.display(),
+            describe_path_version(path_version.as_deref())
+        ),
+    );
+    // `--locked` first for the versions its authors tested; a yanked
+    // dependency can make that fail, and then the newest compatible ones.
+    let installed = cargo_install(version, &cached, true)? || cargo_install(version, &cached, false)?;
+    if !installed || cli_version(&cached_bin).as_deref() != Some(version) {
+        bail!("could not install wasm-bindgen-cli {version}; run `{install}` yourself and try again");
+    }
+    Ok(cached_bin)
+}
+
+fn describe_path_version(found: Option<&str>) -> String {
+    match found {
+        Some(v) => format!("the wasm-bindgen on PATH is {v}"),
+        None => "none on PATH".to_owned(),
+    }
+}
+
+fn cargo_install(version: &str, root: &Path, locked: bool) -> Result<bool> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args(["install", "wasm-bindgen-cli", "--version"])
+        .arg(format!("={version}"))
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::inherit());
+    if locked {
+        command.arg("--locked");
+    }
+    let status = command.status().context("could not run cargo install")?;
+    Ok(status.success())
+}
+
+/// `wasm-bindgen --version` prints `wasm-bindgen 0.2.130`.
+fn cli_version(path: &Path) -> Option<String> {
+    let output = Command::new(path).arg("--version").output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.split_whitespace().nth(1).map(str::to_owned)
+}
+
+fn cache_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("WASMPROF_CACHE_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Ok(PathBuf::from(dir).join("wasmprof"));
+    }
+    let home = std::env::var_os("HOME").context("HOME is not set; set WASMPROF_CACHE_DIR")?;
+    Ok(PathBuf::from(home).join(".cache").join("wasmprof"))
+}
+
+fn exe(name: &str) -> String {
+    format!("{name}{}", std::env::consts::EXE_SUFFIX)
+}
+
+/// Runs the CLI on `wasm`, writing Node bindings into `out_dir`. Returns the
+/// generated JS file and the processed `.wasm`.
+pub fn generate(cli: &Path, wasm: &Path, out_dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    std::fs::create_dir_all(out_dir)
+        .with_context(|| format!("could not create {}", out_dir.display()))?;
+    let output = Command::new(cli)
+        .args(["--target", "nodejs", "--out-dir"])
+        .arg(out_dir)
+        .arg(wasm)
+        .output()
+        .with_context(|| format!("could not run {}", cli.display()))?;
+    if !output.status.success() {
+        bail!(
+            "wasm-bindgen failed on {}:\n{}",
+            wasm.display(),
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        );
+    }
+    let stem = wasm
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .context("module file has no name")?;
+    Ok((
+        out_dir.join(format!("{stem}.js")),
+        out_dir.join(format!("{stem}_bg.wasm")),
+    ))
+}

@@ -1,0 +1,150 @@
+//! Runs `cargo build` for one unit with instrumentation switched on and
+//! picks the `.wasm` it produced out of cargo's JSON messages.
+
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+use cargo_metadata::Message;
+
+use super::workspace::Unit;
+use crate::cli::CargoArgs;
+
+/// The export the host reads; binaries do not export it by themselves.
+const SNAPSHOT_EXPORT: &str = "__wasmprof_snapshot";
+
+pub struct CargoBuild<'a> {
+    pub cargo: &'a CargoArgs,
+    pub unit: &'a Unit,
+    pub target: &'a str,
+    pub target_dir: &'a Path,
+    /// `WASMPROF_INSTRUMENT`: `host`, `none`, or `None` for a plain build.
+    pub instrument: Option<&'a str>,
+}
+
+impl CargoBuild<'_> {
+    /// Builds and returns the path of the `.wasm` cargo produced.
+    pub fn run(&self) -> Result<PathBuf> {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut command = Command::new(cargo);
+        command.args(self.args());
+        command.env("RUSTFLAGS", self.rustflags());
+        command.env_remove("CARGO_ENCODED_RUSTFLAGS");
+        match self.instrument {
+            Some(mode) => command.env("WASMPROF_INSTRUMENT", mode),
+            None => command.env_remove("WASMPROF_INSTRUMENT"),
+        };
+        command.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut child = command.spawn().context("could not run cargo")?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut wasm = None;
+        for message in Message::parse_stream(BufReader::new(stdout)) {
+            let message = message.context("could not read cargo's output")?;
+            if let Message::CompilerArtifact(artifact) = message {
+                if artifact.target.name.replace('-', "_") != self.artifact_name() {
+                    continue;
+                }
+                if let Some(file) = artifact.filenames.iter().find(|f| f.extension() == Some("wasm")) {
+                    wasm = Some(file.clone().into_std_path_buf());
+                }
+            }
+        }
+        let status = child.wait().context("cargo did not finish")?;
+        if !status.success() {
+            bail!("cargo build failed for `{}` (see the errors above)", self.unit.package);
+        }
+        wasm.with_context(|| {
+            format!(
+                "cargo built `{}` but reported no .wasm file for it",
+                self.unit.package
+            )
+        })
+    }
+
+    fn artifact_name(&self) -> String {
+        match &self.unit.bin {
+            Some(bin) => bin.replace('-', "_"),
+            None => self.unit.package.replace('-', "_"),
+        }
+    }
+
+    fn args(&self) -> Vec<String> {
+        let c = self.cargo;
+        let mut args = vec![
+            "build".to_owned(),
+            "--message-format=json-render-diagnostics".to_owned(),
+            "--target".to_owned(),
+            self.target.to_owned(),
+            "--target-dir".to_owned(),
+            self.target_dir.display().to_string(),
+            "--manifest-path".to_owned(),
+            self.unit.manifest_path.display().to_string(),
+        ];
+        match &self.unit.bin {
+            Some(bin) => args.extend(["--bin".to_owned(), bin.clone()]),
+            None => args.push("--lib".to_owned()),
+        }
+        if c.release {
+            args.push("--release".to_owned());
+        }
+        if let Some(profile) = &c.profile {
+            args.extend(["--profile".to_owned(), profile.clone()]);
+        }
+        // Names must survive into the module, whatever the profile says.
+        args.extend([
+            "--config".to_owned(),
+            format!("profile.{}.strip=false", self.profile_name()),
+        ]);
+        for features in &c.features {
+            args.extend(["--features".to_owned(), features.clone()]);
+        }
+        if c.all_features {
+            args.push("--all-features".to_owned());
+        }
+        if c.no_default_features {
+            args.push("--no-default-features".to_owned());
+        }
+        if c.locked {
+            args.push("--locked".to_owned());
+        }
+        if c.offline {
+            args.push("--offline".to_owned());
+        }
+        if c.quiet {
+            args.push("--quiet".to_owned());
+        }
+        for _ in 0..c.verbose {
+            args.push("--verbose".to_owned());
+        }
+        args
+    }
+
+    /// The cargo profile these flags select.
+    pub fn profile_name(&self) -> String {
+        profile_name(self.cargo)
+    }
+
+    /// The user's RUSTFLAGS with the snapshot export added. The export is
+    /// asked for only if defined, so a module without instrumented code
+    /// still links.
+    fn rustflags(&self) -> String {
+        let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+        if self.instrument.is_some() {
+            if !flags.is_empty() {
+                flags.push(' ');
+            }
+            flags.push_str(&format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
+        }
+        flags
+    }
+}
+
+/// `dev`, `release` or the `--profile` given.
+pub fn profile_name(cargo: &CargoArgs) -> String {
+    match (&cargo.profile, cargo.release) {
+        (Some(profile), _) => profile.clone(),
+        (None, true) => "release".to_owned(),
+        (None, false) => "dev".to_owned(),
+    }
+}

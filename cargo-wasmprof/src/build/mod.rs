@@ -1,0 +1,131 @@
+//! `cargo wasmprof build`: from a cargo package to an instrumented module a
+//! host can run.
+
+mod bindgen;
+mod cargo;
+mod toolchain;
+pub mod wasm_info;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::{BuildArgs, Timer};
+use crate::ui;
+pub use workspace::{ModuleKind, Unit, Workspace};
+
+/// A module ready to run.
+#[derive(Debug, Clone)]
+pub struct BuiltModule {
+    pub unit: Unit,
+    /// The `.wasm` the host loads (after wasm-bindgen, for bindgen units).
+    pub wasm: PathBuf,
+    /// The JS wasm-bindgen generated, for bindgen units.
+    pub js: Option<PathBuf>,
+    /// `host`, `none`, or `None` when built without instrumentation.
+    pub instrument: Option<&'static str>,
+}
+
+/// The instrumentation mode these flags ask for.
+pub fn instrument_mode(args: &BuildArgs) -> Option<&'static str> {
+    if args.no_instrument {
+        return None;
+    }
+    Some(match args.timer {
+        Timer::Host => "host",
+        Timer::None => "none",
+    })
+}
+
+/// Where wasmprof keeps everything under the target directory.
+pub fn wasmprof_dir(target_dir: &Path) -> PathBuf {
+    target_dir.join("wasmprof")
+}
+
+/// Builds every selected unit.
+pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>> {
+    let units = workspace.units(&args.cargo)?;
+    let instrument = instrument_mode(args);
+    let root = workspace.metadata.workspace_root.as_std_path();
+    let target_dir = workspace.target_dir(&args.cargo);
+    let mode_dir = wasmprof_dir(&target_dir).join(instrument.unwrap_or("plain"));
+    units
+        .into_iter()
+        .map(|unit| {
+            let target = args
+                .cargo
+                .target
+                .clone()
+                .unwrap_or_else(|| unit.kind.default_target().to_owned());
+            if !target.starts_with("wasm32") && !target.starts_with("wasm64") {
+                bail!("--target {target} is not a WebAssembly target");
+            }
+            toolchain::ensure_target(&target, root, args.cargo.offline)?;
+            ui::status(
+                "Building",
+                &format!(
+                    "{} for {target} ({})",
+                    unit.package,
+                    match instrument {
+                        Some("host") => "instrumented, timer host",
+                        Some(_) => "instrumented, timer none: counts only",
+                        None => "not instrumented",
+                    }
+                ),
+            );
+            let build = cargo::CargoBuild {
+                cargo: &args.cargo,
+                unit: &unit,
+                target: &target,
+                target_dir: &mode_dir,
+                instrument,
+            };
+            let wasm = build.run()?;
+            let profile = build.profile_name();
+            let module = finish_module(unit, wasm, &mode_dir.join("bindgen").join(&profile), args.cargo.offline)?;
+            check_module(&module)?;
+            ui::status("Finished", &format!("{}", module.wasm.display()));
+            Ok(BuiltModule { instrument, ..module })
+        })
+        .collect()
+}
+
+/// Runs wasm-bindgen for bindgen units; others are ready as cargo left them.
+fn finish_module(unit: Unit, wasm: PathBuf, bindgen_dir: &Path, offline: bool) -> Result<BuiltModule> {
+    if unit.kind != ModuleKind::Bindgen {
+        return Ok(BuiltModule { unit, wasm, js: None, instrument: None });
+    }
+    let bytes = std::fs::read(&wasm).with_context(|| format!("could not read {}", wasm.display()))?;
+    let info = wasm_info::inspect(&bytes).with_context(|| format!("{} is not a valid module", wasm.display()))?;
+    let version = info
+        .bindgen_version
+        .or_else(|| unit.bindgen_version.clone())
+        .context("the crate uses wasm-bindgen but its version could not be determined")?;
+    if let Some(resolved) = &unit.bindgen_version {
+        if resolved != &version {
+            ui::warning(&format!(
+                "the module was built with wasm-bindgen {version} but Cargo.lock resolves {resolved}; using {version}"
+            ));
+        }
+    }
+    let cli = bindgen::find_or_install(&version, offline)?;
+    let out_dir = bindgen_dir.join(&unit.package);
+    let (js, wasm) = bindgen::generate(&cli, &wasm, &out_dir)?;
+    Ok(BuiltModule { unit, wasm, js: Some(js), instrument: None })
+}
+
+/// The module must keep its names; an instrumented one must carry the
+/// snapshot export.
+fn check_module(module: &BuiltModule) -> Result<()> {
+    let bytes = std::fs::read(&module.wasm)
+        .with_context(|| format!("could not read {}", module.wasm.display()))?;
+    let info = wasm_info::inspect(&bytes)?;
+    if !info.has_names {
+        ui::warning(&format!(
+            "{} has no name section: sampling profiles and stack traces will show wasm-function[N]",
+            module.wasm.display()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! What a built `.wasm` says about itself: the wasm-bindgen version it was
+//! built against and whether it still has its name section.
+
+use anyhow::{Context, Result};
+use wasmparser::{Parser, Payload};
+
+/// Facts read from a module's sections.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WasmInfo {
+    /// From the `__wasm_bindgen_unstable` custom section: the authoritative
+    /// version of the `wasm-bindgen` crate the module was built with.
+    pub bindgen_version: Option<String>,
+    /// Whether the `name` custom section is present.
+    pub has_names: bool,
+    /// Whether the module exports `__wasmprof_snapshot`.
+    pub has_snapshot_export: bool,
+    /// The module's imports, as `module.name`.
+    pub imports: Vec<String>,
+    /// The names of the functions it exports.
+    pub function_exports: Vec<String>,
+}
+
+pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
+    let mut info = WasmInfo::default();
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload.context("not a valid WebAssembly module")? {
+            Payload::CustomSection(section) => match section.name() {
+                "name" => info.has_names = true,
+                "__wasm_bindgen_unstable" if info.bindgen_version.is_none() => {
+                    info.bindgen_version = bindgen_version(section.data());
+                }
+                _ => {}
+            },
+            Payload::ExportSection(exports) => {
+                for export in exports {
+                    let export = export?;
+                    if export.name == "__wasmprof_snapshot" {
+                        info.has_snapshot_export = true;
+                    } else if export.kind == wasmparser::ExternalKind::Func {
+                        info.function_exports.push(export.name.to_owned());
+                    }
+                }
+            }
+            Payload::ImportSection(imports) => {
+                for import in imports {
+                    let import = import?;
+                    info.imports.push(format!("{}.{}", import.module, import.name));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(info)
+}
+
+/// The section is a sequence of length-prefixed records; the first is JSON
+/// with `version` (and `schema_version`).
+fn bindgen_version(data: &[u8]) -> Option<String> {
+    let length = u32::from_le_bytes(data.get(..4)?.try_into().ok()?) as usize;
+    let record = data.get(4..4 + length)?;
+    let value: serde_json::Value = serde_json::from_slice(record).ok()?;
+    value.get("version")?.as_str().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_bindgen_version_record() {
+        let json = br#"{"schema_version":"0.2.130","version":"0.2.130"}"#;
+        let mut data = (json.len() as u32).to_le_bytes().to_vec();
+        data.extend_from_slice(json);
+        data.extend_from_slice(b"more records");
+        assert_eq!(bindgen_version(&data).as_deref(), Some("0.2.130"));
+        assert_eq!(bindgen_version(&data[..10]), None);
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(inspect(b"not wasm").is_err());
+    }
+}

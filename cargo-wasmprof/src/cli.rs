@@ -1,0 +1,171 @@
+//! Command-line interface: `cargo wasmprof build | run | report`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::report::Format;
+
+/// Cargo calls a subcommand as `cargo-wasmprof wasmprof ARGS`; the outer
+/// level exists only to accept that first `wasmprof`.
+#[derive(Debug, Parser)]
+#[command(name = "cargo", bin_name = "cargo", styles = clap::builder::Styles::styled())]
+pub enum CargoCli {
+    Wasmprof(Cli),
+}
+
+/// An instrumenting profiler for Rust compiled to WebAssembly.
+///
+/// Annotate functions with `#[wasmprof::instrument]`, then:
+///
+///   cargo wasmprof run --release      build to wasm, run in Node, save the profile
+///   cargo wasmprof report             print it as GNU gprof would
+///   cargo wasmprof report --format pprof -o prof.pb.gz
+#[derive(Debug, Args)]
+#[command(version, about, long_about, verbatim_doc_comment)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build the package to WebAssembly with instrumentation switched on.
+    ///
+    /// Libraries (`crate-type = ["cdylib"]`) build for wasm32-unknown-unknown
+    /// and go through the wasm-bindgen CLI when they use wasm-bindgen (a CLI
+    /// of the crate's exact version is found on PATH or installed once);
+    /// binaries build for wasm32-wasip1. Function names are kept in the
+    /// module. Everything goes to `<target-dir>/wasmprof/`, so ordinary
+    /// builds are not invalidated.
+    Build(BuildArgs),
+    /// Build (if needed), run the module in Node and save its profile.
+    ///
+    /// The entry point is the crate's `#[wasm_bindgen(start)]` function, a
+    /// binary's `main`, or `--invoke NAME` for an exported function. The
+    /// program's output reaches the terminal; the exit status is the
+    /// program's. A panic, trap or timeout still saves the profile collected
+    /// so far, marked incomplete.
+    Run(RunArgs),
+    /// Print or write a saved profile.
+    ///
+    /// Reads the newest profile of this workspace unless `--input` is given;
+    /// several `--input` files are merged.
+    Report(ReportArgs),
+}
+
+/// Which timer the instrumentation reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Timer {
+    /// The host's clock around every call: counts and times.
+    Host,
+    /// No clock at all: exact counts only, the lowest overhead.
+    None,
+}
+
+/// Cargo's own flags, forwarded as given.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CargoArgs {
+    /// Package to build (see `cargo help pkgid`)
+    #[arg(short, long, value_name = "SPEC", help_heading = "Package Selection")]
+    pub package: Vec<String>,
+    /// Build all packages in the workspace
+    #[arg(long, help_heading = "Package Selection")]
+    pub workspace: bool,
+    /// Exclude packages from the build (with --workspace)
+    #[arg(long, value_name = "SPEC", help_heading = "Package Selection")]
+    pub exclude: Vec<String>,
+    /// Build only this binary
+    #[arg(long, value_name = "NAME", help_heading = "Target Selection")]
+    pub bin: Option<String>,
+    /// Space or comma separated list of features to activate
+    #[arg(short = 'F', long, value_name = "FEATURES", help_heading = "Feature Selection")]
+    pub features: Vec<String>,
+    /// Activate all available features
+    #[arg(long, help_heading = "Feature Selection")]
+    pub all_features: bool,
+    /// Do not activate the `default` feature
+    #[arg(long, help_heading = "Feature Selection")]
+    pub no_default_features: bool,
+    /// Build artifacts in release mode, with optimizations
+    #[arg(short, long, help_heading = "Compilation Options")]
+    pub release: bool,
+    /// Build artifacts with the specified profile
+    #[arg(long, value_name = "PROFILE-NAME", help_heading = "Compilation Options", conflicts_with = "release")]
+    pub profile: Option<String>,
+    /// WebAssembly target triple [default: wasm32-unknown-unknown for libraries, wasm32-wasip1 for binaries]
+    #[arg(long, value_name = "TRIPLE", help_heading = "Compilation Options")]
+    pub target: Option<String>,
+    /// Directory for all generated artifacts (wasmprof uses its `wasmprof/` subdirectory)
+    #[arg(long, value_name = "DIRECTORY", help_heading = "Compilation Options")]
+    pub target_dir: Option<PathBuf>,
+    /// Path to Cargo.toml
+    #[arg(long, value_name = "PATH", help_heading = "Manifest Options")]
+    pub manifest_path: Option<PathBuf>,
+    /// Require Cargo.lock to be up to date
+    #[arg(long, help_heading = "Manifest Options")]
+    pub locked: bool,
+    /// Run without accessing the network
+    #[arg(long, help_heading = "Manifest Options")]
+    pub offline: bool,
+    /// Use verbose output (passed to cargo)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Do not print cargo log messages
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub cargo: CargoArgs,
+    /// What the guards measure
+    #[arg(long, value_enum, default_value_t = Timer::Host)]
+    pub timer: Timer,
+    /// Build without instrumentation, to compare with a plain build side by side
+    #[arg(long, conflicts_with = "timer")]
+    pub no_instrument: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Call this exported function instead of the start function or `main`
+    ///
+    /// Arguments after `--` are passed to it as numbers.
+    #[arg(long, value_name = "NAME")]
+    pub invoke: Option<String>,
+    /// End the program after this long and keep the profile so far (e.g. 30s, 2m, 500ms)
+    #[arg(long, value_name = "DURATION", value_parser = crate::run::parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub node: Option<PathBuf>,
+    /// How many functions the summary after the run lists
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Arguments for the program (`main`'s argv, or --invoke's arguments)
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Profile file(s) to read; several are merged [default: the newest profile of this workspace]
+    #[arg(short, long, value_name = "FILE")]
+    pub input: Vec<PathBuf>,
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t = Format::Gprof)]
+    pub format: Format,
+    /// Write to this file instead of standard output (required for pprof on a terminal)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Path to Cargo.toml, to find the workspace's profiles
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// The target directory the profiles were written under
+    #[arg(long, value_name = "DIRECTORY")]
+    pub target_dir: Option<PathBuf>,
+}

@@ -1,0 +1,74 @@
+//! Where profiles are kept: `<target-dir>/wasmprof/profiles/`, one file per
+//! run, never overwritten, so a failed run cannot destroy an earlier one.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+
+/// The profiles directory under a target directory.
+pub fn profiles_dir(target_dir: &Path) -> PathBuf {
+    target_dir.join("wasmprof").join("profiles")
+}
+
+/// A fresh file name for a run of `package`: `<package>-<unix ms>.wasmprof.json`,
+/// with a counter added should two runs end in the same millisecond.
+pub fn new_profile_path(dir: &Path, package: &str) -> PathBuf {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let mut path = dir.join(format!("{package}-{millis}.wasmprof.json"));
+    let mut n = 1;
+    while path.exists() {
+        path = dir.join(format!("{package}-{millis}-{n}.wasmprof.json"));
+        n += 1;
+    }
+    path
+}
+
+/// The most recently written profile in `dir`.
+pub fn latest_profile(dir: &Path) -> Result<Option<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+    };
+    let mut newest: Option<(SystemTime, PathBuf)> = None;
+    for entry in entries {
+        let entry = entry?;
+        let path = entry.path();
+        if !path.to_string_lossy().ends_with(".wasmprof.json") {
+            continue;
+        }
+        let modified = entry.metadata()?.modified()?;
+        if newest.as_ref().is_none_or(|(t, p)| (modified, &path) > (*t, p)) {
+            newest = Some((modified, path));
+        }
+    }
+    Ok(newest.map(|(_, p)| p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_never_collide_and_latest_is_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(latest_profile(dir.path()).unwrap(), None);
+        let a = new_profile_path(dir.path(), "demo");
+        std::fs::write(&a, "{}").unwrap();
+        let b = new_profile_path(dir.path(), "demo");
+        assert_ne!(a, b);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&b, "{}").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        assert_eq!(latest_profile(dir.path()).unwrap(), Some(b));
+    }
+
+    #[test]
+    fn missing_directory_has_no_latest() {
+        assert_eq!(latest_profile(Path::new("/nonexistent/wasmprof")).unwrap(), None);
+    }
+}

@@ -1,0 +1,168 @@
+//! Turns what the host brought back — the snapshot bytes and how the run
+//! ended — into a profile file.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use wasmprof::snapshot::Snapshot;
+
+use super::node::HostResult;
+use crate::profile::{self, Function, Node, Profile, RunInfo, TimerInfo, TimerMode};
+
+/// What the run was, independent of what it measured.
+pub struct RunContext {
+    pub package: String,
+    pub module: String,
+    pub module_sha256: String,
+    pub command: Vec<String>,
+    pub entry: String,
+}
+
+/// Builds the profile. Frames still running when the snapshot was taken are
+/// marked open, and the run incomplete.
+pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
+    const NANOS_PER_MS: f64 = 1e6;
+    let open = open_nodes(snapshot);
+    let nodes = snapshot
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(index, n)| Node {
+            parent: (index != 0).then_some(n.parent as usize),
+            function: (index != 0 && (n.function as usize) < snapshot.functions.len())
+                .then_some(n.function as usize),
+            calls: n.calls,
+            inclusive_nanos: (n.inclusive * NANOS_PER_MS).max(0.0),
+            open: open.contains(&index),
+        })
+        .collect::<Vec<_>>();
+    let nodes = if nodes.is_empty() {
+        vec![Node {
+            parent: None,
+            function: None,
+            calls: 0,
+            inclusive_nanos: 0.0,
+            open: false,
+        }]
+    } else {
+        nodes
+    };
+    let complete = host.status == "ok" && open.is_empty();
+    let incomplete_reason = (!complete).then(|| match (&host.message, open.is_empty()) {
+        (Some(message), _) => format!("{}: {message}", host.status),
+        (None, false) => format!("{}: calls were still running", host.status),
+        (None, true) => format!("the program ended with status {}", host.exit_code),
+    });
+    Profile {
+        format: profile::FORMAT.to_owned(),
+        created_unix_nanos: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or_default(),
+        run: RunInfo {
+            package: Some(context.package),
+            module: context.module,
+            module_sha256: context.module_sha256,
+            host: host.host.clone(),
+            command: context.command,
+            entry: context.entry,
+            complete,
+            incomplete_reason,
+            exit_code: host.exit_code,
+            wall_nanos: host.wall_nanos,
+        },
+        timer: TimerInfo {
+            mode: if snapshot.timed { TimerMode::Host } else { TimerMode::None },
+            resolution_nanos: if snapshot.timed { host.timer_resolution_nanos } else { None },
+        },
+        functions: snapshot
+            .functions
+            .iter()
+            .map(|f| Function {
+                name: f.name.clone(),
+                file: f.file.clone(),
+                line: f.line,
+            })
+            .collect(),
+        overflow_calls: snapshot
+            .overflow
+            .and_then(|o| snapshot.nodes.get(o as usize))
+            .map_or(0, |n| n.calls),
+        nodes,
+    }
+}
+
+/// The nodes on the path from the root to the innermost running call.
+fn open_nodes(snapshot: &Snapshot) -> Vec<usize> {
+    let mut open = Vec::new();
+    let mut at = snapshot.current as usize;
+    while at != 0 && at < snapshot.nodes.len() {
+        open.push(at);
+        at = snapshot.nodes[at].parent as usize;
+    }
+    open
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmprof::snapshot::{SnapshotFunction, SnapshotNode};
+
+    fn host(status: &str) -> HostResult {
+        HostResult {
+            status: status.into(),
+            message: (status != "ok").then(|| "RuntimeError: unreachable".into()),
+            exit_code: if status == "ok" { 0 } else { 101 },
+            return_value: None,
+            host: "node v20".into(),
+            timer_resolution_nanos: Some(100.0),
+            wall_nanos: 5,
+            snapshot: true,
+            snapshot_error: None,
+        }
+    }
+
+    fn snapshot(current: u32) -> Snapshot {
+        Snapshot {
+            timed: true,
+            functions: vec![
+                SnapshotFunction { name: "a::main".into(), file: "src/main.rs".into(), line: 1 },
+                SnapshotFunction { name: "a::work".into(), file: "src/main.rs".into(), line: 5 },
+            ],
+            nodes: vec![
+                SnapshotNode { parent: u32::MAX, function: u32::MAX, calls: 0, inclusive: 0.0 },
+                SnapshotNode { parent: 0, function: 0, calls: 1, inclusive: 2.0 },
+                SnapshotNode { parent: 1, function: 1, calls: 3, inclusive: 1.5 },
+            ],
+            current,
+            overflow: None,
+            cap: 100,
+        }
+    }
+
+    fn context() -> RunContext {
+        RunContext {
+            package: "a".into(),
+            module: "a.wasm".into(),
+            module_sha256: "ff".into(),
+            command: vec![],
+            entry: "main".into(),
+        }
+    }
+
+    #[test]
+    fn a_finished_run_is_complete_and_in_nanoseconds() {
+        let p = to_profile(&snapshot(0), &host("ok"), context());
+        assert!(p.run.complete);
+        assert_eq!(p.nodes[1].inclusive_nanos, 2e6);
+        assert_eq!(p.nodes[2].calls, 3);
+        assert!(profile::validate(&p).is_ok());
+    }
+
+    #[test]
+    fn a_trap_marks_the_running_frames_open() {
+        let p = to_profile(&snapshot(2), &host("trap"), context());
+        assert!(!p.run.complete);
+        assert!(p.run.incomplete_reason.unwrap().contains("unreachable"));
+        assert!(p.nodes[1].open && p.nodes[2].open && !p.nodes[0].open);
+    }
+}

@@ -1,0 +1,222 @@
+//! `cargo wasmprof run`: build, run in a host, save the profile, summarise.
+
+mod collect;
+mod node;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+use wasmprof::snapshot::Snapshot;
+
+use crate::build::{self, BuiltModule, ModuleKind, Workspace};
+use crate::cli::RunArgs;
+use crate::profile;
+use crate::ui;
+use collect::RunContext;
+use node::{HostConfig, HostResult, Node};
+
+/// Without `--timeout` the run is bounded only by this (V8 needs a number).
+const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Runs the program and returns the exit status `cargo wasmprof` should end
+/// with: the program's own.
+pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+    if args.build.cargo.workspace || args.build.cargo.package.len() > 1 {
+        bail!("`cargo wasmprof run` runs one package: choose it with -p NAME");
+    }
+    // Before the long build: is there a host at all?
+    let node = Node::locate(args.node.as_deref())?;
+    let module = build::build(&args.build, workspace)?
+        .pop()
+        .context("nothing was built")?;
+    let entry = entry_point(&module, args)?;
+    let target_dir = workspace.target_dir(&args.build.cargo);
+    let run_dir = build::wasmprof_dir(&target_dir)
+        .join(module.instrument.unwrap_or("plain"))
+        .join("run")
+        .join(&module.unit.package);
+    let config = HostConfig {
+        kind: match module.unit.kind {
+            ModuleKind::Bindgen => "bindgen",
+            ModuleKind::Plain => "plain",
+            ModuleKind::Wasi => "wasi",
+        },
+        wasm: module.wasm.clone(),
+        js: module.js.clone(),
+        invoke: args.invoke.clone(),
+        args: if args.invoke.is_some() { args.args.clone() } else { Vec::new() },
+        argv: std::iter::once(module.unit.bin.clone().unwrap_or_else(|| module.unit.package.clone()))
+            .chain(args.args.iter().cloned())
+            .collect(),
+        timeout_ms: args.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
+        snapshot_out: run_dir.join("snapshot.bin"),
+        result_out: run_dir.join("result.json"),
+    };
+    ui::status("Running", &format!("{} in {} ({entry})", module.wasm.display(), node.version));
+    let result = node.run(&config, &run_dir)?.unwrap_or_else(|| HostResult {
+        status: "error".into(),
+        message: Some("Node exited without reporting a result".into()),
+        exit_code: 1,
+        return_value: None,
+        host: format!("node {}", node.version),
+        timer_resolution_nanos: None,
+        wall_nanos: 0,
+        snapshot: config.snapshot_out.exists(),
+        snapshot_error: None,
+    });
+    if result.status == "usage" {
+        bail!("{}", result.message.as_deref().unwrap_or("the host refused the run"));
+    }
+    if let Some(value) = &result.return_value {
+        ui::status("Returned", &value.to_string());
+    }
+    save_profile(&module, &result, &config, &target_dir, RunContext {
+        package: module.unit.package.clone(),
+        module: module.wasm.display().to_string(),
+        module_sha256: sha256_hex(&module.wasm)?,
+        command: command_line,
+        entry,
+    }, args.top)?;
+    match result.status.as_str() {
+        "ok" | "exit" => {}
+        _ => ui::warning(&format!(
+            "the program did not finish: {}",
+            result.message.as_deref().unwrap_or(&result.status)
+        )),
+    }
+    Ok(result.exit_code)
+}
+
+/// Writes the profile (if the module produced one) and prints the summary.
+fn save_profile(
+    module: &BuiltModule,
+    result: &HostResult,
+    config: &HostConfig,
+    target_dir: &Path,
+    context: RunContext,
+    top: usize,
+) -> Result<()> {
+    if module.instrument.is_none() {
+        return Ok(());
+    }
+    if !result.snapshot {
+        match &result.snapshot_error {
+            Some(e) => ui::warning(&format!("could not read the profile out of the module: {e}")),
+            None => ui::warning(
+                "the module has no wasmprof data: no #[wasmprof::instrument] function was compiled in, \
+                 or the program failed before the module was loaded",
+            ),
+        }
+        return Ok(());
+    }
+    let bytes = std::fs::read(&config.snapshot_out)
+        .with_context(|| format!("could not read {}", config.snapshot_out.display()))?;
+    let snapshot = Snapshot::decode(&bytes)
+        .with_context(|| format!("the module's snapshot ({}) is unreadable", config.snapshot_out.display()))?;
+    let profile = collect::to_profile(&snapshot, result, context);
+    let dir = profile::profiles_dir(target_dir);
+    let path = profile::new_profile_path(&dir, &module.unit.package);
+    profile::write_profile(&profile, &path)?;
+    let mut stderr = std::io::stderr().lock();
+    crate::report::write_summary(&profile, top, &mut stderr)?;
+    drop(stderr);
+    ui::status(
+        "Profile",
+        &format!(
+            "{}{} (`cargo wasmprof report` to read it)",
+            path.display(),
+            if profile.run.complete { "" } else { ", incomplete" }
+        ),
+    );
+    Ok(())
+}
+
+/// How the module is entered, checked against what it exports.
+fn entry_point(module: &BuiltModule, args: &RunArgs) -> Result<String> {
+    let bytes = std::fs::read(&module.wasm)
+        .with_context(|| format!("could not read {}", module.wasm.display()))?;
+    let info = build::wasm_info::inspect(&bytes)?;
+    if let Some(name) = &args.invoke {
+        let exported = info.function_exports.iter().any(|e| e == name)
+            // wasm-bindgen may rename the raw export; its JS checks the name.
+            || module.unit.kind == ModuleKind::Bindgen;
+        if !exported {
+            bail!(
+                "--invoke {name}: the module exports no function of that name; exported functions: {}",
+                list_or_none(&info.function_exports)
+            );
+        }
+        return Ok(format!("invoke {name}"));
+    }
+    if !args.args.is_empty() && module.unit.kind != ModuleKind::Wasi {
+        bail!("arguments after -- go to --invoke's function or a binary's main; this library has neither");
+    }
+    match module.unit.kind {
+        ModuleKind::Wasi => Ok("main".into()),
+        ModuleKind::Bindgen => Ok("start".into()),
+        ModuleKind::Plain => bail!(
+            "{} is a library without a start function: name an exported function with --invoke NAME \
+             (exported functions: {})",
+            module.unit.package,
+            list_or_none(&info.function_exports)
+        ),
+    }
+}
+
+fn list_or_none(names: &[String]) -> String {
+    let names: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with("__"))
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn sha256_hex(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    Ok(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Parses `--timeout`: `30`, `30s`, `500ms`, `2m`, `1h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (try 30s, 500ms, 2m)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => number,
+        "ms" => number / 1e3,
+        "m" | "min" => number * 60.0,
+        "h" => number * 3600.0,
+        other => return Err(format!("unknown unit `{other}` in `{text}` (use ms, s, m or h)")),
+    };
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("`{text}` must be longer than zero"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("3 weeks").is_err());
+    }
+}

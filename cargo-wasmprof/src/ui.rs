@@ -1,0 +1,35 @@
+//! Status lines on standard error, in cargo's style, so that wasmprof's
+//! steps read like the cargo steps around them.
+
+use std::io::{IsTerminal, Write};
+
+/// Prints `verb message` with the verb right-aligned and, on a terminal,
+/// in bold green, as cargo does.
+pub fn status(verb: &str, message: &str) {
+    let mut err = std::io::stderr().lock();
+    if std::io::stderr().is_terminal() {
+        let _ = writeln!(err, "\x1b[1;32m{verb:>12}\x1b[0m {message}");
+    } else {
+        let _ = writeln!(err, "{verb:>12} {message}");
+    }
+}
+
+/// A note that does not stop anything.
+pub fn note(message: &str) {
+    let mut err = std::io::stderr().lock();
+    if std::io::stderr().is_terminal() {
+        let _ = writeln!(err, "\x1b[1;36mnote\x1b[0m: {message}");
+    } else {
+        let _ = writeln!(err, "note: {message}");
+    }
+}
+
+/// A warning that does not stop anything.
+pub fn warning(message: &str) {
+    let mut err = std::io::stderr().lock();
+    if std::io::stderr().is_terminal() {
+        let _ = writeln!(err, "\x1b[1;33mwarning\x1b[0m: {message}");
+    } else {
+        let _ = writeln!(err, "warning: {message}");
+    }
+}
