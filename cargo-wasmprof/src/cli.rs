@@ -143,6 +143,9 @@ pub struct RunArgs {
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
     #[arg(long, value_name = "PATH")]
     pub node: Option<PathBuf>,
+    /// An extra flag for `node` (repeatable), e.g. `--node-arg=--liftoff`
+    #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
+    pub node_arg: Vec<String>,
     /// How many functions the summary after the run lists
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,

@@ -1,1 +1,146 @@
-//! Helpers shared by the end-to-end tests.
+//! Helpers shared by the end-to-end tests: the `cargo-wasmprof` binary, the
+//! bundled examples, and reading what a run left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+pub use cargo_wasmprof::profile::{read_profile, Profile};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The examples workspace.
+pub fn examples_dir() -> PathBuf {
+    repo_root().join("examples")
+}
+
+/// Path of a freshly built `cargo-wasmprof` (built once per test binary).
+pub fn cargo_wasmprof_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(&cargo)
+            .args(["build", "-q", "-p", "cargo-wasmprof", "--bin", "cargo-wasmprof"])
+            .current_dir(repo_root())
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building cargo-wasmprof failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("target"));
+        let bin = target.join("debug").join(format!("cargo-wasmprof{}", std::env::consts::EXE_SUFFIX));
+        assert!(bin.exists(), "{} missing", bin.display());
+        bin
+    })
+}
+
+/// The outcome of one `cargo wasmprof …` call.
+pub struct Run {
+    pub output: Output,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    /// Panics with both streams if the command failed.
+    pub fn assert_success(&self) -> &Self {
+        assert!(
+            self.output.status.success(),
+            "command failed ({:?})\n--- stdout\n{}\n--- stderr\n{}",
+            self.output.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// The profile path printed by `run` on its `Profile` status line.
+    pub fn profile_path(&self) -> PathBuf {
+        let line = self
+            .stderr
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix("Profile "))
+            .unwrap_or_else(|| panic!("no profile line in:\n{}", self.stderr));
+        let path = line.split(" (").next().unwrap();
+        PathBuf::from(path.trim_end_matches(", incomplete"))
+    }
+
+    pub fn profile(&self) -> Profile {
+        read_profile(&self.profile_path()).expect("read profile")
+    }
+}
+
+/// Runs `cargo wasmprof ARGS` in `dir`.
+pub fn wasmprof_in(dir: &Path, args: &[&str]) -> Run {
+    let output = Command::new(cargo_wasmprof_bin())
+        .arg("wasmprof")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUSTFLAGS")
+        .env_remove("WASMPROF_INSTRUMENT")
+        .output()
+        .expect("run cargo-wasmprof");
+    Run {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        output,
+    }
+}
+
+/// Runs `cargo wasmprof ARGS` in the examples workspace.
+pub fn wasmprof(args: &[&str]) -> Run {
+    wasmprof_in(&examples_dir(), args)
+}
+
+/// Calls and inclusive time per function name, summed over the tree.
+pub fn calls_by_function(profile: &Profile) -> std::collections::BTreeMap<String, u64> {
+    let mut calls = std::collections::BTreeMap::new();
+    for node in &profile.nodes {
+        if let Some(f) = node.function {
+            *calls.entry(profile.functions[f].name.clone()).or_insert(0) += node.calls;
+        }
+    }
+    calls
+}
+
+/// The nodes reached by exactly this path of function names from the root.
+pub fn nodes_of_path<'a>(
+    profile: &'a Profile,
+    path: &'a [&'a str],
+) -> impl Iterator<Item = &'a cargo_wasmprof::profile::Node> + 'a {
+    profile
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(move |(i, _)| {
+            let stack = profile.stack(*i);
+            stack.len() == path.len()
+                && stack
+                    .iter()
+                    .zip(path)
+                    .all(|(&f, name)| profile.functions[f].name == *name)
+        })
+        .map(|(_, n)| n)
+}
+
+/// Inclusive nanoseconds through exactly this path of names.
+pub fn time_of_path(profile: &Profile, path: &[&str]) -> f64 {
+    nodes_of_path(profile, path).map(|n| n.inclusive_nanos).sum()
+}
+
+/// Calls through exactly this path of names.
+pub fn calls_of_path(profile: &Profile, path: &[&str]) -> u64 {
+    nodes_of_path(profile, path).map(|n| n.calls).sum()
+}
+
+/// `go` on PATH, for checking pprof files with the real `go tool pprof`.
+pub fn go_available() -> bool {
+    Command::new("go").arg("version").output().map(|o| o.status.success()).unwrap_or(false)
+}

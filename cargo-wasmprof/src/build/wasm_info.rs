@@ -53,6 +53,17 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     Ok(info)
 }
 
+/// The bytes of the code section: what two builds must share to be the same
+/// program, whatever their names and custom sections say.
+pub fn code_section(bytes: &[u8]) -> Result<&[u8]> {
+    for payload in Parser::new(0).parse_all(bytes) {
+        if let Payload::CodeSectionStart { range, .. } = payload.context("not a valid WebAssembly module")? {
+            return Ok(&bytes[range]);
+        }
+    }
+    anyhow::bail!("the module has no code section")
+}
+
 /// The section is a sequence of length-prefixed records; the first is JSON
 /// with `version` (and `schema_version`).
 fn bindgen_version(data: &[u8]) -> Option<String> {

@@ -116,6 +116,7 @@ mod tests {
             host: "node v20".into(),
             timer_resolution_nanos: Some(100.0),
             wall_nanos: 5,
+            program_nanos: 4,
             snapshot: true,
             snapshot_error: None,
         }

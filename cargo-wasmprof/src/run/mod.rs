@@ -27,7 +27,8 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         bail!("`cargo wasmprof run` runs one package: choose it with -p NAME");
     }
     // Before the long build: is there a host at all?
-    let node = Node::locate(args.node.as_deref())?;
+    let mut node = Node::locate(args.node.as_deref())?;
+    node.node_args.extend(args.node_arg.iter().cloned());
     let module = build::build(&args.build, workspace)?
         .pop()
         .context("nothing was built")?;
@@ -63,6 +64,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         host: format!("node {}", node.version),
         timer_resolution_nanos: None,
         wall_nanos: 0,
+        program_nanos: 0,
         snapshot: config.snapshot_out.exists(),
         snapshot_error: None,
     });

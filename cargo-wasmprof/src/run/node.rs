@@ -17,7 +17,16 @@ const MINIMUM_MAJOR: u32 = 20;
 pub struct Node {
     pub exe: PathBuf,
     pub version: String,
+    /// Extra flags for `node` itself (`--node-arg`).
+    pub node_args: Vec<String>,
 }
+
+/// V8 starts wasm functions in its baseline compiler and never replaces a
+/// running loop with optimised code, so a long loop entered once would be
+/// timed as baseline code and the same loop entered later as optimised code.
+/// Compiling everything optimised up front makes equal work take equal
+/// time; `--node-arg=--liftoff` restores the default.
+const DEFAULT_NODE_ARGS: &[&str] = &["--no-liftoff"];
 
 /// What the host script is told to do.
 #[derive(Debug, Serialize)]
@@ -47,6 +56,8 @@ pub struct HostResult {
     pub host: String,
     pub timer_resolution_nanos: Option<f64>,
     pub wall_nanos: u64,
+    #[serde(default)]
+    pub program_nanos: u64,
     pub snapshot: bool,
     pub snapshot_error: Option<String>,
 }
@@ -74,7 +85,11 @@ impl Node {
             .next()
             .and_then(|m| m.parse::<u32>().ok());
         match major {
-            Some(m) if m >= MINIMUM_MAJOR => Ok(Node { exe, version }),
+            Some(m) if m >= MINIMUM_MAJOR => Ok(Node {
+                exe,
+                version,
+                node_args: DEFAULT_NODE_ARGS.iter().map(|a| a.to_string()).collect(),
+            }),
             _ => bail!(
                 "{} is Node.js {version}; wasmprof needs Node.js {MINIMUM_MAJOR} or newer",
                 exe.display()
@@ -103,6 +118,7 @@ impl Node {
         let _ = std::fs::remove_file(&config.snapshot_out);
         let status = Command::new(&self.exe)
             .arg("--no-warnings")
+            .args(&self.node_args)
             .arg(&host)
             .arg(&config_path)
             .status()

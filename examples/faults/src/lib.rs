@@ -1,0 +1,51 @@
+//! Programs that go wrong, to show (and test) that what was collected before
+//! is kept: `cargo wasmprof run -p faults --invoke panic_after -- 5` panics
+//! in the sixth call of `step`; `--invoke spin --timeout 2s` never returns.
+
+#[wasmprof::instrument]
+#[inline(never)]
+fn step(i: u32, limit: u32) -> u32 {
+    if i == limit {
+        panic!("step {i} failed on purpose");
+    }
+    std::hint::black_box(i * 2)
+}
+
+#[wasmprof::instrument]
+#[inline(never)]
+fn steps(limit: u32) -> u32 {
+    (0..u32::MAX).map(|i| step(i, limit)).fold(0, u32::wrapping_add)
+}
+
+/// Calls `step` until call number `limit` (0-based) panics, trapping the module.
+#[no_mangle]
+pub extern "C" fn panic_after(limit: u32) -> u32 {
+    steps(limit)
+}
+
+#[wasmprof::instrument]
+#[inline(never)]
+fn tick(n: u64) -> u64 {
+    std::hint::black_box(n.wrapping_mul(6364136223846793005).wrapping_add(1))
+}
+
+#[wasmprof::instrument]
+#[inline(never)]
+fn forever() -> u64 {
+    let mut n = 0u64;
+    loop {
+        n = tick(n);
+    }
+}
+
+/// Never returns: only a timeout ends it.
+#[no_mangle]
+pub extern "C" fn spin() -> u64 {
+    forever()
+}
+
+/// Returns at once: the control case.
+#[no_mangle]
+pub extern "C" fn fine() -> u32 {
+    step(1, 0)
+}
