@@ -45,7 +45,12 @@ impl Parse for Args {
             if lookahead.peek(Token![crate]) {
                 let keyword: Token![crate] = input.parse()?;
                 input.parse::<Token![=]>()?;
-                let path = input.call(Path::parse_mod_style)?;
+                let path = input.call(Path::parse_mod_style).map_err(|error| {
+                    syn::Error::new(
+                        error.span(),
+                        "expected the path of the runtime crate: `crate = my_crate::wasmprof`",
+                    )
+                })?;
                 if args.krate.is_some() {
                     return Err(syn::Error::new(
                         keyword.span,
@@ -166,8 +171,18 @@ mod tests {
         );
         assert_eq!(message(quote!(name = "")), "`name` must not be empty");
         assert!(message(quote!(name = " a")).contains("whitespace"));
-        assert!(message(quote!(crate = "wasmprof")).contains("expected identifier"));
-        assert!(message(quote!(crate = a::<u8>)).contains("expected"));
+        assert_eq!(
+            message(quote!(crate = "wasmprof")),
+            "expected the path of the runtime crate: `crate = my_crate::wasmprof`"
+        );
+        assert_eq!(
+            message(quote!(crate = a::)),
+            "expected the path of the runtime crate: `crate = my_crate::wasmprof`"
+        );
+        assert_eq!(
+            message(quote!(crate = a::<u8>)),
+            "expected the path of the runtime crate: `crate = my_crate::wasmprof`"
+        );
         assert_eq!(message(quote!(name)), "expected `=`");
     }
 

@@ -1,0 +1,680 @@
+//! Built and run by `tests/instrumented.rs` with `WASMPROF_INSTRUMENT=host`,
+//! so that every `#[wasmprof::instrument]` here really records calls.
+//!
+//! It checks that the functions behave as written, that each call is
+//! counted exactly under the right name, and that each function's line is
+//! the line of its `fn` — marked here by a `// next line: name` comment
+//! just above it. It also
+//! compiles and runs every UI pass test with instrumentation on.
+#![deny(warnings)]
+
+use std::collections::BTreeMap;
+use std::num::ParseIntError;
+
+use wasmprof::snapshot::{take, Snapshot};
+
+#[path = "../ui/pass/arguments.rs"]
+mod pass_arguments;
+#[path = "../ui/pass/blocks.rs"]
+mod pass_blocks;
+#[path = "../ui/pass/control_flow.rs"]
+mod pass_control_flow;
+#[path = "../ui/pass/free_functions.rs"]
+mod pass_free_functions;
+#[path = "../ui/pass/generics.rs"]
+mod pass_generics;
+#[path = "../ui/pass/methods.rs"]
+mod pass_methods;
+#[path = "../ui/pass/unsafe_extern.rs"]
+mod pass_unsafe_extern;
+
+mod reexport {
+    pub use wasmprof;
+}
+
+#[wasmprof::instrument]
+/// Documented, with the attribute above the doc: the line is still the
+/// line of the `fn`.
+#[inline(never)]
+// next line: fixture::leaf
+fn leaf(x: u32) -> u32 {
+    x + 1
+}
+
+#[wasmprof::instrument]
+// next line: fixture::outer
+fn outer() -> u32 {
+    (0..5).map(leaf).sum()
+}
+
+#[wasmprof::instrument]
+// next line: fixture::is_wanted
+fn is_wanted(x: u32) -> bool {
+    x > 10
+}
+
+#[wasmprof::instrument]
+// next line: fixture::find
+fn find(xs: &[u32]) -> Option<u32> {
+    for &x in xs {
+        if is_wanted(x) {
+            return Some(x);
+        }
+    }
+    None
+}
+
+#[wasmprof::instrument]
+// next line: fixture::parse_one
+fn parse_one(part: &str) -> Result<u32, ParseIntError> {
+    part.trim().parse()
+}
+
+#[wasmprof::instrument]
+// next line: fixture::parse_all
+fn parse_all(input: &str) -> Result<Vec<u32>, ParseIntError> {
+    let mut out = Vec::new();
+    for part in input.split(',') {
+        out.push(parse_one(part)?);
+    }
+    Ok(out)
+}
+
+#[wasmprof::instrument]
+// next line: fixture::largest
+fn largest<T>(xs: &[T]) -> Option<&T>
+where
+    T: PartialOrd,
+{
+    let mut best = xs.first()?;
+    for x in xs {
+        if x > best {
+            best = x;
+        }
+    }
+    Some(best)
+}
+
+#[wasmprof::instrument]
+// next line: fixture::fib
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    fib(n - 1) + fib(n - 2)
+}
+
+#[wasmprof::instrument]
+// next line: fixture::may_panic
+fn may_panic(fail: bool) -> u32 {
+    if fail {
+        panic!("expected panic, caught by the fixture");
+    }
+    1
+}
+
+#[wasmprof::instrument(name = "renamed")]
+// next line: fixture::renamed
+fn original_name() -> u32 {
+    2
+}
+
+#[wasmprof::instrument(crate = reexport::wasmprof)]
+// next line: fixture::through_reexport
+fn through_reexport() -> u32 {
+    3
+}
+
+#[wasmprof::instrument]
+// next line: fixture::read
+unsafe fn read(p: *const u32) -> u32 {
+    unsafe { *p }
+}
+
+#[wasmprof::instrument]
+// next line: fixture::callback
+extern "C" fn callback(x: i32) -> i32 {
+    x * 3
+}
+
+#[wasmprof::instrument]
+// next line: fixture::hoisted
+fn hoisted() -> u32 {
+    #![allow(unused_variables)]
+    let unused = 1;
+    4
+}
+
+#[wasmprof::instrument]
+// next line: fixture::make_adder
+fn make_adder(k: u32) -> impl Fn(u32) -> u32 {
+    move |x| x + k
+}
+
+#[derive(Debug, Default, PartialEq)]
+struct Counter {
+    n: u32,
+}
+
+impl Counter {
+    #[wasmprof::instrument]
+    // next line: fixture::Counter::new
+    fn new() -> Self {
+        Counter { n: 0 }
+    }
+
+    /// Neither a receiver nor `Self`: named by its module.
+    #[wasmprof::instrument]
+    // next line: fixture::with
+    fn with(n: u32) -> Counter {
+        Counter { n }
+    }
+
+    #[wasmprof::instrument]
+    // next line: fixture::Counter::from_body
+    fn from_body(n: u32) -> Counter {
+        Self { n }
+    }
+
+    #[wasmprof::instrument]
+    // next line: fixture::Counter::get
+    fn get(&self) -> u32 {
+        self.n
+    }
+
+    #[wasmprof::instrument]
+    // next line: fixture::Counter::bump
+    fn bump(&mut self) {
+        self.n += 1;
+    }
+
+    #[wasmprof::instrument]
+    // next line: fixture::Counter::into_inner
+    fn into_inner(self) -> u32 {
+        self.n
+    }
+
+    #[wasmprof::instrument]
+    // next line: fixture::Counter::boxed
+    fn boxed(self: Box<Self>) -> u32 {
+        self.n
+    }
+
+    #[wasmprof::instrument(name = "custom")]
+    // next line: fixture::Counter::custom
+    fn renamed_method(&self) -> u32 {
+        self.n
+    }
+}
+
+struct Stack<T>(Vec<T>);
+
+#[wasmprof::instrument]
+impl<T> Stack<T> {
+    // next line: fixture::Stack::empty
+    fn empty() -> Stack<T> {
+        Stack(Vec::new())
+    }
+
+    // next line: fixture::Stack::push
+    fn push(&mut self, x: T) {
+        self.0.push(x);
+    }
+
+    // next line: fixture::Stack::pop
+    fn pop(&mut self) -> Option<T> {
+        self.0.pop()
+    }
+
+    #[wasmprof::skip]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    const fn limit() -> usize {
+        64
+    }
+}
+
+trait Print {
+    fn print(&self) -> String;
+}
+
+#[wasmprof::instrument]
+impl<T: std::fmt::Display> Print for T {
+    // next line: fixture::Print::print
+    fn print(&self) -> String {
+        format!("<{self}>")
+    }
+}
+
+#[wasmprof::instrument]
+mod shapes {
+    pub trait Shape {
+        fn area(&self) -> f64;
+
+        // next line: fixture::shapes::Shape::describe
+        fn describe(&self) -> String {
+            format!("area {}", self.area())
+        }
+    }
+
+    pub struct Circle(pub f64);
+    pub struct Square(pub f64);
+
+    impl Shape for Circle {
+        // next line: fixture::shapes::Circle::area
+        fn area(&self) -> f64 {
+            3.0 * self.0 * self.0
+        }
+    }
+
+    impl Shape for Square {
+        // next line: fixture::shapes::Square::area
+        fn area(&self) -> f64 {
+            self.0 * self.0
+        }
+    }
+
+    // next line: fixture::shapes::unit_square
+    pub fn unit_square() -> Square {
+        Square(1.0)
+    }
+
+    #[wasmprof::skip]
+    pub fn skipped() -> u32 {
+        5
+    }
+
+    pub mod nested {
+        // next line: fixture::shapes::nested::deep
+        pub fn deep() -> u32 {
+            fn not_instrumented() -> u32 {
+                6
+            }
+            not_instrumented()
+        }
+    }
+}
+
+/// Calls of the node at exactly `path`.
+fn calls(snapshot: &Snapshot, path: &[&str]) -> u64 {
+    snapshot
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| snapshot.path_names(*i) == path)
+        .map(|(_, node)| node.calls)
+        .sum()
+}
+
+/// Calls of `name` on every path.
+fn total_calls(snapshot: &Snapshot, name: &str) -> u64 {
+    let Some(id) = snapshot.functions.iter().position(|f| f.name == name) else {
+        return 0;
+    };
+    snapshot
+        .nodes
+        .iter()
+        .filter(|node| node.function as usize == id)
+        .map(|node| node.calls)
+        .sum()
+}
+
+struct Checks {
+    count: usize,
+    failures: Vec<String>,
+}
+
+impl Checks {
+    fn check(&mut self, ok: bool, what: String) {
+        self.count += 1;
+        if !ok {
+            self.failures.push(what);
+        }
+    }
+
+    fn equal<T: PartialEq + std::fmt::Debug>(&mut self, what: &str, got: T, want: T) {
+        let ok = got == want;
+        self.check(ok, format!("{what}: got {got:?}, want {want:?}"));
+    }
+
+    /// Runs `f` and checks how many calls it added on each path.
+    fn counts<R>(&mut self, what: &str, f: impl FnOnce() -> R, want: &[(&[&str], u64)]) -> R {
+        let before = take();
+        let result = f();
+        let after = take();
+        for (path, calls_wanted) in want {
+            let got = calls(&after, path) - calls(&before, path);
+            self.equal(&format!("{what}: calls of {path:?}"), got, *calls_wanted);
+        }
+        self.equal(
+            &format!("{what}: open path afterwards"),
+            after.open_path(),
+            Vec::<String>::new(),
+        );
+        result
+    }
+}
+
+fn main() {
+    assert!(wasmprof::ENABLED, "build with WASMPROF_INSTRUMENT=host");
+    let mut c = Checks {
+        count: 0,
+        failures: Vec::new(),
+    };
+
+    let r = c.counts(
+        "free",
+        || [leaf(1), leaf(2), leaf(3)],
+        &[(&["fixture::leaf"], 3)],
+    );
+    c.equal("leaf results", r, [2, 3, 4]);
+
+    let r = c.counts(
+        "nested",
+        outer,
+        &[
+            (&["fixture::outer"], 1),
+            (&["fixture::outer", "fixture::leaf"], 5),
+            (&["fixture::leaf"], 0),
+        ],
+    );
+    c.equal("outer result", r, 15);
+
+    let r = c.counts(
+        "early return",
+        || (find(&[1, 20, 30]), find(&[1, 2])),
+        &[
+            (&["fixture::find"], 2),
+            (&["fixture::find", "fixture::is_wanted"], 4),
+        ],
+    );
+    c.equal("find results", r, (Some(20), None));
+
+    let r = c.counts(
+        "question mark",
+        || (parse_all("1, 2, x, 4"), parse_all("5,6")),
+        &[
+            (&["fixture::parse_all"], 2),
+            (&["fixture::parse_all", "fixture::parse_one"], 5),
+        ],
+    );
+    c.check(r.0.is_err(), format!("parse_all error: {:?}", r.0));
+    c.equal("parse_all ok", r.1, Ok(vec![5, 6]));
+
+    let r = c.counts(
+        "generic, one site for every instantiation",
+        || {
+            (
+                largest(&[1, 9, 3]).copied(),
+                largest(&["b", "a"]).copied(),
+                largest::<f64>(&[]),
+            )
+        },
+        &[(&["fixture::largest"], 3)],
+    );
+    c.equal("largest results", r, (Some(9), Some("b"), None));
+
+    let before = take();
+    let r = fib(10);
+    let after = take();
+    c.equal("fib result", r, 55);
+    c.equal(
+        "fib calls",
+        total_calls(&after, "fixture::fib") - total_calls(&before, "fixture::fib"),
+        177,
+    );
+    c.equal(
+        "fib recursion depth 2",
+        calls(&after, &["fixture::fib", "fixture::fib"]),
+        2,
+    );
+
+    let r = c.counts(
+        "unwinding",
+        || {
+            let hook = std::panic::take_hook();
+            std::panic::set_hook(Box::new(|_| {}));
+            let r = std::panic::catch_unwind(|| may_panic(true));
+            std::panic::set_hook(hook);
+            (r.is_err(), may_panic(false))
+        },
+        &[(&["fixture::may_panic"], 2)],
+    );
+    c.equal("may_panic results", r, (true, 1));
+
+    let x = 7;
+    let r = c.counts(
+        "arguments, unsafe, extern, inner attributes, impl Trait",
+        || {
+            let adder = make_adder(10);
+            (
+                original_name(),
+                through_reexport(),
+                // SAFETY: `x` is a live u32.
+                unsafe { read(&x) },
+                callback(2),
+                hoisted(),
+                adder(1) + adder(2),
+            )
+        },
+        &[
+            (&["fixture::renamed"], 1),
+            (&["fixture::through_reexport"], 1),
+            (&["fixture::read"], 1),
+            (&["fixture::callback"], 1),
+            (&["fixture::hoisted"], 1),
+            // The closure it returns is not the function.
+            (&["fixture::make_adder"], 1),
+        ],
+    );
+    c.equal("misc results", r, (2, 3, 7, 6, 4, 23));
+
+    let r = c.counts(
+        "methods",
+        || {
+            let mut counter = Counter::new();
+            counter.bump();
+            counter.bump();
+            let got = counter.get();
+            let custom = counter.renamed_method();
+            let boxed = Box::new(Counter::with(4)).boxed();
+            let from_body = Counter::from_body(5).into_inner();
+            (got, custom, boxed, from_body)
+        },
+        &[
+            (&["fixture::Counter::new"], 1),
+            (&["fixture::Counter::bump"], 2),
+            (&["fixture::Counter::get"], 1),
+            (&["fixture::Counter::custom"], 1),
+            (&["fixture::with"], 1),
+            (&["fixture::Counter::boxed"], 1),
+            (&["fixture::Counter::from_body"], 1),
+            (&["fixture::Counter::into_inner"], 1),
+        ],
+    );
+    c.equal("method results", r, (2, 2, 4, 5));
+
+    let r = c.counts(
+        "impl block, generic type",
+        || {
+            let mut numbers = Stack::empty();
+            numbers.push(1u32);
+            numbers.push(2);
+            let mut words = Stack::empty();
+            words.push("w".to_owned());
+            (
+                numbers.pop(),
+                numbers.len(),
+                words.pop(),
+                Stack::<u8>::limit(),
+            )
+        },
+        &[
+            (&["fixture::Stack::empty"], 2),
+            (&["fixture::Stack::push"], 3),
+            (&["fixture::Stack::pop"], 2),
+        ],
+    );
+    c.equal("stack results", r, (Some(2), 1, Some("w".to_owned()), 64));
+
+    let r = c.counts(
+        "blanket impl",
+        || (1.print(), "a".print()),
+        &[(&["fixture::Print::print"], 2)],
+    );
+    c.equal("print results", r, ("<1>".to_owned(), "<a>".to_owned()));
+
+    let r = c.counts(
+        "module, trait impls and trait default methods",
+        || {
+            use shapes::Shape;
+            let circle = shapes::Circle(1.0);
+            let square = shapes::unit_square();
+            (
+                circle.describe(),
+                square.describe(),
+                shapes::skipped(),
+                shapes::nested::deep(),
+            )
+        },
+        &[
+            (&["fixture::shapes::unit_square"], 1),
+            (&["fixture::shapes::Shape::describe"], 2),
+            (
+                &[
+                    "fixture::shapes::Shape::describe",
+                    "fixture::shapes::Circle::area",
+                ],
+                1,
+            ),
+            (
+                &[
+                    "fixture::shapes::Shape::describe",
+                    "fixture::shapes::Square::area",
+                ],
+                1,
+            ),
+            (&["fixture::shapes::nested::deep"], 1),
+        ],
+    );
+    c.equal(
+        "shape results",
+        r,
+        ("area 3".to_owned(), "area 1".to_owned(), 5, 6),
+    );
+
+    // The UI pass tests, with instrumentation on.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    pass_arguments::main();
+    pass_blocks::main();
+    pass_control_flow::main();
+    pass_free_functions::main();
+    pass_generics::main();
+    pass_methods::main();
+    pass_unsafe_extern::main();
+    std::panic::set_hook(hook);
+
+    let snapshot = take();
+    check_names_and_lines(&mut c, &snapshot);
+    for expected in [
+        "fixture::pass_arguments::custom",
+        "fixture::pass_arguments::both",
+        "fixture::pass_arguments::S::custom_method",
+        "fixture::pass_blocks::Stack::push",
+        "fixture::pass_blocks::Speak::twice",
+        "fixture::pass_blocks::Print::print",
+        "fixture::pass_blocks::shapes::Circle::area",
+        "fixture::pass_blocks::shapes::Circle::word",
+        "fixture::pass_blocks::shapes::nested::deep",
+        "fixture::pass_free_functions::match",
+        "fixture::pass_generics::Pair::describe",
+        "fixture::pass_methods::Counter::boxed",
+        "fixture::pass_methods::Counter::counted",
+        "fixture::pass_methods::Square::area",
+        "fixture::pass_methods::Counter::default",
+        "fixture::pass_methods::Wrapper::cloned",
+        "fixture::pass_methods::Words::next_word",
+        "dyn fixture::pass_methods::Shape::loud_name",
+        "fixture::pass_unsafe_extern::exported",
+    ] {
+        c.check(
+            total_calls(&snapshot, expected) > 0,
+            format!("{expected} was not recorded"),
+        );
+    }
+    for skipped in [
+        "fixture::Stack::len",
+        "fixture::Stack::limit",
+        "fixture::shapes::skipped",
+        "fixture::not_instrumented",
+        "fixture::shapes::nested::not_instrumented",
+        "fixture::pass_blocks::Stack::len",
+        "fixture::pass_blocks::shapes::skipped",
+        "fixture::pass_blocks::shapes::skipped_module::untouched",
+    ] {
+        c.check(
+            !snapshot.functions.iter().any(|f| f.name == skipped),
+            format!("{skipped} should not be instrumented"),
+        );
+    }
+    c.equal(
+        "open path at the end",
+        snapshot.open_path(),
+        Vec::<String>::new(),
+    );
+
+    if c.failures.is_empty() {
+        println!("fixture: {} checks passed", c.count);
+    } else {
+        for failure in &c.failures {
+            eprintln!("FAILED {failure}");
+        }
+        eprintln!("fixture: {} of {} checks failed", c.failures.len(), c.count);
+        std::process::exit(1);
+    }
+}
+
+/// Every recorded function's line is the line of its `fn` in its file;
+/// those of this file are exactly the lines marked by a `// next line: name`
+/// comment just above.
+fn check_names_and_lines(c: &mut Checks, snapshot: &Snapshot) {
+    let this_file = include_str!("app.rs");
+    let lines: Vec<&str> = this_file.lines().collect();
+    let mut marked = BTreeMap::new();
+    for (at, text) in lines.iter().enumerate() {
+        if let Some(name) = text.trim_start().strip_prefix("// next line: ") {
+            let next = lines.get(at + 1).copied().unwrap_or_default();
+            c.check(
+                next.contains("fn "),
+                format!("marker of {name} is not above a fn"),
+            );
+            // Line numbers count from 1: the next line's index plus one.
+            marked.insert(name.to_owned(), at as u32 + 2);
+        }
+    }
+    let mut seen = BTreeMap::new();
+    let mut sources = BTreeMap::new();
+    for function in &snapshot.functions {
+        let source = sources
+            .entry(function.file.clone())
+            .or_insert_with(|| std::fs::read_to_string(&function.file).unwrap_or_default());
+        let text = source
+            .lines()
+            .nth(function.line as usize - 1)
+            .unwrap_or_default();
+        c.check(
+            text.contains("fn "),
+            format!(
+                "{} at {}:{} is not on its `fn` line: {text:?}",
+                function.name, function.file, function.line
+            ),
+        );
+        if function.file.ends_with("app.rs") {
+            seen.insert(function.name.clone(), function.line);
+        }
+    }
+    c.equal("functions of app.rs and their lines", seen, marked);
+}

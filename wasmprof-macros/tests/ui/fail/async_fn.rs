@@ -1,0 +1,8 @@
+#[wasmprof::instrument]
+pub async fn fetch(x: u32) -> u32 {
+    x
+}
+
+fn main() {
+    drop(fetch(1));
+}
