@@ -48,9 +48,14 @@ mod expand;
 /// from `Self`. An annotated function is taken for a method when it has a
 /// `self` receiver or uses `Self`; an associated function that does neither
 /// (`fn new(x: u32) -> Point`) cannot know its type and is named by its
-/// module, unless the whole impl block is annotated. Trait default methods
-/// and blanket impls (`impl<T: Bound> Trait for T`) are shared by many
-/// types; in an annotated trait or impl they are named `Trait::method`.
+/// module, unless the whole impl block is annotated (or `name` is given).
+/// Trait default methods and blanket impls (`impl<T: Bound> Trait for T`)
+/// are shared by many types: annotate the trait or the impl block and they
+/// are named `Trait::method`; annotated one by one, they take the name of
+/// the first type that calls them.
+///
+/// The line is that of the function's name. For a function written by a
+/// `macro_rules!` macro, it is the line in the macro's definition.
 ///
 /// # Arguments
 ///
