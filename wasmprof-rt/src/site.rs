@@ -104,7 +104,10 @@ fn qualified_name(module_path: &str, self_type: Option<&str>, name: &str) -> Str
 }
 
 fn strip_generics(type_name: &str) -> &str {
-    let type_name = type_name.trim_start_matches('&').trim_start_matches("mut ");
+    let type_name = type_name
+        .trim_start_matches('&')
+        .trim_start_matches("mut ")
+        .trim_start_matches("dyn ");
     match type_name.find('<') {
         Some(0) | None => type_name,
         Some(at) => &type_name[..at],
