@@ -1,0 +1,260 @@
+//! `--format json`: the derived tables for scripts, with the raw profile.
+//!
+//! A script that wants "calls of `add`" or "time `main` spent calling
+//! `parse`" should not have to walk the calling-context tree; this gives it
+//! the function table and the arcs already summed (exactly, see
+//! [`CallGraph`]), and the tree itself under `profile` for anything else.
+//!
+//! Shape (times in nanoseconds, as floats; `null` where there is nothing):
+//!
+//! ```json
+//! {
+//!   "format": "wasmprof-report/1",
+//!   "timed": true,
+//!   "total_nanos": 131257000.0,
+//!   "functions": [
+//!     { "id": 2, "name": "demo::add", "file": "src/lib.rs", "line": 9,
+//!       "calls": 52500000, "recursive_calls": 0,
+//!       "self_nanos": 105000000.0, "total_nanos": 105000000.0,
+//!       "cycle": null, "open": false }
+//!   ],
+//!   "arcs": [
+//!     { "caller": null, "caller_id": null, "callee": "demo::main", "callee_id": 0,
+//!       "calls": 1, "time_nanos": 131257000.0,
+//!       "self_nanos": 4000.0, "children_nanos": 131253000.0 }
+//!   ],
+//!   "cycles": [
+//!     { "number": 1, "members": ["demo::is_even", "demo::is_odd"], "member_ids": [3, 4],
+//!       "external_calls": 200, "internal_calls": 20200,
+//!       "self_nanos": 40800.0, "children_nanos": 0.0 }
+//!   ],
+//!   "profile": { "format": "wasmprof/1", "...": "the profile file, unchanged" }
+//! }
+//! ```
+//!
+//! * `functions` is in the flat profile's order (self time, then calls,
+//!   decreasing); `id` is the index in `profile.functions`, except for the
+//!   `<overflow>` pseudo-function (calls after the call tree was full),
+//!   which comes with the next id, `file` `""` and `line` 0.
+//! * `calls` counts every call; `recursive_calls` those a function made to
+//!   itself directly. `total_nanos` is counted at outermost activations, so
+//!   recursion is never counted twice; `cycle` is gprof's `<cycle N>` number.
+//! * An arc's `caller` is `null` for calls from the host. `time_nanos` is
+//!   the inclusive time of the callee's outermost activations entered
+//!   through the arc (0 for a direct recursive call), `self_nanos` the
+//!   callee's own time within them, `children_nanos` the rest. Arcs are
+//!   sorted by callee id, then caller id, the host first.
+//! * A cycle's `internal_calls` are calls between different members.
+
+use std::io::{BufWriter, Write};
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::callgraph::{CallGraph, FunctionId};
+use crate::profile::Profile;
+
+/// The `format` value of the document.
+pub const REPORT_FORMAT: &str = "wasmprof-report/1";
+
+/// Writes the JSON document described in the module docs, pretty-printed
+/// and followed by a newline.
+pub fn write_json(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+    let graph = CallGraph::build(profile);
+    let document = document(profile, &graph);
+    let context = "cannot write the JSON report";
+    let mut buffered = BufWriter::new(out);
+    serde_json::to_writer_pretty(&mut buffered, &document).context(context)?;
+    buffered.write_all(b"\n").context(context)?;
+    buffered.flush().context(context)?;
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    format: &'static str,
+    timed: bool,
+    total_nanos: f64,
+    functions: Vec<FunctionRow<'a>>,
+    arcs: Vec<ArcRow<'a>>,
+    cycles: Vec<CycleRow<'a>>,
+    profile: &'a Profile,
+}
+
+#[derive(Serialize)]
+struct FunctionRow<'a> {
+    id: FunctionId,
+    name: &'a str,
+    file: &'a str,
+    line: u32,
+    calls: u64,
+    recursive_calls: u64,
+    self_nanos: f64,
+    total_nanos: f64,
+    cycle: Option<usize>,
+    open: bool,
+}
+
+#[derive(Serialize)]
+struct ArcRow<'a> {
+    caller: Option<&'a str>,
+    caller_id: Option<FunctionId>,
+    callee: &'a str,
+    callee_id: FunctionId,
+    calls: u64,
+    time_nanos: f64,
+    self_nanos: f64,
+    children_nanos: f64,
+}
+
+#[derive(Serialize)]
+struct CycleRow<'a> {
+    number: usize,
+    members: Vec<&'a str>,
+    member_ids: Vec<FunctionId>,
+    external_calls: u64,
+    internal_calls: u64,
+    self_nanos: f64,
+    children_nanos: f64,
+}
+
+fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
+    let name = |f: FunctionId| graph.functions[f].name.as_str();
+    let mut order: Vec<FunctionId> = (0..graph.functions.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (fa, fb) = (&graph.functions[a], &graph.functions[b]);
+        fb.self_nanos
+            .total_cmp(&fa.self_nanos)
+            .then(fb.calls.cmp(&fa.calls))
+            .then_with(|| fa.name.cmp(&fb.name))
+            .then(a.cmp(&b))
+    });
+    let functions = order
+        .into_iter()
+        .map(|id| {
+            let f = &graph.functions[id];
+            FunctionRow {
+                id,
+                name: &f.name,
+                file: &f.file,
+                line: f.line,
+                calls: f.calls,
+                recursive_calls: f.recursive_calls,
+                self_nanos: f.self_nanos,
+                total_nanos: f.total_nanos,
+                cycle: graph.cycle_of(id).map(|c| c.number),
+                open: f.open,
+            }
+        })
+        .collect();
+    let arcs = graph
+        .arcs
+        .iter()
+        .map(|a| ArcRow {
+            caller: a.caller.map(name),
+            caller_id: a.caller,
+            callee: name(a.callee),
+            callee_id: a.callee,
+            calls: a.calls,
+            time_nanos: a.total_nanos,
+            self_nanos: a.callee_self_nanos,
+            children_nanos: a.callee_children_nanos(),
+        })
+        .collect();
+    let cycles = graph
+        .cycles
+        .iter()
+        .map(|c| CycleRow {
+            number: c.number,
+            members: c.members.iter().map(|&m| name(m)).collect(),
+            member_ids: c.members.clone(),
+            external_calls: c.external_calls,
+            internal_calls: c.internal_calls,
+            self_nanos: c.self_nanos,
+            children_nanos: c.children_nanos,
+        })
+        .collect();
+    Document {
+        format: REPORT_FORMAT,
+        timed: graph.timed,
+        total_nanos: graph.total_nanos,
+        functions,
+        arcs,
+        cycles,
+        profile,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::{appendix_b, recursion};
+    use serde_json::Value;
+
+    fn to_value(profile: &Profile) -> Value {
+        let mut bytes = Vec::new();
+        write_json(profile, &mut bytes).unwrap();
+        assert!(bytes.ends_with(b"}\n"));
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn functions_and_arcs_have_exact_numbers() {
+        let json = to_value(&appendix_b(true));
+        assert_eq!(json["format"], REPORT_FORMAT);
+        let add = &json["functions"][0];
+        assert_eq!(add["name"], "add");
+        assert_eq!(add["calls"], 52_500_000);
+        assert_eq!(add["self_nanos"], 105e6);
+        let quarter_to_add = json["arcs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["caller"] == "f_quarter" && a["callee"] == "add")
+            .unwrap();
+        assert_eq!(quarter_to_add["calls"], 17_500_000);
+        assert_eq!(quarter_to_add["time_nanos"], 35e6);
+        let from_host = json["arcs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["callee"] == "main")
+            .unwrap();
+        assert_eq!(from_host["caller"], Value::Null);
+        assert_eq!(json["profile"]["format"], "wasmprof/1");
+    }
+
+    #[test]
+    fn cycles_and_recursion_are_described() {
+        let json = to_value(&recursion(false));
+        assert_eq!(json["timed"], false);
+        let cycle = &json["cycles"][0];
+        assert_eq!(cycle["members"], serde_json::json!(["is_even", "is_odd"]));
+        assert_eq!(cycle["external_calls"], 200);
+        assert_eq!(cycle["internal_calls"], 20_200);
+        let fib = json["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "fib")
+            .unwrap();
+        assert_eq!(fib["calls"], 4_378_200);
+        assert_eq!(fib["recursive_calls"], 4_378_000);
+        assert_eq!(fib["cycle"], Value::Null);
+    }
+
+    #[test]
+    fn a_failing_writer_is_an_error_not_a_panic() {
+        struct Broken;
+        impl Write for Broken {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = write_json(&appendix_b(false), &mut Broken).unwrap_err();
+        assert!(format!("{err:#}").contains("disk full"), "{err:#}");
+    }
+}

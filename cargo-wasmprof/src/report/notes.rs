@@ -1,0 +1,181 @@
+//! What a text report says before its numbers: which run it describes and
+//! what is missing from it. A profile of a run that trapped or timed out is
+//! still worth reading, but only if nobody mistakes it for a complete one.
+
+use super::callgraph::OVERFLOW_NAME;
+use super::units::human_duration;
+use crate::profile::Profile;
+
+/// One line naming the run: package (or module), entry, host, wall time.
+pub fn run_line(profile: &Profile) -> String {
+    let run = &profile.run;
+    let program = match &run.package {
+        Some(package) => format!("package {package}"),
+        None => format!("module {}", run.module),
+    };
+    format!(
+        "wasmprof: {program}, entry {}, host {}, wall time {}",
+        run.entry,
+        run.host,
+        human_duration(run.wall_nanos as f64)
+    )
+}
+
+/// Warnings about what the profile lacks, one line each; empty for a
+/// complete run.
+pub fn warnings(profile: &Profile) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !profile.run.complete {
+        let reason = profile
+            .run
+            .incomplete_reason
+            .as_deref()
+            .unwrap_or("no reason recorded");
+        lines.push(format!(
+            "WARNING: incomplete profile: the run did not finish ({reason})."
+        ));
+        let stacks = open_stacks(profile);
+        if stacks.is_empty() {
+            lines.push("WARNING: no frame was still running when the profile was taken.".into());
+        } else {
+            lines.push(
+                "WARNING: still running when it stopped, their own time missing (outermost first):"
+                    .into(),
+            );
+            for stack in stacks.iter().take(MAX_OPEN_STACKS) {
+                lines.push(format!("WARNING:   {stack}"));
+            }
+            if stacks.len() > MAX_OPEN_STACKS {
+                lines.push(format!(
+                    "WARNING:   and {} more",
+                    stacks.len() - MAX_OPEN_STACKS
+                ));
+            }
+        }
+    }
+    if profile.overflow_calls > 0 {
+        lines.push(format!(
+            "NOTE: {} calls came after the call tree was full; they are counted \
+             under {OVERFLOW_NAME} and their time is in their callers' self time.",
+            profile.overflow_calls
+        ));
+    }
+    lines
+}
+
+const MAX_OPEN_STACKS: usize = 3;
+/// Longer stacks show their first and last frames around an ellipsis.
+const MAX_STACK_SEGMENTS: usize = 10;
+
+/// Every chain of open frames, from the root to an open node with no open
+/// child, as `a > b > c`, repeated frames folded (`fib (500 frames)`).
+fn open_stacks(profile: &Profile) -> Vec<String> {
+    let mut has_open_child = vec![false; profile.nodes.len()];
+    for node in &profile.nodes {
+        if let (true, Some(parent)) = (node.open, node.parent) {
+            has_open_child[parent] = true;
+        }
+    }
+    profile
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|&(index, node)| node.open && !has_open_child[index])
+        .map(|(index, _)| describe_stack(&open_path_names(profile, index)))
+        .collect()
+}
+
+/// Names of the open frames from the root down to `leaf`.
+fn open_path_names(profile: &Profile, leaf: usize) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut current = Some(leaf);
+    while let Some(node) = current {
+        let n = &profile.nodes[node];
+        if node != Profile::ROOT && n.open {
+            names.push(match n.function {
+                Some(f) => profile.functions[f].name.as_str(),
+                None => OVERFLOW_NAME,
+            });
+        }
+        current = n.parent;
+    }
+    names.reverse();
+    names
+}
+
+fn describe_stack(names: &[&str]) -> String {
+    let mut segments: Vec<String> = Vec::new();
+    let mut start = 0;
+    while start < names.len() {
+        let run = names[start..]
+            .iter()
+            .take_while(|&&n| n == names[start])
+            .count();
+        segments.push(match run {
+            1 => names[start].to_owned(),
+            _ => format!("{} ({run} frames)", names[start]),
+        });
+        start += run;
+    }
+    if segments.len() > MAX_STACK_SEGMENTS {
+        let keep = MAX_STACK_SEGMENTS / 2;
+        let elided = segments.len() - 2 * keep;
+        let tail = segments.split_off(segments.len() - keep);
+        segments.truncate(keep);
+        segments.push(format!("... {elided} more ..."));
+        segments.extend(tail);
+    }
+    segments.join(" > ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::ProfileBuilder;
+
+    #[test]
+    fn a_complete_run_has_no_warnings() {
+        let profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
+        assert!(warnings(&profile).is_empty());
+        assert_eq!(
+            run_line(&profile),
+            "wasmprof: package demo, entry start, host node v20.20.2, wall time 2.00 ms"
+        );
+    }
+
+    #[test]
+    fn an_incomplete_run_names_its_reason_and_open_frames() {
+        let mut path = vec!["main", "parse"];
+        path.extend(std::iter::repeat("expr").take(40));
+        path.push("unreachable");
+        let mut profile = ProfileBuilder::timed()
+            .path(&path, 1, 5.0)
+            .open(&path)
+            .build();
+        profile.run.complete = false;
+        profile.run.incomplete_reason = Some("trap: unreachable executed".into());
+        let lines = warnings(&profile);
+        assert!(lines[0].contains("trap: unreachable executed"), "{lines:?}");
+        assert_eq!(
+            lines[2],
+            "WARNING:   main > parse > expr (40 frames) > unreachable"
+        );
+    }
+
+    #[test]
+    fn long_stacks_are_shortened() {
+        let names: Vec<String> = (0..30).map(|i| format!("f{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(
+            describe_stack(&names),
+            "f0 > f1 > f2 > f3 > f4 > ... 20 more ... > f25 > f26 > f27 > f28 > f29"
+        );
+    }
+
+    #[test]
+    fn overflow_is_mentioned() {
+        let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
+        profile.overflow_calls = 12;
+        assert!(warnings(&profile)[0].contains("12 calls came after the call tree was full"));
+    }
+}

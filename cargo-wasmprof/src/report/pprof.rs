@@ -1,0 +1,299 @@
+//! `--format pprof`: the gzipped protobuf that `go tool pprof`, Speedscope,
+//! Pyroscope and friends read.
+//!
+//! pprof thinks in samples over stacks; the calling-context tree maps onto
+//! that without loss: one sample per tree node that was called, its stack
+//! the node's path (leaf first, as pprof wants), its values the node's call
+//! count and **self** time. pprof's "cum" of a function, the sum over every
+//! sample whose stack contains it, is then exactly our outermost-activation
+//! total, and "flat" exactly our self time.
+//!
+//! Sample types are `calls/count` and `time/nanoseconds`, time being the
+//! default. Without a timer (`--timer none`) only `calls/count` is written:
+//! a column of zeros would only mislead.
+//!
+//! One location per function (we know functions, not call sites); ids are
+//! the function's index + 1, as pprof reserves 0. The string table is in
+//! first-use order, so the same profile always gives the same bytes.
+//!
+//! Stacks deeper than [`MAX_FRAMES_EACH_SIDE`] × 2 + 1 frames (deep
+//! recursion) keep their outermost and innermost frames around one
+//! `<elided frames>` frame: a 100,000-deep recursion would otherwise write
+//! billions of frame ids. Self times stay exact; a function that appears only
+//! in the elided middle of such a stack loses that sample from its cum.
+
+pub mod proto;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::Write;
+
+use anyhow::Context;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use prost::Message;
+
+use super::callgraph::OVERFLOW_NAME;
+use super::node_times::NodeTimes;
+use super::notes;
+use crate::profile::{Profile, TimerMode};
+
+/// Frames kept at each end of a stack that is too deep.
+pub const MAX_FRAMES_EACH_SIDE: usize = 128;
+/// The function standing for the frames left out of a deep stack.
+pub const ELIDED_NAME: &str = "<elided frames>";
+
+/// Writes `profile` to `out` as a gzipped pprof protobuf.
+///
+/// Samples are encoded and compressed one at a time, so memory stays
+/// proportional to the number of functions, not of tree nodes.
+pub fn write_pprof(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+    let context = "cannot write the pprof profile";
+    let mut gzip = GzEncoder::new(out, Compression::default());
+    let tables = Tables::new(profile);
+    let mut buffer = Vec::new();
+    tables
+        .header
+        .encode(&mut buffer)
+        .context("cannot encode the pprof profile")?;
+    gzip.write_all(&buffer).context(context)?;
+    for_each_sample(profile, &tables, |sample| {
+        buffer.clear();
+        prost::encoding::message::encode(SAMPLE_FIELD, &sample, &mut buffer);
+        gzip.write_all(&buffer).context(context)
+    })?;
+    gzip.finish().context(context)?;
+    Ok(())
+}
+
+/// The whole profile as one message, samples included.
+pub fn to_message(profile: &Profile) -> proto::Profile {
+    let tables = Tables::new(profile);
+    let mut message = tables.header.clone();
+    let collected = for_each_sample(profile, &tables, |sample| {
+        message.sample.push(sample);
+        Ok::<(), Infallible>(())
+    });
+    match collected {
+        Ok(()) => message,
+        Err(never) => match never {},
+    }
+}
+
+/// `Profile.sample`'s field number.
+const SAMPLE_FIELD: u32 = 2;
+
+/// Everything but the samples, and what samples refer to.
+struct Tables {
+    /// The profile message without samples.
+    header: proto::Profile,
+    /// Location id of every node's function (meaningless for the root).
+    location_of_node: Vec<u64>,
+    /// Location id of the `<elided frames>` function.
+    elided_location: u64,
+    timed: bool,
+}
+
+impl Tables {
+    fn new(profile: &Profile) -> Tables {
+        let timed = profile.timer.mode == TimerMode::Host;
+        let mut strings = StringTable::default();
+        let calls = value_type(&mut strings, "calls", "count");
+        let time = value_type(&mut strings, "time", "nanoseconds");
+        let (sample_type, period_type, default_sample_type) = if timed {
+            (vec![calls, time.clone()], time.clone(), time.r#type)
+        } else {
+            (vec![calls.clone()], calls.clone(), calls.r#type)
+        };
+        let mapping = proto::Mapping {
+            id: 1,
+            filename: strings.intern(&profile.run.module),
+            build_id: strings.intern(&profile.run.module_sha256),
+            has_functions: true,
+            has_filenames: true,
+            has_line_numbers: true,
+            ..Default::default()
+        };
+
+        let mut function = Vec::with_capacity(profile.functions.len() + 2);
+        for f in &profile.functions {
+            let name = strings.intern(&f.name);
+            function.push(proto::Function {
+                id: function.len() as u64 + 1,
+                name,
+                system_name: name,
+                filename: strings.intern(&f.file),
+                start_line: i64::from(f.line),
+            });
+        }
+        let has_overflow = profile.nodes.iter().skip(1).any(|n| n.function.is_none());
+        let overflow_id = function.len() as u64 + 1;
+        let elided_id = overflow_id + u64::from(has_overflow);
+        let pseudo_functions = [
+            (has_overflow, OVERFLOW_NAME),
+            (
+                max_depth(profile) > 2 * MAX_FRAMES_EACH_SIDE + 1,
+                ELIDED_NAME,
+            ),
+        ];
+        for (_, pseudo) in pseudo_functions.iter().filter(|(used, _)| *used) {
+            let name = strings.intern(pseudo);
+            function.push(proto::Function {
+                id: function.len() as u64 + 1,
+                name,
+                system_name: name,
+                ..Default::default()
+            });
+        }
+        let location = function
+            .iter()
+            .map(|f| proto::Location {
+                id: f.id,
+                mapping_id: mapping.id,
+                line: vec![proto::Line {
+                    function_id: f.id,
+                    line: f.start_line,
+                    column: 0,
+                }],
+                ..Default::default()
+            })
+            .collect();
+
+        let location_of_node = profile
+            .nodes
+            .iter()
+            .map(|n| n.function.map_or(overflow_id, |f| f as u64 + 1))
+            .collect();
+        let mut comment = vec![strings.intern(&notes::run_line(profile))];
+        for warning in notes::warnings(profile) {
+            comment.push(strings.intern(&warning));
+        }
+        let header = proto::Profile {
+            sample_type,
+            mapping: vec![mapping],
+            location,
+            function,
+            time_nanos: saturating_i64(profile.created_unix_nanos),
+            duration_nanos: saturating_i64(profile.run.wall_nanos),
+            period_type: Some(period_type),
+            period: 1,
+            comment,
+            default_sample_type,
+            string_table: strings.strings,
+            ..Default::default()
+        };
+        Tables {
+            header,
+            location_of_node,
+            elided_location: elided_id,
+            timed,
+        }
+    }
+}
+
+/// Frames on the deepest path of the tree.
+fn max_depth(profile: &Profile) -> usize {
+    let mut depth = vec![0; profile.nodes.len()];
+    for (index, node) in profile.nodes.iter().enumerate().skip(1) {
+        depth[index] = node.parent.map_or(0, |p| depth[p]) + 1;
+    }
+    depth.into_iter().max().unwrap_or(0)
+}
+
+fn value_type(strings: &mut StringTable, kind: &str, unit: &str) -> proto::ValueType {
+    proto::ValueType {
+        r#type: strings.intern(kind),
+        unit: strings.intern(unit),
+    }
+}
+
+fn saturating_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// Calls `emit` with the sample of every called node, in depth-first order.
+/// The walk keeps the current path on a stack of its own, so each sample
+/// costs its (bounded) stack, not its depth, and no recursion is needed.
+fn for_each_sample<E>(
+    profile: &Profile,
+    tables: &Tables,
+    mut emit: impl FnMut(proto::Sample) -> Result<(), E>,
+) -> Result<(), E> {
+    let times = NodeTimes::compute(profile);
+    let children = profile.children();
+    let mut path: Vec<u64> = Vec::new();
+    let mut work: Vec<(usize, usize)> = vec![(Profile::ROOT, 0)];
+    while let Some(frame) = work.last_mut() {
+        let (node, position) = *frame;
+        let Some(&child) = children[node].get(position) else {
+            work.pop();
+            path.pop();
+            continue;
+        };
+        frame.1 += 1;
+        path.push(tables.location_of_node[child]);
+        work.push((child, 0));
+        let calls = profile.nodes[child].calls;
+        if calls == 0 {
+            continue;
+        }
+        let mut value = vec![saturating_i64(calls)];
+        if tables.timed {
+            value.push(times.self_nanos[child].round() as i64);
+        }
+        emit(proto::Sample {
+            location_id: leaf_first(&path, tables.elided_location),
+            value,
+            label: Vec::new(),
+        })?;
+    }
+    Ok(())
+}
+
+/// `path` (outermost first) reversed, with the middle of a too deep stack
+/// replaced by one `elided` frame.
+fn leaf_first(path: &[u64], elided: u64) -> Vec<u64> {
+    if path.len() <= 2 * MAX_FRAMES_EACH_SIDE + 1 {
+        return path.iter().rev().copied().collect();
+    }
+    let inner = &path[path.len() - MAX_FRAMES_EACH_SIDE..];
+    let outer = &path[..MAX_FRAMES_EACH_SIDE];
+    inner
+        .iter()
+        .rev()
+        .copied()
+        .chain(std::iter::once(elided))
+        .chain(outer.iter().rev().copied())
+        .collect()
+}
+
+/// pprof's string table: `""` first, then every string once, in order of
+/// first use.
+struct StringTable {
+    strings: Vec<String>,
+    index: HashMap<String, i64>,
+}
+
+impl Default for StringTable {
+    fn default() -> Self {
+        StringTable {
+            strings: vec![String::new()],
+            index: HashMap::from([(String::new(), 0)]),
+        }
+    }
+}
+
+impl StringTable {
+    fn intern(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as i64;
+        self.strings.push(s.to_owned());
+        self.index.insert(s.to_owned(), i);
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! The few lines printed after `cargo wasmprof run`: where the time went,
+//! on one screen, with the full reports one command away.
+
+use std::io::Write;
+
+use anyhow::Context;
+
+use super::callgraph::{CallGraph, FunctionId};
+use super::notes;
+use super::units::human_duration;
+use crate::profile::Profile;
+
+/// How many functions the summary lists unless told otherwise.
+pub const DEFAULT_SUMMARY_TOP: usize = 10;
+
+/// Writes the run line, any warnings, and the `top` functions by self time
+/// (by calls when nothing was timed), with their calls (all of them,
+/// recursive ones included), self and total time and share of the total.
+pub fn write_summary(profile: &Profile, top: usize, out: &mut dyn Write) -> anyhow::Result<()> {
+    out.write_all(render_summary(profile, top).as_bytes())
+        .context("cannot write the summary")
+}
+
+/// The summary as text.
+pub fn render_summary(profile: &Profile, top: usize) -> String {
+    let graph = CallGraph::build(profile);
+    let mut text = notes::run_line(profile);
+    text.push('\n');
+    for warning in notes::warnings(profile) {
+        text.push_str(&warning);
+        text.push('\n');
+    }
+    let ranked = ranked(&graph);
+    let shown = ranked.len().min(top);
+    if graph.timed {
+        text.push_str(&format!(
+            "top {shown} of {} functions by self time, of {} measured:\n",
+            ranked.len(),
+            human_duration(graph.total_nanos)
+        ));
+        text.push_str(&format!(
+            "{:>6}  {:>9}  {:>9}  {:>12}  function\n",
+            "self%", "self", "total", "calls"
+        ));
+        for &f in &ranked[..shown] {
+            let stats = &graph.functions[f];
+            let share = if graph.total_nanos > 0.0 {
+                100.0 * stats.self_nanos / graph.total_nanos
+            } else {
+                0.0
+            };
+            text.push_str(&format!(
+                "{:>5.1}%  {:>9}  {:>9}  {:>12}  {}\n",
+                share,
+                human_duration(stats.self_nanos),
+                human_duration(stats.total_nanos),
+                stats.calls,
+                stats.name
+            ));
+        }
+    } else {
+        text.push_str(&format!(
+            "top {shown} of {} functions by calls (no time was measured: --timer none):\n",
+            ranked.len()
+        ));
+        text.push_str(&format!("{:>12}  function\n", "calls"));
+        for &f in &ranked[..shown] {
+            let stats = &graph.functions[f];
+            text.push_str(&format!("{:>12}  {}\n", stats.calls, stats.name));
+        }
+    }
+    text
+}
+
+/// Functions that ran, by self time, then calls (decreasing), then name.
+fn ranked(graph: &CallGraph) -> Vec<FunctionId> {
+    let mut functions: Vec<FunctionId> = (0..graph.functions.len())
+        .filter(|&f| graph.is_active(f))
+        .collect();
+    functions.sort_by(|&a, &b| {
+        let (fa, fb) = (&graph.functions[a], &graph.functions[b]);
+        fb.self_nanos
+            .total_cmp(&fa.self_nanos)
+            .then(fb.calls.cmp(&fa.calls))
+            .then_with(|| fa.name.cmp(&fb.name))
+            .then(a.cmp(&b))
+    });
+    functions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::{appendix_b, assert_golden, recursion};
+
+    #[test]
+    fn timed_summary_matches_golden() {
+        assert_golden(
+            "appendix_b.summary.txt",
+            &render_summary(&appendix_b(true), DEFAULT_SUMMARY_TOP),
+        );
+    }
+
+    #[test]
+    fn untimed_summary_ranks_by_calls() {
+        let text = render_summary(&recursion(false), 2);
+        assert_golden("recursion.summary.txt", &text);
+        assert!(text.contains("top 2 of 4 functions by calls"), "{text}");
+        assert!(text.contains("     4378200  fib\n"), "{text}");
+    }
+
+    #[test]
+    fn top_zero_lists_nothing_and_does_not_panic() {
+        let text = render_summary(&appendix_b(true), 0);
+        assert!(text.contains("top 0 of 9 functions"), "{text}");
+    }
+}

@@ -1,0 +1,275 @@
+//! Hand-built profiles for the report tests, and golden-file comparison.
+//!
+//! The two reference programs are those GNU gprof was run on in
+//! `shared/reference/` (appendix-b.c and recursion.c), rebuilt as trees with
+//! the call counts gprof printed, so that our output can be held against
+//! real gprof output.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::profile::{Function, Node, Profile, RunInfo, TimerInfo, TimerMode, FORMAT};
+
+/// Builds a [`Profile`] from call paths, giving self times; inclusive times
+/// are derived so that the tree is consistent.
+pub(crate) struct ProfileBuilder {
+    profile: Profile,
+    self_nanos: Vec<f64>,
+    child_index: HashMap<(usize, usize), usize>,
+}
+
+impl ProfileBuilder {
+    pub fn timed() -> Self {
+        Self::new(TimerMode::Host)
+    }
+
+    pub fn untimed() -> Self {
+        Self::new(TimerMode::None)
+    }
+
+    fn new(mode: TimerMode) -> Self {
+        let profile = Profile {
+            format: FORMAT.into(),
+            created_unix_nanos: 1_700_000_000_123_456_789,
+            run: RunInfo {
+                package: Some("demo".into()),
+                module: "target/wasm32-unknown-unknown/release/demo.wasm".into(),
+                module_sha256: "5e1f".repeat(16),
+                host: "node v20.20.2".into(),
+                command: vec!["cargo".into(), "wasmprof".into(), "run".into()],
+                entry: "start".into(),
+                complete: true,
+                incomplete_reason: None,
+                exit_code: 0,
+                wall_nanos: 0,
+            },
+            timer: TimerInfo {
+                mode,
+                resolution_nanos: (mode == TimerMode::Host).then_some(1000.0),
+            },
+            functions: Vec::new(),
+            nodes: vec![Node {
+                parent: None,
+                function: None,
+                calls: 0,
+                inclusive_nanos: 0.0,
+                open: false,
+            }],
+            overflow_calls: 0,
+        };
+        ProfileBuilder {
+            profile,
+            self_nanos: vec![0.0],
+            child_index: HashMap::new(),
+        }
+    }
+
+    pub fn package(mut self, package: &str) -> Self {
+        self.profile.run.package = Some(package.into());
+        self
+    }
+
+    /// Adds `calls` calls and `self_nanos` of self time to the node at the
+    /// end of `path` (function names, outermost first).
+    pub fn path(mut self, path: &[&str], calls: u64, self_nanos: f64) -> Self {
+        let node = self.node(path);
+        self.profile.nodes[node].calls += calls;
+        self.self_nanos[node] += self_nanos;
+        self
+    }
+
+    /// Marks every node of `path` as still running: like the runtime, the
+    /// file then has no time for them (their children's time is known).
+    pub fn open(mut self, path: &[&str]) -> Self {
+        for depth in 1..=path.len() {
+            let node = self.node(&path[..depth]);
+            self.profile.nodes[node].open = true;
+        }
+        self
+    }
+
+    fn node(&mut self, path: &[&str]) -> usize {
+        let mut node = Profile::ROOT;
+        for name in path {
+            let function = self.function(name);
+            node = match self.child_index.get(&(node, function)) {
+                Some(&child) => child,
+                None => {
+                    self.profile.nodes.push(Node {
+                        parent: Some(node),
+                        function: Some(function),
+                        calls: 0,
+                        inclusive_nanos: 0.0,
+                        open: false,
+                    });
+                    self.self_nanos.push(0.0);
+                    let child = self.profile.nodes.len() - 1;
+                    self.child_index.insert((node, function), child);
+                    child
+                }
+            };
+        }
+        node
+    }
+
+    fn function(&mut self, name: &str) -> usize {
+        if let Some(index) = self.profile.functions.iter().position(|f| f.name == name) {
+            return index;
+        }
+        let line = 10 * (self.profile.functions.len() as u32 + 1);
+        self.profile.functions.push(Function {
+            name: name.into(),
+            file: "src/lib.rs".into(),
+            line,
+        });
+        self.profile.functions.len() - 1
+    }
+
+    pub fn build(mut self) -> Profile {
+        let timed = self.profile.timer.mode == TimerMode::Host;
+        let mut inclusive = self.self_nanos.clone();
+        for node in (1..self.profile.nodes.len()).rev() {
+            if let Some(parent) = self.profile.nodes[node].parent {
+                inclusive[parent] += inclusive[node];
+            }
+        }
+        for (node, time) in self.profile.nodes.iter_mut().zip(&inclusive) {
+            node.inclusive_nanos = if timed && !node.open { *time } else { 0.0 };
+        }
+        self.profile.nodes[Profile::ROOT].inclusive_nanos = 0.0;
+        let measured: f64 = inclusive[1..]
+            .iter()
+            .zip(&self.profile.nodes[1..])
+            .filter(|(_, n)| n.parent == Some(Profile::ROOT))
+            .map(|(t, _)| t)
+            .sum();
+        self.profile.run.wall_nanos = (measured * 1.05) as u64 + 2_000_000;
+        self.profile
+    }
+}
+
+const MILLI: f64 = 1e6;
+
+/// appendix-b.c: `main` calls the `f_*` functions, which call `add`
+/// 52,500,000 times in all. Self times are made up (2 ns per `add`, 0.5 ns
+/// per loop iteration in the callers) so that the report has something to show.
+pub(crate) fn appendix_b(timed: bool) -> Profile {
+    let builder = if timed {
+        ProfileBuilder::timed()
+    } else {
+        ProfileBuilder::untimed()
+    };
+    builder
+        .package("appendix_b")
+        .path(&["main"], 1, 0.004 * MILLI)
+        .path(&["main", "f_main_1"], 1, 5.0 * MILLI)
+        .path(&["main", "f_main_1", "add"], 10_000_000, 20.0 * MILLI)
+        .path(&["main", "f_main_2"], 1, 5.0 * MILLI)
+        .path(&["main", "f_main_2", "add"], 10_000_000, 20.0 * MILLI)
+        .path(&["main", "f_main_3"], 1, 0.001 * MILLI)
+        .path(&["main", "f_main_3", "f_half"], 2, 5.0 * MILLI)
+        .path(
+            &["main", "f_main_3", "f_half", "add"],
+            10_000_000,
+            20.0 * MILLI,
+        )
+        .path(&["main", "f_main_4"], 1, 0.001 * MILLI)
+        .path(&["main", "f_main_4", "f_quarter"], 4, 5.0 * MILLI)
+        .path(
+            &["main", "f_main_4", "f_quarter", "add"],
+            10_000_000,
+            20.0 * MILLI,
+        )
+        .path(&["main", "f_half"], 1, 2.5 * MILLI)
+        .path(&["main", "f_half", "add"], 5_000_000, 10.0 * MILLI)
+        .path(&["main", "f_half_2"], 1, 0.001 * MILLI)
+        .path(&["main", "f_half_2", "f_quarter"], 2, 2.5 * MILLI)
+        .path(
+            &["main", "f_half_2", "f_quarter", "add"],
+            5_000_000,
+            10.0 * MILLI,
+        )
+        .path(&["main", "f_quarter"], 1, 1.25 * MILLI)
+        .path(&["main", "f_quarter", "add"], 2_500_000, 5.0 * MILLI)
+        .build()
+}
+
+/// recursion.c: 200 times `fib(20)` (4,378,000 recursive calls in all) and
+/// `is_even(101)`, which alternates with `is_odd` down to 0. Made-up self
+/// times when `timed`: 3 ns per `fib` call, 2 ns per `is_even`/`is_odd`.
+pub(crate) fn recursion(timed: bool) -> Profile {
+    let mut builder = if timed {
+        ProfileBuilder::timed()
+    } else {
+        ProfileBuilder::untimed()
+    }
+    .package("recursion")
+    .path(&["main"], 1, 1000.0);
+    let mut path = vec!["main"];
+    for calls in fib_calls_by_depth(20) {
+        path.push("fib");
+        builder = builder.path(&path, 200 * calls, 3.0 * (200 * calls) as f64);
+    }
+    let mut path = vec!["main"];
+    for n in (0..=101).rev() {
+        path.push(if n % 2 == 1 { "is_even" } else { "is_odd" });
+        builder = builder.path(&path, 200, 400.0);
+    }
+    builder.build()
+}
+
+/// How many calls `fib(n)` makes at each depth of its recursion, itself at 0.
+fn fib_calls_by_depth(n: u32) -> Vec<u64> {
+    // by_n[k][d]: calls at depth d in the call tree of fib(k).
+    let mut by_n: Vec<Vec<u64>> = vec![vec![1], vec![1]];
+    for k in 2..=n as usize {
+        let mut counts = vec![1];
+        let (a, b) = (&by_n[k - 1], &by_n[k - 2]);
+        for d in 0..a.len().max(b.len()) {
+            counts.push(a.get(d).copied().unwrap_or(0) + b.get(d).copied().unwrap_or(0));
+        }
+        by_n.push(counts);
+    }
+    by_n.swap_remove(n as usize)
+}
+
+/// Compares `actual` with `tests/data/NAME` byte for byte; with
+/// `WASMPROF_BLESS=1` in the environment, rewrites the file instead.
+pub(crate) fn assert_golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    if std::env::var_os("WASMPROF_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("create tests/data");
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}; run with WASMPROF_BLESS=1 to create it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(e, a)| e != a)
+            .map_or(expected.lines().count().min(actual.lines().count()), |l| l);
+        panic!(
+            "{} differs from the output at line {}:\n--- expected\n{}\n--- actual\n{}\n\
+             (re-bless with WASMPROF_BLESS=1 if the change is intended)",
+            path.display(),
+            line + 1,
+            expected.lines().nth(line).unwrap_or("<end of file>"),
+            actual.lines().nth(line).unwrap_or("<end of output>"),
+        );
+    }
+}
+
+#[test]
+fn fib_20_makes_21891_calls() {
+    let counts = fib_calls_by_depth(20);
+    assert_eq!(counts.iter().sum::<u64>(), 21_891);
+    assert_eq!(200 * (21_891 - 1), 4_378_000);
+}
