@@ -117,6 +117,9 @@ pub struct CallGraph {
     pub functions: Vec<FunctionStats>,
     /// Sorted by callee, then caller (host first).
     pub arcs: Vec<Arc>,
+    /// Positions in `arcs` sorted by caller (host first), then callee: the
+    /// index behind [`CallGraph::arcs_from`].
+    arcs_by_caller: Vec<usize>,
     /// Sorted by number.
     pub cycles: Vec<Cycle>,
     /// Self time of every node summed: the whole measured time.
@@ -180,9 +183,12 @@ impl CallGraph {
         }
 
         let cycles = summarize_cycles(&mut functions, &arcs, cycle_count);
+        let mut arcs_by_caller: Vec<usize> = (0..arcs.len()).collect();
+        arcs_by_caller.sort_by_key(|&a| (arcs[a].caller, arcs[a].callee));
         CallGraph {
             functions,
             arcs,
+            arcs_by_caller,
             cycles,
             total_nanos,
             timed: profile.timer.mode == TimerMode::Host,
@@ -199,7 +205,13 @@ impl CallGraph {
 
     /// Arcs out of `caller`, by callee id.
     pub fn arcs_from(&self, caller: FunctionId) -> impl Iterator<Item = &Arc> {
-        self.arcs.iter().filter(move |a| a.caller == Some(caller))
+        let start = self
+            .arcs_by_caller
+            .partition_point(|&a| self.arcs[a].caller < Some(caller));
+        self.arcs_by_caller[start..]
+            .iter()
+            .map(|&a| &self.arcs[a])
+            .take_while(move |a| a.caller == Some(caller))
     }
 
     /// The cycle `function` belongs to, if any.
@@ -415,12 +427,17 @@ fn summarize_cycles(
     arcs: &[Arc],
     cycle_count: usize,
 ) -> Vec<Cycle> {
-    let mut cycles: Vec<Cycle> = (0..cycle_count)
-        .map(|c| Cycle {
+    let mut members = vec![Vec::new(); cycle_count];
+    for (function, stats) in functions.iter().enumerate() {
+        if let Some(c) = stats.cycle {
+            members[c].push(function);
+        }
+    }
+    let mut cycles: Vec<Cycle> = members
+        .into_iter()
+        .map(|members| Cycle {
             number: 0,
-            members: (0..functions.len())
-                .filter(|&f| functions[f].cycle == Some(c))
-                .collect(),
+            members,
             external_calls: 0,
             internal_calls: 0,
             self_nanos: 0.0,
@@ -447,22 +464,20 @@ fn summarize_cycles(
             .map(|&f| functions[f].children_nanos)
             .sum();
     }
-    let first_name = |cycle: &Cycle| -> String {
-        cycle
-            .members
-            .iter()
-            .map(|&f| functions[f].name.as_str())
-            .min()
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let first_names: Vec<&str> = cycles
+        .iter()
+        .map(|cycle| {
+            let names = cycle.members.iter().map(|&f| functions[f].name.as_str());
+            names.min().unwrap_or_default()
+        })
+        .collect();
     let mut order: Vec<usize> = (0..cycle_count).collect();
     order.sort_by(|&a, &b| {
         let (ca, cb) = (&cycles[a], &cycles[b]);
         (cb.self_nanos + cb.children_nanos)
             .total_cmp(&(ca.self_nanos + ca.children_nanos))
             .then(cb.external_calls.cmp(&ca.external_calls))
-            .then_with(|| first_name(ca).cmp(&first_name(cb)))
+            .then_with(|| first_names[a].cmp(first_names[b]))
     });
     let mut renumber = vec![0; cycle_count];
     for (position, &old) in order.iter().enumerate() {

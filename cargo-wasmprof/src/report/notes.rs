@@ -146,7 +146,7 @@ mod tests {
     #[test]
     fn an_incomplete_run_names_its_reason_and_open_frames() {
         let mut path = vec!["main", "parse"];
-        path.extend(std::iter::repeat("expr").take(40));
+        path.extend(["expr"; 40]);
         path.push("unreachable");
         let mut profile = ProfileBuilder::timed()
             .path(&path, 1, 5.0)

@@ -161,19 +161,19 @@ pub(crate) fn appendix_b(timed: bool) -> Profile {
     };
     builder
         .package("appendix_b")
-        .path(&["main"], 1, 0.004 * MILLI)
+        .path(&["main"], 1, 4_000.0)
         .path(&["main", "f_main_1"], 1, 5.0 * MILLI)
         .path(&["main", "f_main_1", "add"], 10_000_000, 20.0 * MILLI)
         .path(&["main", "f_main_2"], 1, 5.0 * MILLI)
         .path(&["main", "f_main_2", "add"], 10_000_000, 20.0 * MILLI)
-        .path(&["main", "f_main_3"], 1, 0.001 * MILLI)
+        .path(&["main", "f_main_3"], 1, 1_000.0)
         .path(&["main", "f_main_3", "f_half"], 2, 5.0 * MILLI)
         .path(
             &["main", "f_main_3", "f_half", "add"],
             10_000_000,
             20.0 * MILLI,
         )
-        .path(&["main", "f_main_4"], 1, 0.001 * MILLI)
+        .path(&["main", "f_main_4"], 1, 1_000.0)
         .path(&["main", "f_main_4", "f_quarter"], 4, 5.0 * MILLI)
         .path(
             &["main", "f_main_4", "f_quarter", "add"],
@@ -182,7 +182,7 @@ pub(crate) fn appendix_b(timed: bool) -> Profile {
         )
         .path(&["main", "f_half"], 1, 2.5 * MILLI)
         .path(&["main", "f_half", "add"], 5_000_000, 10.0 * MILLI)
-        .path(&["main", "f_half_2"], 1, 0.001 * MILLI)
+        .path(&["main", "f_half_2"], 1, 1_000.0)
         .path(&["main", "f_half_2", "f_quarter"], 2, 2.5 * MILLI)
         .path(
             &["main", "f_half_2", "f_quarter", "add"],

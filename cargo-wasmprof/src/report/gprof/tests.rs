@@ -147,7 +147,7 @@ fn timed_recursion_matches_golden() {
 /// Rust names.
 fn incomplete() -> Profile {
     let mut deep = vec!["demo::main", "demo::parser::Parser::parse"];
-    deep.extend(std::iter::repeat("demo::parser::Parser::expr").take(30));
+    deep.extend(["demo::parser::Parser::expr"; 30]);
     let mut builder = ProfileBuilder::timed()
         .path(&["demo::main"], 1, 2_000.0)
         .path(&["demo::main", "demo::parser::Parser::parse"], 1, 10_000.0);

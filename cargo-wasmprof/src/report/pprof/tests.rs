@@ -1,1 +1,295 @@
-//! placeholder
+//! The pprof output decoded with prost, and read by the real `go tool pprof`.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+
+use super::*;
+use crate::report::callgraph::CallGraph;
+use crate::report::testing::{appendix_b, recursion, ProfileBuilder};
+
+fn encode(profile: &Profile) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    write_pprof(profile, &mut bytes).expect("writing to a Vec");
+    bytes
+}
+
+fn decode(gzipped: &[u8]) -> proto::Profile {
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(gzipped)
+        .read_to_end(&mut bytes)
+        .expect("gzip");
+    proto::Profile::decode(bytes.as_slice()).expect("a pprof profile")
+}
+
+fn string(message: &proto::Profile, index: i64) -> &str {
+    &message.string_table[usize::try_from(index).expect("non-negative")]
+}
+
+/// Every sample as (function names leaf first, values).
+fn samples(message: &proto::Profile) -> Vec<(Vec<&str>, Vec<i64>)> {
+    let function_name: HashMap<u64, &str> = message
+        .function
+        .iter()
+        .map(|f| (f.id, string(message, f.name)))
+        .collect();
+    let location_name: HashMap<u64, &str> = message
+        .location
+        .iter()
+        .map(|l| (l.id, function_name[&l.line[0].function_id]))
+        .collect();
+    message
+        .sample
+        .iter()
+        .map(|s| {
+            let names = s.location_id.iter().map(|id| location_name[id]).collect();
+            (names, s.value.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn the_file_is_a_well_formed_profile() {
+    let message = decode(&encode(&appendix_b(true)));
+    assert_eq!(message.string_table[0], "");
+    let unique: HashSet<&String> = message.string_table.iter().collect();
+    assert_eq!(unique.len(), message.string_table.len(), "no string twice");
+    let types: Vec<(&str, &str)> = message
+        .sample_type
+        .iter()
+        .map(|t| (string(&message, t.r#type), string(&message, t.unit)))
+        .collect();
+    assert_eq!(types, [("calls", "count"), ("time", "nanoseconds")]);
+    assert_eq!(string(&message, message.default_sample_type), "time");
+    assert_eq!(message.time_nanos, 1_700_000_000_123_456_789);
+    assert_eq!(
+        message.duration_nanos,
+        appendix_b(true).run.wall_nanos as i64
+    );
+
+    let function_ids: HashSet<u64> = message.function.iter().map(|f| f.id).collect();
+    let location_ids: HashSet<u64> = message.location.iter().map(|l| l.id).collect();
+    assert!(!function_ids.contains(&0) && !location_ids.contains(&0));
+    assert_eq!(function_ids.len(), message.function.len());
+    for location in &message.location {
+        assert_eq!(location.mapping_id, 1);
+        assert!(function_ids.contains(&location.line[0].function_id));
+    }
+    for sample in &message.sample {
+        assert_eq!(sample.value.len(), 2);
+        assert!(sample
+            .location_id
+            .iter()
+            .all(|id| location_ids.contains(id)));
+        assert!(sample.value.iter().all(|&v| v >= 0));
+    }
+    let add = message
+        .function
+        .iter()
+        .find(|f| string(&message, f.name) == "add")
+        .expect("add");
+    assert_eq!(string(&message, add.system_name), "add");
+    assert_eq!(string(&message, add.filename), "src/lib.rs");
+    assert_eq!(add.start_line, 30);
+}
+
+#[test]
+fn one_sample_per_node_with_its_path_leaf_first_and_its_self_time() {
+    let profile = appendix_b(true);
+    let message = decode(&encode(&profile));
+    assert_eq!(message.sample.len(), profile.nodes.len() - 1);
+    let samples = samples(&message);
+    assert!(samples.contains(&(vec!["add", "f_quarter", "main"], vec![2_500_000, 5_000_000])));
+    assert!(samples.contains(&(
+        vec!["add", "f_quarter", "f_half_2", "main"],
+        vec![5_000_000, 10_000_000]
+    )));
+    let calls_of_add: i64 = samples
+        .iter()
+        .filter(|(stack, _)| stack[0] == "add")
+        .map(|(_, v)| v[0])
+        .sum();
+    assert_eq!(calls_of_add, 52_500_000);
+    let time: i64 = samples.iter().map(|(_, v)| v[1]).sum();
+    assert_eq!(time as f64, CallGraph::build(&profile).total_nanos);
+}
+
+#[test]
+fn streamed_file_equals_the_whole_message_and_is_deterministic() {
+    let profile = recursion(true);
+    let bytes = encode(&profile);
+    assert_eq!(decode(&bytes), to_message(&profile));
+    assert_eq!(bytes, encode(&profile));
+}
+
+#[test]
+fn untimed_profiles_have_only_calls() {
+    let message = decode(&encode(&recursion(false)));
+    assert_eq!(message.sample_type.len(), 1);
+    assert_eq!(string(&message, message.default_sample_type), "calls");
+    assert!(message.sample.iter().all(|s| s.value.len() == 1));
+}
+
+#[test]
+fn overflow_gets_a_location_of_its_own() {
+    let mut profile = ProfileBuilder::timed().path(&["main"], 1, 10.0).build();
+    profile.nodes.push(crate::profile::Node {
+        parent: Some(0),
+        function: None,
+        calls: 7,
+        inclusive_nanos: 3.0,
+        open: false,
+    });
+    let message = decode(&encode(&profile));
+    assert!(samples(&message).contains(&(vec![OVERFLOW_NAME], vec![7, 0])));
+    assert!(!message.string_table.iter().any(|s| s == ELIDED_NAME));
+}
+
+#[test]
+fn deep_stacks_keep_both_ends() {
+    let depth = 1000;
+    let mut path = vec!["main"];
+    path.extend(vec!["down"; depth - 1]);
+    let mut builder = ProfileBuilder::timed();
+    // Only the deepest node is called here: one sample.
+    builder = builder.path(&path, 1, 5.0);
+    let message = decode(&encode(&builder.build()));
+    let samples = samples(&message);
+    assert_eq!(samples.len(), 1);
+    let (stack, values) = &samples[0];
+    assert_eq!(stack.len(), 2 * MAX_FRAMES_EACH_SIDE + 1);
+    assert_eq!(stack[MAX_FRAMES_EACH_SIDE], ELIDED_NAME);
+    assert_eq!(stack.last(), Some(&"main"));
+    assert_eq!(values, &vec![1, 5]);
+}
+
+#[test]
+fn a_failing_writer_is_an_error_not_a_panic() {
+    struct Broken;
+    impl Write for Broken {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let err = write_pprof(&appendix_b(true), &mut Broken).unwrap_err();
+    assert!(format!("{err:#}").contains("disk full"), "{err:#}");
+}
+
+/// Runs `go tool pprof ARGS FILE` in an environment that needs no network
+/// and no writable home; `None` if `go` is not installed.
+fn go_tool_pprof(args: &[&str], file: &Path, scratch: &Path) -> Option<String> {
+    let mut command = Command::new("go");
+    command
+        .arg("tool")
+        .arg("pprof")
+        .args(args)
+        .arg(file)
+        .env("GOCACHE", scratch.join("gocache"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "")
+        .env("PPROF_TMPDIR", scratch)
+        .env("PPROF_BINARY_PATH", scratch);
+    if std::env::var_os("HOME").is_none() {
+        command.env("HOME", scratch);
+    }
+    let output = match command.output() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        other => other.expect("running go tool pprof"),
+    };
+    assert!(
+        output.status.success(),
+        "go tool pprof {args:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(String::from_utf8(output.stdout).expect("UTF-8"))
+}
+
+/// `name -> (flat, cum)` from `pprof -top`, with the unit suffix removed.
+fn parse_top(text: &str) -> HashMap<String, (i64, i64)> {
+    let rows = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .skip(1);
+    let number = |field: &str| -> i64 {
+        field
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .parse()
+            .unwrap_or_else(|_| panic!("a number: {field}"))
+    };
+    rows.map(|row| {
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        assert!(fields.len() >= 6, "unexpected -top row: {row}");
+        (
+            fields[5..].join(" "),
+            (number(fields[0]), number(fields[3])),
+        )
+    })
+    .collect()
+}
+
+#[test]
+fn go_tool_pprof_reads_the_file_and_shows_the_exact_numbers() {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    for (name, profile) in [
+        ("appendix_b", appendix_b(true)),
+        ("recursion", recursion(true)),
+    ] {
+        let file = scratch.path().join(format!("{name}.pb.gz"));
+        let mut out = std::fs::File::create(&file).expect("create");
+        write_pprof(&profile, &mut out).expect("write");
+        drop(out);
+
+        let Some(raw) = go_tool_pprof(&["-raw"], &file, scratch.path()) else {
+            println!("skipping the `go tool pprof` check: `go` is not installed");
+            return;
+        };
+        assert!(raw.contains("calls/count time/nanoseconds[dflt]"), "{raw}");
+        for function in &profile.functions {
+            let location = format!(
+                " M=1 {} {}:{} s={}",
+                function.name, function.file, function.line, function.line
+            );
+            assert!(raw.contains(&location), "{location:?} not in\n{raw}");
+        }
+
+        let graph = CallGraph::build(&profile);
+        let options = ["-top", "-nodefraction=0", "-nodecount=100000"];
+        let time = go_tool_pprof(
+            &[&options[..], &["-unit=ns"]].concat(),
+            &file,
+            scratch.path(),
+        )
+        .expect("go is installed");
+        let time = parse_top(&time);
+        let calls = go_tool_pprof(
+            &[&options[..], &["-sample_index=calls"]].concat(),
+            &file,
+            scratch.path(),
+        )
+        .expect("go is installed");
+        let calls = parse_top(&calls);
+        assert_eq!(time.len(), graph.functions.len(), "{time:?}");
+        for stats in &graph.functions {
+            let (flat, cum) = time[&stats.name];
+            assert_eq!(flat as f64, stats.self_nanos, "flat time of {}", stats.name);
+            assert_eq!(cum as f64, stats.total_nanos, "cum time of {}", stats.name);
+            assert_eq!(
+                calls[&stats.name].0 as u64, stats.calls,
+                "calls of {}",
+                stats.name
+            );
+        }
+        if name == "appendix_b" {
+            assert_eq!(time["add"], (105_000_000, 105_000_000));
+            assert_eq!(time["f_quarter"], (8_750_000, 43_750_000));
+            assert_eq!(calls["add"].0, 52_500_000);
+        } else {
+            assert_eq!(calls["fib"].0, 4_378_200);
+            assert_eq!(calls["is_even"].0, 10_200);
+        }
+    }
+}
