@@ -60,6 +60,7 @@ pub const REPORT_FORMAT: &str = "wasmprof-report/1";
 /// Writes the JSON document described in the module docs, pretty-printed
 /// and followed by a newline.
 pub fn write_json(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+    super::ensure_valid(profile)?;
     let graph = CallGraph::build(profile);
     let document = document(profile, &graph);
     let context = "cannot write the JSON report";

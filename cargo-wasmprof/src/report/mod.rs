@@ -1,4 +1,4 @@
-//! Renders a [`Profile`](crate::profile::Profile) in the formats people know:
+//! Renders a [`Profile`] in the formats people know:
 //! GNU gprof's text, pprof's protobuf, JSON for scripts, and a short summary.
 //!
 //! Every writer starts from the same exact numbers: [`CallGraph`] sums the
@@ -57,9 +57,10 @@ impl Format {
     }
 }
 
-/// Writes `profile` to `out` in `format`. `profile` must be valid, as
-/// [`crate::profile::read_profile`] returns it; write errors are returned.
+/// Writes `profile` to `out` in `format`. An inconsistent profile (see
+/// [`crate::profile::validate`]) and write errors are returned as errors.
 pub fn render(profile: &Profile, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+    ensure_valid(profile)?;
     match format {
         Format::Gprof => GprofWriter::new(profile)
             .write(out)
@@ -67,6 +68,13 @@ pub fn render(profile: &Profile, format: Format, out: &mut dyn Write) -> anyhow:
         Format::Pprof => write_pprof(profile, out),
         Format::Json => write_json(profile, out),
     }
+}
+
+/// Refuses a profile whose indices a writer would trust blindly: the public
+/// writers return this error rather than panic on a hand-made profile.
+pub(crate) fn ensure_valid(profile: &Profile) -> anyhow::Result<()> {
+    crate::profile::validate(profile)
+        .map_err(|what| anyhow::anyhow!("cannot report on an inconsistent profile: {what}"))
 }
 
 #[cfg(test)]
@@ -81,6 +89,28 @@ mod tests {
             .map(|f| f.to_possible_value().unwrap().get_name().to_owned())
             .collect();
         assert_eq!(names, ["gprof", "pprof", "json"]);
+    }
+
+    #[test]
+    fn an_empty_profile_renders_in_every_format() {
+        let profile = testing::ProfileBuilder::untimed().build();
+        for &format in Format::value_variants() {
+            let mut bytes = Vec::new();
+            render(&profile, format, &mut bytes).unwrap();
+        }
+        let summary = render_summary(&profile, DEFAULT_SUMMARY_TOP);
+        assert!(summary.contains("top 0 of 0 functions"), "{summary}");
+    }
+
+    #[test]
+    fn an_inconsistent_profile_is_an_error_not_a_panic() {
+        let mut profile = testing::appendix_b(true);
+        profile.nodes[3].function = Some(99);
+        for &format in Format::value_variants() {
+            let err = render(&profile, format, &mut Vec::new()).unwrap_err();
+            assert!(err.to_string().contains("function 99"), "{err}");
+        }
+        assert!(write_summary(&profile, 10, &mut Vec::new()).is_err());
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub const ELIDED_NAME: &str = "<elided frames>";
 /// Samples are encoded and compressed one at a time, so memory stays
 /// proportional to the number of functions, not of tree nodes.
 pub fn write_pprof(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+    super::ensure_valid(profile)?;
     let context = "cannot write the pprof profile";
     let mut gzip = GzEncoder::new(out, Compression::default());
     let tables = Tables::new(profile);
@@ -66,7 +67,8 @@ pub fn write_pprof(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()>
     Ok(())
 }
 
-/// The whole profile as one message, samples included.
+/// The whole profile as one message, samples included; `profile` must be
+/// valid.
 pub fn to_message(profile: &Profile) -> proto::Profile {
     let tables = Tables::new(profile);
     let mut message = tables.header.clone();

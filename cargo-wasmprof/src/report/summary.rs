@@ -17,11 +17,12 @@ pub const DEFAULT_SUMMARY_TOP: usize = 10;
 /// (by calls when nothing was timed), with their calls (all of them,
 /// recursive ones included), self and total time and share of the total.
 pub fn write_summary(profile: &Profile, top: usize, out: &mut dyn Write) -> anyhow::Result<()> {
+    super::ensure_valid(profile)?;
     out.write_all(render_summary(profile, top).as_bytes())
         .context("cannot write the summary")
 }
 
-/// The summary as text.
+/// The summary as text; `profile` must be valid.
 pub fn render_summary(profile: &Profile, top: usize) -> String {
     let graph = CallGraph::build(profile);
     let mut text = notes::run_line(profile);
