@@ -10,9 +10,17 @@ fn a_panic_mid_run_keeps_the_profile_marked_incomplete() {
     assert!(run.stderr.contains("trap"), "{}", run.stderr);
     let profile = run.profile();
     assert!(!profile.run.complete);
-    assert!(profile.run.incomplete_reason.as_deref().unwrap().contains("unreachable"));
+    assert!(profile
+        .run
+        .incomplete_reason
+        .as_deref()
+        .unwrap()
+        .contains("unreachable"));
     // Five calls returned, the sixth panicked: all six were counted.
-    assert_eq!(calls_of_path(&profile, &["faults::steps", "faults::step"]), 6);
+    assert_eq!(
+        calls_of_path(&profile, &["faults::steps", "faults::step"]),
+        6
+    );
     let open: Vec<&str> = profile
         .nodes
         .iter()
@@ -24,7 +32,11 @@ fn a_panic_mid_run_keeps_the_profile_marked_incomplete() {
     let input = run.profile_path();
     let report = wasmprof(&["report", "--input", input.to_str().unwrap()]);
     report.assert_success();
-    assert!(report.stdout.to_lowercase().contains("incomplete"), "{}", report.stdout);
+    assert!(
+        report.stdout.to_lowercase().contains("incomplete"),
+        "{}",
+        report.stdout
+    );
 }
 
 #[test]
@@ -54,17 +66,37 @@ fn a_failed_run_never_replaces_an_earlier_profile() {
 
 #[test]
 fn a_missing_node_is_named_before_anything_is_built() {
-    let run = wasmprof(&["run", "-p", "faults", "--invoke", "fine", "--node", "/nonexistent/node"]);
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "faults",
+        "--invoke",
+        "fine",
+        "--node",
+        "/nonexistent/node",
+    ]);
     assert_ne!(run.code(), Some(0));
-    assert!(run.stderr.contains("Node.js was not found"), "{}", run.stderr);
-    assert!(!run.stderr.contains("Building"), "checked before the build:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("Node.js was not found"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("Building"),
+        "checked before the build:\n{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn an_entry_point_that_does_not_exist_lists_the_ones_that_do() {
     let run = wasmprof(&["run", "-p", "faults", "--invoke", "nope"]);
     assert_ne!(run.code(), Some(0));
-    assert!(run.stderr.contains("exports no function of that name"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("exports no function of that name"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("panic_after"), "{}", run.stderr);
 }
 
@@ -72,8 +104,20 @@ fn an_entry_point_that_does_not_exist_lists_the_ones_that_do() {
 fn invoke_with_the_wrong_number_of_arguments_says_how_many() {
     let run = wasmprof(&["run", "-p", "faults", "--invoke", "panic_after"]);
     assert_eq!(run.code(), Some(1), "{}", run.stderr);
-    assert!(run.stderr.contains("takes 1 argument(s) but 0 were given"), "{}", run.stderr);
-    let run = wasmprof(&["run", "-p", "faults", "--invoke", "panic_after", "--", "many"]);
+    assert!(
+        run.stderr.contains("takes 1 argument(s) but 0 were given"),
+        "{}",
+        run.stderr
+    );
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "faults",
+        "--invoke",
+        "panic_after",
+        "--",
+        "many",
+    ]);
     assert!(run.stderr.contains("is not a number"), "{}", run.stderr);
 }
 
@@ -96,13 +140,25 @@ fn a_crate_that_is_not_wasm_capable_says_how_to_fix_it() {
     std::fs::write(dir.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
     let run = wasmprof_in(&dir, &["build"]);
     assert_ne!(run.code(), Some(0));
-    assert!(run.stderr.contains("not a wasm-capable library"), "{}", run.stderr);
-    assert!(run.stderr.contains("crate-type = [\"cdylib\""), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not a wasm-capable library"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("crate-type = [\"cdylib\""),
+        "{}",
+        run.stderr
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
 fn report_error(contents: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("wasmprof-bad-{}-{}", std::process::id(), contents.len()));
+    let dir = std::env::temp_dir().join(format!(
+        "wasmprof-bad-{}-{}",
+        std::process::id(),
+        contents.len()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.wasmprof.json");
     std::fs::write(&path, contents).unwrap();

@@ -14,7 +14,10 @@ const MAINS: [&str; 4] = [
 fn appendix_b_counts_are_exact_and_equal_work_takes_equal_time() {
     let run = wasmprof(&["run", "-p", "appendix-b", "--release"]);
     run.assert_success();
-    assert!(run.stdout.contains("appendix-b: sum = "), "program output reaches the terminal");
+    assert!(
+        run.stdout.contains("appendix-b: sum = "),
+        "program output reaches the terminal"
+    );
     let profile = run.profile();
     assert!(profile.run.complete);
     let calls = calls_by_function(&profile);
@@ -25,8 +28,29 @@ fn appendix_b_counts_are_exact_and_equal_work_takes_equal_time() {
     for f in MAINS {
         assert_eq!(calls[f], 1, "{f}");
     }
-    assert_eq!(calls_of_path(&profile, &["appendix_b::main", "appendix_b::f_main_4", "appendix_b::f_quarter"]), 4);
-    assert_eq!(calls_of_path(&profile, &["appendix_b::main", "appendix_b::f_half_2", "appendix_b::f_quarter", "appendix_b::add"]), 5_000_000);
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &[
+                "appendix_b::main",
+                "appendix_b::f_main_4",
+                "appendix_b::f_quarter"
+            ]
+        ),
+        4
+    );
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &[
+                "appendix_b::main",
+                "appendix_b::f_half_2",
+                "appendix_b::f_quarter",
+                "appendix_b::add"
+            ]
+        ),
+        5_000_000
+    );
 
     // Equal work, equal time. The bench measures the spread on a quiet
     // machine; here the bound only has to hold on a loaded 2-core one.
@@ -34,16 +58,26 @@ fn appendix_b_counts_are_exact_and_equal_work_takes_equal_time() {
         .iter()
         .map(|f| time_of_path(&profile, &["appendix_b::main", f]))
         .collect();
-    let (min, max) = times.iter().fold((f64::MAX, 0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    let (min, max) = times
+        .iter()
+        .fold((f64::MAX, 0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
     assert!(min > 0.0);
     assert!(max / min < 1.35, "f_main_* times {times:?}");
     let mean = times.iter().sum::<f64>() / 4.0;
     let half_2 = time_of_path(&profile, &["appendix_b::main", "appendix_b::f_half_2"]);
-    assert!((0.35..0.65).contains(&(half_2 / mean)), "f_half_2 / f_main = {}", half_2 / mean);
+    assert!(
+        (0.35..0.65).contains(&(half_2 / mean)),
+        "f_half_2 / f_main = {}",
+        half_2 / mean
+    );
 
     // Self time is never negative, and the file says where each function is.
     assert!(profile.self_nanos().iter().all(|&t| t >= 0.0));
-    let add = profile.functions.iter().find(|f| f.name == "appendix_b::add").unwrap();
+    let add = profile
+        .functions
+        .iter()
+        .find(|f| f.name == "appendix_b::add")
+        .unwrap();
     assert_eq!(add.file, "appendix-b/src/main.rs");
     assert_eq!(add.line, 21);
 
@@ -64,7 +98,11 @@ fn appendix_b_counts_are_exact_and_equal_work_takes_equal_time() {
 fn recursion_and_cycles_are_counted_as_gnu_gprof_counts_them() {
     let run = wasmprof(&["run", "-p", "fib", "--release"]);
     run.assert_success();
-    assert!(run.stdout.contains("fib: sum = "), "console.log reaches the terminal:\n{}", run.stdout);
+    assert!(
+        run.stdout.contains("fib: sum = "),
+        "console.log reaches the terminal:\n{}",
+        run.stdout
+    );
     let profile = run.profile();
     let calls = calls_by_function(&profile);
     assert_eq!(calls["fib::fib"], 200 + 4_378_000);
@@ -84,8 +122,16 @@ fn recursion_and_cycles_are_counted_as_gnu_gprof_counts_them() {
     let dir = std::env::temp_dir().join(format!("wasmprof-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pb = dir.join("fib.pb.gz");
-    wasmprof(&["report", "--input", input.to_str().unwrap(), "--format", "pprof", "-o", pb.to_str().unwrap()])
-        .assert_success();
+    wasmprof(&[
+        "report",
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "-o",
+        pb.to_str().unwrap(),
+    ])
+    .assert_success();
     let bytes = std::fs::read(&pb).unwrap();
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
     if go_available() {
@@ -96,14 +142,24 @@ fn recursion_and_cycles_are_counted_as_gnu_gprof_counts_them() {
             .output()
             .unwrap();
         let out = String::from_utf8_lossy(&top.stdout);
-        assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
+        assert!(
+            top.status.success(),
+            "{}",
+            String::from_utf8_lossy(&top.stderr)
+        );
         assert!(out.contains("fib::fib"), "{out}");
         assert!(out.contains("4378200"), "exact call count in pprof:\n{out}");
     } else {
         eprintln!("go is not installed: pprof file not checked with go tool pprof");
     }
 
-    let json = wasmprof(&["report", "--input", input.to_str().unwrap(), "--format", "json"]);
+    let json = wasmprof(&[
+        "report",
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
     json.assert_success();
     let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("json report parses");
     assert!(value.to_string().contains("fib::is_odd"));
@@ -121,14 +177,29 @@ fn trait_objects_methods_and_closures_in_a_plain_module() {
     // 50 of each through total_area, 5 of each through describe's closure.
     assert_eq!(calls["shapes::Circle::area"], 55);
     assert_eq!(calls["shapes::Square::area"], 55);
-    assert_eq!(calls_of_path(&profile, &["shapes::total_area", "shapes::Circle::area"]), 50);
+    assert_eq!(
+        calls_of_path(&profile, &["shapes::total_area", "shapes::Circle::area"]),
+        50
+    );
     assert_eq!(calls_of_path(&profile, &["shapes::Circle::area"]), 5);
-    assert_eq!(calls_of_path(&profile, &["shapes::make_shapes", "shapes::Circle::new"]), 50);
+    assert_eq!(
+        calls_of_path(&profile, &["shapes::make_shapes", "shapes::Circle::new"]),
+        50
+    );
 }
 
 #[test]
 fn generic_recursion_with_arguments_through_invoke() {
-    let run = wasmprof(&["run", "-p", "shapes", "--release", "--invoke", "sort", "--", "1000"]);
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "shapes",
+        "--release",
+        "--invoke",
+        "sort",
+        "--",
+        "1000",
+    ]);
     run.assert_success();
     assert!(run.stderr.contains("Returned 1"), "sorted:\n{}", run.stderr);
     let calls = calls_by_function(&run.profile());
@@ -146,7 +217,11 @@ fn counts_only_mode_reads_no_clock_and_counts_exactly() {
     assert!(profile.nodes.iter().all(|n| n.inclusive_nanos == 0.0));
     let module = std::path::PathBuf::from(&profile.run.module);
     let info = cargo_wasmprof::build::wasm_info::inspect(&std::fs::read(module).unwrap()).unwrap();
-    assert!(!info.imports.iter().any(|i| i.starts_with("prof.")), "{:?}", info.imports);
+    assert!(
+        !info.imports.iter().any(|i| i.starts_with("prof.")),
+        "{:?}",
+        info.imports
+    );
     assert!(info.has_snapshot_export);
 }
 
@@ -155,9 +230,21 @@ fn report_reads_the_newest_profile_when_given_none() {
     // A target directory of its own, so that other tests' runs do not race.
     let target = examples_dir().join("target").join("e2e-newest");
     let target = target.to_str().unwrap();
-    let run = wasmprof(&["run", "-p", "shapes", "--invoke", "run", "--target-dir", target]);
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "shapes",
+        "--invoke",
+        "run",
+        "--target-dir",
+        target,
+    ]);
     run.assert_success();
     let report = wasmprof(&["report", "--target-dir", target]);
     report.assert_success();
-    assert!(report.stdout.contains("shapes::Circle::area"), "{}", report.stdout);
+    assert!(
+        report.stdout.contains("shapes::Circle::area"),
+        "{}",
+        report.stdout
+    );
 }

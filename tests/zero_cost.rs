@@ -11,7 +11,16 @@ use wasmprof_tests::*;
 fn plain_build(workspace: &Path, target_dir: &Path) -> Vec<u8> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "--release", "--lib", "-q", "-p", "fib", "--target", "wasm32-unknown-unknown"])
+        .args([
+            "build",
+            "--release",
+            "--lib",
+            "-q",
+            "-p",
+            "fib",
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
         .arg("--target-dir")
         .arg(target_dir)
         .current_dir(workspace)
@@ -51,7 +60,10 @@ fn an_ordinary_build_is_the_plain_function() {
     let runtime = repo_root().join("wasmprof-rt");
     let manifest = std::fs::read_to_string(examples.join("Cargo.toml"))
         .unwrap()
-        .replace("\"../wasmprof-rt\"", &format!("{:?}", runtime.display().to_string()));
+        .replace(
+            "\"../wasmprof-rt\"",
+            &format!("{:?}", runtime.display().to_string()),
+        );
     std::fs::write(scratch.join("Cargo.toml"), manifest).unwrap();
     for member in ["appendix-b", "fib", "shapes", "faults"] {
         copy_dir(&examples.join(member), &scratch.join(member), &|text| {
@@ -65,7 +77,10 @@ fn an_ordinary_build_is_the_plain_function() {
     let stripped = plain_build(&scratch, &target_dir.join("stripped"));
 
     let info = wasm_info::inspect(&annotated).unwrap();
-    assert!(!info.has_snapshot_export, "no snapshot export in a plain build");
+    assert!(
+        !info.has_snapshot_export,
+        "no snapshot export in a plain build"
+    );
     assert!(
         !info.imports.iter().any(|i| i.starts_with("prof.")),
         "no host API import in a plain build: {:?}",

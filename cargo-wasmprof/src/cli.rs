@@ -79,7 +79,12 @@ pub struct CargoArgs {
     #[arg(long, value_name = "NAME", help_heading = "Target Selection")]
     pub bin: Option<String>,
     /// Space or comma separated list of features to activate
-    #[arg(short = 'F', long, value_name = "FEATURES", help_heading = "Feature Selection")]
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "FEATURES",
+        help_heading = "Feature Selection"
+    )]
     pub features: Vec<String>,
     /// Activate all available features
     #[arg(long, help_heading = "Feature Selection")]
@@ -91,7 +96,12 @@ pub struct CargoArgs {
     #[arg(short, long, help_heading = "Compilation Options")]
     pub release: bool,
     /// Build artifacts with the specified profile
-    #[arg(long, value_name = "PROFILE-NAME", help_heading = "Compilation Options", conflicts_with = "release")]
+    #[arg(
+        long,
+        value_name = "PROFILE-NAME",
+        help_heading = "Compilation Options",
+        conflicts_with = "release"
+    )]
     pub profile: Option<String>,
     /// WebAssembly target triple [default: wasm32-unknown-unknown for libraries, wasm32-wasip1 for binaries]
     #[arg(long, value_name = "TRIPLE", help_heading = "Compilation Options")]

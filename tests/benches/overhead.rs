@@ -67,9 +67,15 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(5);
-    println!("wasmprof overhead: median of {repetitions} runs each, in Node (host: {})", node_version());
+    println!(
+        "wasmprof overhead: median of {repetitions} runs each, in Node (host: {})",
+        node_version()
+    );
     println!();
-    println!("{:<36} {:>10} {:>10} {:>10} {:>9} {:>9}", "workload", "plain s", "none s", "host s", "none/pl", "host/pl");
+    println!(
+        "{:<36} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "workload", "plain s", "none s", "host s", "none/pl", "host/pl"
+    );
     for workload in WORKLOADS {
         let mut medians = Vec::new();
         for (mode, flags) in MODES {
@@ -85,9 +91,13 @@ fn main() {
                     times.push(program_seconds(&result_path(mode, workload.package)));
                 }
             }
-            let spread = times.iter().cloned().fold(f64::MIN, f64::max) - times.iter().cloned().fold(f64::MAX, f64::min);
+            let spread = times.iter().cloned().fold(f64::MIN, f64::max)
+                - times.iter().cloned().fold(f64::MAX, f64::min);
             let m = median(&mut times);
-            eprintln!("  {} {mode}: median {m:.4} s, spread {spread:.4} s", workload.name);
+            eprintln!(
+                "  {} {mode}: median {m:.4} s, spread {spread:.4} s",
+                workload.name
+            );
             medians.push(m);
         }
         println!(

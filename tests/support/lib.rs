@@ -9,7 +9,10 @@ pub use cargo_wasmprof::profile::{read_profile, Profile};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The examples workspace.
@@ -23,7 +26,14 @@ pub fn cargo_wasmprof_bin() -> &'static Path {
     BIN.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(&cargo)
-            .args(["build", "-q", "-p", "cargo-wasmprof", "--bin", "cargo-wasmprof"])
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "cargo-wasmprof",
+                "--bin",
+                "cargo-wasmprof",
+            ])
             .current_dir(repo_root())
             .status()
             .expect("run cargo build");
@@ -31,7 +41,9 @@ pub fn cargo_wasmprof_bin() -> &'static Path {
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| repo_root().join("target"));
-        let bin = target.join("debug").join(format!("cargo-wasmprof{}", std::env::consts::EXE_SUFFIX));
+        let bin = target
+            .join("debug")
+            .join(format!("cargo-wasmprof{}", std::env::consts::EXE_SUFFIX));
         assert!(bin.exists(), "{} missing", bin.display());
         bin
     })
@@ -132,7 +144,9 @@ pub fn nodes_of_path<'a>(
 
 /// Inclusive nanoseconds through exactly this path of names.
 pub fn time_of_path(profile: &Profile, path: &[&str]) -> f64 {
-    nodes_of_path(profile, path).map(|n| n.inclusive_nanos).sum()
+    nodes_of_path(profile, path)
+        .map(|n| n.inclusive_nanos)
+        .sum()
 }
 
 /// Calls through exactly this path of names.
@@ -142,5 +156,9 @@ pub fn calls_of_path(profile: &Profile, path: &[&str]) -> u64 {
 
 /// `go` on PATH, for checking pprof files with the real `go tool pprof`.
 pub fn go_available() -> bool {
-    Command::new("go").arg("version").output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("go")
+        .arg("version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }

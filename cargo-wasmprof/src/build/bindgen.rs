@@ -50,9 +50,12 @@ pub fn find_or_install(version: &str, offline: bool) -> Result<PathBuf> {
     );
     // `--locked` first for the versions its authors tested; a yanked
     // dependency can make that fail, and then the newest compatible ones.
-    let installed = cargo_install(version, &cached, true)? || cargo_install(version, &cached, false)?;
+    let installed =
+        cargo_install(version, &cached, true)? || cargo_install(version, &cached, false)?;
     if !installed || cli_version(&cached_bin).as_deref() != Some(version) {
-        bail!("could not install wasm-bindgen-cli {version}; run `{install}` yourself and try again");
+        bail!(
+            "could not install wasm-bindgen-cli {version}; run `{install}` yourself and try again"
+        );
     }
     Ok(cached_bin)
 }

@@ -45,14 +45,21 @@ impl CargoBuild<'_> {
                 if artifact.target.name.replace('-', "_") != self.artifact_name() {
                     continue;
                 }
-                if let Some(file) = artifact.filenames.iter().find(|f| f.extension() == Some("wasm")) {
+                if let Some(file) = artifact
+                    .filenames
+                    .iter()
+                    .find(|f| f.extension() == Some("wasm"))
+                {
                     wasm = Some(file.clone().into_std_path_buf());
                 }
             }
         }
         let status = child.wait().context("cargo did not finish")?;
         if !status.success() {
-            bail!("cargo build failed for `{}` (see the errors above)", self.unit.package);
+            bail!(
+                "cargo build failed for `{}` (see the errors above)",
+                self.unit.package
+            );
         }
         wasm.with_context(|| {
             format!(

@@ -83,21 +83,41 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
             };
             let wasm = build.run()?;
             let profile = build.profile_name();
-            let module = finish_module(unit, wasm, &mode_dir.join("bindgen").join(&profile), args.cargo.offline)?;
+            let module = finish_module(
+                unit,
+                wasm,
+                &mode_dir.join("bindgen").join(&profile),
+                args.cargo.offline,
+            )?;
             check_module(&module)?;
             ui::status("Finished", &format!("{}", module.wasm.display()));
-            Ok(BuiltModule { instrument, ..module })
+            Ok(BuiltModule {
+                instrument,
+                ..module
+            })
         })
         .collect()
 }
 
 /// Runs wasm-bindgen for bindgen units; others are ready as cargo left them.
-fn finish_module(unit: Unit, wasm: PathBuf, bindgen_dir: &Path, offline: bool) -> Result<BuiltModule> {
+fn finish_module(
+    unit: Unit,
+    wasm: PathBuf,
+    bindgen_dir: &Path,
+    offline: bool,
+) -> Result<BuiltModule> {
     if unit.kind != ModuleKind::Bindgen {
-        return Ok(BuiltModule { unit, wasm, js: None, instrument: None });
+        return Ok(BuiltModule {
+            unit,
+            wasm,
+            js: None,
+            instrument: None,
+        });
     }
-    let bytes = std::fs::read(&wasm).with_context(|| format!("could not read {}", wasm.display()))?;
-    let info = wasm_info::inspect(&bytes).with_context(|| format!("{} is not a valid module", wasm.display()))?;
+    let bytes =
+        std::fs::read(&wasm).with_context(|| format!("could not read {}", wasm.display()))?;
+    let info = wasm_info::inspect(&bytes)
+        .with_context(|| format!("{} is not a valid module", wasm.display()))?;
     let version = info
         .bindgen_version
         .or_else(|| unit.bindgen_version.clone())
@@ -112,7 +132,12 @@ fn finish_module(unit: Unit, wasm: PathBuf, bindgen_dir: &Path, offline: bool) -
     let cli = bindgen::find_or_install(&version, offline)?;
     let out_dir = bindgen_dir.join(&unit.package);
     let (js, wasm) = bindgen::generate(&cli, &wasm, &out_dir)?;
-    Ok(BuiltModule { unit, wasm, js: Some(js), instrument: None })
+    Ok(BuiltModule {
+        unit,
+        wasm,
+        js: Some(js),
+        instrument: None,
+    })
 }
 
 /// The module must keep its names; an instrumented one must carry the

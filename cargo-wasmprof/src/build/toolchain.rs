@@ -19,7 +19,10 @@ pub fn ensure_target(target: &str, workspace_root: &Path, offline: bool) -> Resu
     if offline || !has_rustup() {
         bail!("the Rust standard library for {target} is not installed; run `{add_command}`");
     }
-    ui::status("Installing", &format!("the {target} target (`{add_command}`)"));
+    ui::status(
+        "Installing",
+        &format!("the {target} target (`{add_command}`)"),
+    );
     let status = Command::new("rustup")
         .args(["target", "add", target])
         .current_dir(workspace_root)
@@ -42,7 +45,10 @@ fn target_installed(target: &str, workspace_root: &Path) -> Result<bool> {
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         if stderr.contains("could not find specification") || stderr.contains("unknown target") {
-            bail!("`{target}` is not a target this rustc knows: {}", stderr.trim());
+            bail!(
+                "`{target}` is not a target this rustc knows: {}",
+                stderr.trim()
+            );
         }
         return Ok(false);
     }
@@ -50,10 +56,12 @@ fn target_installed(target: &str, workspace_root: &Path) -> Result<bool> {
     let libdir = Path::new(&libdir);
     Ok(libdir.is_dir()
         && std::fs::read_dir(libdir)
-            .map(|mut entries| entries.any(|e| {
-                e.map(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
-                    .unwrap_or(false)
-            }))
+            .map(|mut entries| {
+                entries.any(|e| {
+                    e.map(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
+                        .unwrap_or(false)
+                })
+            })
             .unwrap_or(false))
 }
 

@@ -44,7 +44,8 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
             Payload::ImportSection(imports) => {
                 for import in imports {
                     let import = import?;
-                    info.imports.push(format!("{}.{}", import.module, import.name));
+                    info.imports
+                        .push(format!("{}.{}", import.module, import.name));
                 }
             }
             _ => {}
@@ -57,7 +58,9 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
 /// program, whatever their names and custom sections say.
 pub fn code_section(bytes: &[u8]) -> Result<&[u8]> {
     for payload in Parser::new(0).parse_all(bytes) {
-        if let Payload::CodeSectionStart { range, .. } = payload.context("not a valid WebAssembly module")? {
+        if let Payload::CodeSectionStart { range, .. } =
+            payload.context("not a valid WebAssembly module")?
+        {
             return Ok(&bytes[range]);
         }
     }

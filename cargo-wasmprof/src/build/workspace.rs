@@ -88,9 +88,13 @@ impl Workspace {
                     self.metadata
                         .packages
                         .iter()
-                        .find(|p| p.name.as_str() == name && (version.is_empty() || p.version.to_string() == version))
+                        .find(|p| {
+                            p.name.as_str() == name
+                                && (version.is_empty() || p.version.to_string() == version)
+                        })
                         .with_context(|| {
-                            let names: Vec<&str> = members.iter().map(|p| p.name.as_str()).collect();
+                            let names: Vec<&str> =
+                                members.iter().map(|p| p.name.as_str()).collect();
                             format!(
                                 "package `{spec}` is not in this workspace (members: {})",
                                 names.join(", ")
@@ -134,9 +138,10 @@ impl Workspace {
     }
 
     fn unit_for(&self, package: &Package, bin: Option<&str>) -> Result<Unit> {
-        let cdylib = package.targets.iter().any(|t| {
-            t.kind.contains(&TargetKind::CDyLib)
-        });
+        let cdylib = package
+            .targets
+            .iter()
+            .any(|t| t.kind.contains(&TargetKind::CDyLib));
         let bins: Vec<&str> = package
             .targets
             .iter()
@@ -155,7 +160,11 @@ impl Workspace {
                 bail!(
                     "package `{}` has no binary `{wanted}` (binaries: {})",
                     package.name,
-                    if bins.is_empty() { "none".to_owned() } else { bins.join(", ") }
+                    if bins.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        bins.join(", ")
+                    }
                 );
             }
             return Ok(unit(ModuleKind::Wasi, Some(wanted)));

@@ -42,7 +42,10 @@ pub fn latest_profile(dir: &Path) -> Result<Option<PathBuf>> {
             continue;
         }
         let modified = entry.metadata()?.modified()?;
-        if newest.as_ref().is_none_or(|(t, p)| (modified, &path) > (*t, p)) {
+        if newest
+            .as_ref()
+            .is_none_or(|(t, p)| (modified, &path) > (*t, p))
+        {
             newest = Some((modified, path));
         }
     }
@@ -69,6 +72,9 @@ mod tests {
 
     #[test]
     fn missing_directory_has_no_latest() {
-        assert_eq!(latest_profile(Path::new("/nonexistent/wasmprof")).unwrap(), None);
+        assert_eq!(
+            latest_profile(Path::new("/nonexistent/wasmprof")).unwrap(),
+            None
+        );
     }
 }

@@ -71,8 +71,16 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             wall_nanos: host.wall_nanos,
         },
         timer: TimerInfo {
-            mode: if snapshot.timed { TimerMode::Host } else { TimerMode::None },
-            resolution_nanos: if snapshot.timed { host.timer_resolution_nanos } else { None },
+            mode: if snapshot.timed {
+                TimerMode::Host
+            } else {
+                TimerMode::None
+            },
+            resolution_nanos: if snapshot.timed {
+                host.timer_resolution_nanos
+            } else {
+                None
+            },
         },
         functions: snapshot
             .functions
@@ -126,13 +134,36 @@ mod tests {
         Snapshot {
             timed: true,
             functions: vec![
-                SnapshotFunction { name: "a::main".into(), file: "src/main.rs".into(), line: 1 },
-                SnapshotFunction { name: "a::work".into(), file: "src/main.rs".into(), line: 5 },
+                SnapshotFunction {
+                    name: "a::main".into(),
+                    file: "src/main.rs".into(),
+                    line: 1,
+                },
+                SnapshotFunction {
+                    name: "a::work".into(),
+                    file: "src/main.rs".into(),
+                    line: 5,
+                },
             ],
             nodes: vec![
-                SnapshotNode { parent: u32::MAX, function: u32::MAX, calls: 0, inclusive: 0.0 },
-                SnapshotNode { parent: 0, function: 0, calls: 1, inclusive: 2.0 },
-                SnapshotNode { parent: 1, function: 1, calls: 3, inclusive: 1.5 },
+                SnapshotNode {
+                    parent: u32::MAX,
+                    function: u32::MAX,
+                    calls: 0,
+                    inclusive: 0.0,
+                },
+                SnapshotNode {
+                    parent: 0,
+                    function: 0,
+                    calls: 1,
+                    inclusive: 2.0,
+                },
+                SnapshotNode {
+                    parent: 1,
+                    function: 1,
+                    calls: 3,
+                    inclusive: 1.5,
+                },
             ],
             current,
             overflow: None,

@@ -47,15 +47,28 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         wasm: module.wasm.clone(),
         js: module.js.clone(),
         invoke: args.invoke.clone(),
-        args: if args.invoke.is_some() { args.args.clone() } else { Vec::new() },
-        argv: std::iter::once(module.unit.bin.clone().unwrap_or_else(|| module.unit.package.clone()))
-            .chain(args.args.iter().cloned())
-            .collect(),
+        args: if args.invoke.is_some() {
+            args.args.clone()
+        } else {
+            Vec::new()
+        },
+        argv: std::iter::once(
+            module
+                .unit
+                .bin
+                .clone()
+                .unwrap_or_else(|| module.unit.package.clone()),
+        )
+        .chain(args.args.iter().cloned())
+        .collect(),
         timeout_ms: args.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
     };
-    ui::status("Running", &format!("{} in {} ({entry})", module.wasm.display(), node.version));
+    ui::status(
+        "Running",
+        &format!("{} in {} ({entry})", module.wasm.display(), node.version),
+    );
     let result = node.run(&config, &run_dir)?.unwrap_or_else(|| HostResult {
         status: "error".into(),
         message: Some("Node exited without reporting a result".into()),
@@ -69,18 +82,39 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         snapshot_error: None,
     });
     if result.status == "usage" {
-        bail!("{}", result.message.as_deref().unwrap_or("the host refused the run"));
+        bail!(
+            "{}",
+            result
+                .message
+                .as_deref()
+                .unwrap_or("the host refused the run")
+        );
     }
+    ui::status(
+        "Ran",
+        &format!(
+            "for {:.3} s (exit status {})",
+            result.program_nanos as f64 / 1e9,
+            result.exit_code
+        ),
+    );
     if let Some(value) = &result.return_value {
         ui::status("Returned", &value.to_string());
     }
-    save_profile(&module, &result, &config, &target_dir, RunContext {
-        package: module.unit.package.clone(),
-        module: module.wasm.display().to_string(),
-        module_sha256: sha256_hex(&module.wasm)?,
-        command: command_line,
-        entry,
-    }, args.top)?;
+    save_profile(
+        &module,
+        &result,
+        &config,
+        &target_dir,
+        RunContext {
+            package: module.unit.package.clone(),
+            module: module.wasm.display().to_string(),
+            module_sha256: sha256_hex(&module.wasm)?,
+            command: command_line,
+            entry,
+        },
+        args.top,
+    )?;
     match result.status.as_str() {
         "ok" | "exit" => {}
         _ => ui::warning(&format!(
@@ -115,8 +149,12 @@ fn save_profile(
     }
     let bytes = std::fs::read(&config.snapshot_out)
         .with_context(|| format!("could not read {}", config.snapshot_out.display()))?;
-    let snapshot = Snapshot::decode(&bytes)
-        .with_context(|| format!("the module's snapshot ({}) is unreadable", config.snapshot_out.display()))?;
+    let snapshot = Snapshot::decode(&bytes).with_context(|| {
+        format!(
+            "the module's snapshot ({}) is unreadable",
+            config.snapshot_out.display()
+        )
+    })?;
     let profile = collect::to_profile(&snapshot, result, context);
     let dir = profile::profiles_dir(target_dir);
     let path = profile::new_profile_path(&dir, &module.unit.package);
@@ -129,7 +167,11 @@ fn save_profile(
         &format!(
             "{}{} (`cargo wasmprof report` to read it)",
             path.display(),
-            if profile.run.complete { "" } else { ", incomplete" }
+            if profile.run.complete {
+                ""
+            } else {
+                ", incomplete"
+            }
         ),
     );
     Ok(())
@@ -181,14 +223,20 @@ fn list_or_none(names: &[String]) -> String {
 }
 
 fn sha256_hex(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
-    Ok(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect())
+    let bytes =
+        std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 /// Parses `--timeout`: `30`, `30s`, `500ms`, `2m`, `1h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let number: f64 = number
         .parse()
@@ -198,7 +246,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => number / 1e3,
         "m" | "min" => number * 60.0,
         "h" => number * 3600.0,
-        other => return Err(format!("unknown unit `{other}` in `{text}` (use ms, s, m or h)")),
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}` (use ms, s, m or h)"
+            ))
+        }
     };
     if !(seconds > 0.0 && seconds.is_finite()) {
         return Err(format!("`{text}` must be longer than zero"));

@@ -100,9 +100,11 @@ impl Node {
     /// Writes the host files into `dir` and runs the module; the program's
     /// output goes straight to the terminal.
     pub fn run(&self, config: &HostConfig, dir: &Path) -> Result<Option<HostResult>> {
-        std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("could not create {}", dir.display()))?;
         let host = dir.join("wasmprof-host.js");
-        std::fs::write(&host, HOST_JS).with_context(|| format!("could not write {}", host.display()))?;
+        std::fs::write(&host, HOST_JS)
+            .with_context(|| format!("could not write {}", host.display()))?;
         if let Some(js) = &config.js {
             let prof = js
                 .parent()
@@ -125,7 +127,10 @@ impl Node {
             .with_context(|| format!("could not start {}", self.exe.display()))?;
         match std::fs::read(&config.result_out) {
             Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).with_context(|| {
-                format!("the host wrote an unreadable result ({})", config.result_out.display())
+                format!(
+                    "the host wrote an unreadable result ({})",
+                    config.result_out.display()
+                )
             })?)),
             Err(_) => {
                 crate::ui::warning(&format!(
