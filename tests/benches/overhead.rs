@@ -8,31 +8,25 @@
 //! The time is the program's own (entry call to end), as the host measures
 //! it, without Node's start-up.
 
-use std::path::{Path, PathBuf};
-
 use wasmprof_tests::*;
 
 struct Workload {
     name: &'static str,
     args: &'static [&'static str],
-    package: &'static str,
 }
 
 const WORKLOADS: &[Workload] = &[
     Workload {
         name: "fib (recursion.c: 4.4 M calls)",
         args: &["-p", "fib"],
-        package: "fib",
     },
     Workload {
         name: "appendix-b (52.5 M calls of add)",
         args: &["-p", "appendix-b"],
-        package: "appendix-b",
     },
     Workload {
         name: "quicksort (200,000 numbers)",
         args: &["-p", "shapes", "--invoke", "sort", "--", "200000"],
-        package: "shapes",
     },
 ];
 
@@ -42,19 +36,19 @@ const MODES: [(&str, &[&str]); 3] = [
     ("host", &["--timer", "host"]),
 ];
 
-fn result_path(mode: &str, package: &str) -> PathBuf {
-    examples_dir()
-        .join("target/wasmprof")
-        .join(mode)
-        .join("run")
-        .join(package)
-        .join("result.json")
-}
-
-fn program_seconds(path: &Path) -> f64 {
-    let value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path).expect("result.json")).expect("json");
-    value["programNanos"].as_f64().expect("programNanos") / 1e9
+/// The program's own run time, from the `Ran for …` status line.
+fn program_seconds(stderr: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Ran for "))
+        .unwrap_or_else(|| panic!("no `Ran for` line in:\n{stderr}"));
+    let mut words = line.split_whitespace();
+    let number: f64 = words.next().and_then(|n| n.parse().ok()).expect("a number");
+    match words.next() {
+        Some("ms") => number / 1e3,
+        Some("s") => number,
+        other => panic!("unknown unit {other:?}"),
+    }
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -88,7 +82,7 @@ fn main() {
                 let run = wasmprof(&args);
                 run.assert_success();
                 if round > 0 {
-                    times.push(program_seconds(&result_path(mode, workload.package)));
+                    times.push(program_seconds(&run.stderr));
                 }
             }
             let spread = times.iter().cloned().fold(f64::MIN, f64::max)

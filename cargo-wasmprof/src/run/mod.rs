@@ -34,10 +34,12 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         .context("nothing was built")?;
     let entry = entry_point(&module, args)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
+    // One directory per run, so that runs of the same package side by side
+    // cannot read each other's results.
     let run_dir = build::wasmprof_dir(&target_dir)
         .join(module.instrument.unwrap_or("plain"))
         .join("run")
-        .join(&module.unit.package);
+        .join(format!("{}-{}", module.unit.package, std::process::id()));
     let config = HostConfig {
         kind: match module.unit.kind {
             ModuleKind::Bindgen => "bindgen",
@@ -82,6 +84,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         snapshot_error: None,
     });
     if result.status == "usage" {
+        let _ = std::fs::remove_dir_all(&run_dir);
         bail!(
             "{}",
             result
@@ -93,8 +96,8 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     ui::status(
         "Ran",
         &format!(
-            "for {:.3} s (exit status {})",
-            result.program_nanos as f64 / 1e9,
+            "for {} (exit status {})",
+            seconds_or_millis(result.program_nanos),
             result.exit_code
         ),
     );
@@ -115,6 +118,8 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         },
         args.top,
     )?;
+    // The run's files served their purpose; what matters is in the profile.
+    let _ = std::fs::remove_dir_all(&run_dir);
     match result.status.as_str() {
         "ok" | "exit" => {}
         _ => ui::warning(&format!(
@@ -206,6 +211,15 @@ fn entry_point(module: &BuiltModule, args: &RunArgs) -> Result<String> {
             module.unit.package,
             list_or_none(&info.function_exports)
         ),
+    }
+}
+
+/// `12.345 ms` or `3.210 s`: enough digits to compare runs.
+fn seconds_or_millis(nanos: u64) -> String {
+    if nanos < 1_000_000_000 {
+        format!("{:.3} ms", nanos as f64 / 1e6)
+    } else {
+        format!("{:.3} s", nanos as f64 / 1e9)
     }
 }
 

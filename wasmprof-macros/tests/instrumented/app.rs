@@ -597,7 +597,7 @@ fn main() {
         "fixture::pass_methods::Counter::default",
         "fixture::pass_methods::Wrapper::cloned",
         "fixture::pass_methods::Words::next_word",
-        "dyn fixture::pass_methods::Shape::loud_name",
+        "fixture::pass_methods::Shape::loud_name",
         "fixture::pass_unsafe_extern::exported",
     ] {
         c.check(
