@@ -193,33 +193,30 @@ fn a_missing_profile_says_how_to_make_one() {
 }
 
 #[test]
-fn offline_without_a_matching_wasm_bindgen_names_the_command_to_run() {
-    // A PATH with cargo, rustc and node but no wasm-bindgen, and an empty cache.
-    let dir = std::env::temp_dir().join(format!("wasmprof-nobindgen-{}", std::process::id()));
+fn a_mismatched_wasm_bindgen_offline_names_the_version_and_the_command() {
+    // A wasm-bindgen of another version first on PATH, nothing in the cache.
+    let dir = std::env::temp_dir().join(format!("wasmprof-oldbindgen-{}", std::process::id()));
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    for tool in ["cargo", "rustc", "rustup", "node"] {
-        let found = std::process::Command::new("which")
-            .arg(tool)
-            .output()
-            .unwrap();
-        let path = String::from_utf8_lossy(&found.stdout).trim().to_owned();
-        assert!(!path.is_empty(), "{tool} not on PATH");
-        let _ = std::os::unix::fs::symlink(path, bin.join(tool));
-    }
+    let fake = bin.join("wasm-bindgen");
+    std::fs::write(&fake, "#!/bin/sh\necho 'wasm-bindgen 0.2.99'\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let output = std::process::Command::new(cargo_wasmprof_bin())
         .args(["wasmprof", "build", "-p", "fib", "--offline"])
         .current_dir(examples_dir())
-        .env("PATH", &bin)
+        .env("PATH", path)
         .env("WASMPROF_CACHE_DIR", dir.join("cache"))
         .env_remove("WASM_BINDGEN")
-        .env_remove("CARGO")
-        .env_remove("RUSTC")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
     assert!(stderr.contains("no wasm-bindgen 0.2.130 found"), "{stderr}");
+    assert!(
+        stderr.contains("the wasm-bindgen on PATH is 0.2.99"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("cargo install wasm-bindgen-cli --version 0.2.130"),
         "{stderr}"
