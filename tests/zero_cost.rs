@@ -65,8 +65,13 @@ fn an_ordinary_build_is_the_plain_function() {
             &format!("{:?}", runtime.display().to_string()),
         );
     std::fs::write(scratch.join("Cargo.toml"), manifest).unwrap();
-    for member in ["appendix-b", "fib", "shapes", "faults"] {
-        copy_dir(&examples.join(member), &scratch.join(member), &|text| {
+    let members = std::fs::read_dir(&examples)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir() && e.file_name() != "target");
+    for member in members {
+        let member = member.file_name();
+        copy_dir(&examples.join(&member), &scratch.join(&member), &|text| {
             text.lines()
                 .filter(|l| l.trim() != "#[wasmprof::instrument]")
                 .map(|l| format!("{l}\n"))
