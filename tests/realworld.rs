@@ -1,0 +1,76 @@
+//! Crate-wide instrumentation of code no one here wrote: the `realworld`
+//! example runs a Markdown parser (pulldown-cmark) and a DEFLATE compressor
+//! (miniz_oxide) from crates.io, both instrumented with `--instrument-crate`,
+//! and its own crate with `--instrument-all`.
+
+use wasmprof_tests::*;
+
+const INSTRUMENTED: &[&str] = &[
+    "run",
+    "-p",
+    "realworld",
+    "--release",
+    "--instrument-all",
+    "--instrument-crate",
+    "pulldown-cmark",
+    "--instrument-crate",
+    "miniz_oxide",
+];
+
+/// Rounds of the example's pipeline (`realworld::ROUNDS`).
+const ROUNDS: u64 = 12;
+
+#[test]
+fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly() {
+    let plain = wasmprof(&["run", "-p", "realworld", "--release", "--no-instrument"]);
+    plain.assert_success();
+    let run = wasmprof(INSTRUMENTED);
+    run.assert_success();
+
+    // (a) The program computes exactly what the plain one does.
+    assert!(plain.stdout.contains("rounds"), "{}", plain.stdout);
+    assert_eq!(run.stdout, plain.stdout);
+
+    let profile = run.profile();
+    let calls = calls_by_function(&profile);
+    let count = |name: &str| calls.get(name).copied().unwrap_or_else(|| panic!("{name} missing from {:?}", calls.keys().collect::<Vec<_>>()));
+
+    // (c) Exact counts where the workload fixes them.
+    assert_eq!(count("realworld::main"), 1);
+    assert_eq!(count("realworld::document"), 1);
+    assert_eq!(count("realworld::render"), ROUNDS);
+    assert_eq!(count("realworld::fingerprint"), 1);
+    assert_eq!(count("pulldown_cmark::html::push_html"), ROUNDS);
+    assert_eq!(count("miniz_oxide::deflate::compress_to_vec"), ROUNDS);
+    assert_eq!(count("miniz_oxide::inflate::decompress_to_vec"), ROUNDS);
+    assert_eq!(
+        calls_of_path(&profile, &["realworld::main", "realworld::render", "pulldown_cmark::html::push_html"]),
+        ROUNDS
+    );
+
+    // Many functions of both crates ran and were recorded.
+    let of = |prefix: &str| calls.keys().filter(|n| n.starts_with(prefix)).count();
+    assert!(of("pulldown_cmark::") >= 40, "{} pulldown_cmark functions", of("pulldown_cmark::"));
+    assert!(of("miniz_oxide::") >= 15, "{} miniz_oxide functions", of("miniz_oxide::"));
+
+    // (b) Every function that ran is reported at its own file and line, as
+    // they are in the original sources (not the rewritten copy).
+    for function in &profile.functions {
+        let path = if std::path::Path::new(&function.file).is_absolute() {
+            std::path::PathBuf::from(&function.file)
+        } else {
+            examples_dir().join(&function.file)
+        };
+        assert!(!path.to_string_lossy().contains("/wasmprof/"), "{} points into the rewritten copy", function.file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let line = text.lines().nth(function.line as usize - 1).unwrap_or_default();
+        let short = function.name.rsplit("::").next().unwrap();
+        assert!(
+            line.contains(&format!("fn {short}")),
+            "{} at {}:{} reads {line:?}",
+            function.name,
+            function.file,
+            function.line
+        );
+    }
+}
