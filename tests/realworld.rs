@@ -33,7 +33,12 @@ fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly(
 
     let profile = run.profile();
     let calls = calls_by_function(&profile);
-    let count = |name: &str| calls.get(name).copied().unwrap_or_else(|| panic!("{name} missing from {:?}", calls.keys().collect::<Vec<_>>()));
+    let count = |name: &str| {
+        calls
+            .get(name)
+            .copied()
+            .unwrap_or_else(|| panic!("{name} missing from {:?}", calls.keys().collect::<Vec<_>>()))
+    };
 
     // (c) Exact counts where the workload fixes them.
     assert_eq!(count("realworld::main"), 1);
@@ -44,14 +49,29 @@ fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly(
     assert_eq!(count("miniz_oxide::deflate::compress_to_vec"), ROUNDS);
     assert_eq!(count("miniz_oxide::inflate::decompress_to_vec"), ROUNDS);
     assert_eq!(
-        calls_of_path(&profile, &["realworld::main", "realworld::render", "pulldown_cmark::html::push_html"]),
+        calls_of_path(
+            &profile,
+            &[
+                "realworld::main",
+                "realworld::render",
+                "pulldown_cmark::html::push_html"
+            ]
+        ),
         ROUNDS
     );
 
     // Many functions of both crates ran and were recorded.
     let of = |prefix: &str| calls.keys().filter(|n| n.starts_with(prefix)).count();
-    assert!(of("pulldown_cmark::") >= 40, "{} pulldown_cmark functions", of("pulldown_cmark::"));
-    assert!(of("miniz_oxide::") >= 15, "{} miniz_oxide functions", of("miniz_oxide::"));
+    assert!(
+        of("pulldown_cmark::") >= 40,
+        "{} pulldown_cmark functions",
+        of("pulldown_cmark::")
+    );
+    assert!(
+        of("miniz_oxide::") >= 15,
+        "{} miniz_oxide functions",
+        of("miniz_oxide::")
+    );
 
     // (b) Every function that ran is reported at its own file and line, as
     // they are in the original sources (not the rewritten copy).
@@ -61,9 +81,17 @@ fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly(
         } else {
             examples_dir().join(&function.file)
         };
-        assert!(!path.to_string_lossy().contains("/wasmprof/"), "{} points into the rewritten copy", function.file);
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let line = text.lines().nth(function.line as usize - 1).unwrap_or_default();
+        assert!(
+            !path.to_string_lossy().contains("/wasmprof/"),
+            "{} points into the rewritten copy",
+            function.file
+        );
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let line = text
+            .lines()
+            .nth(function.line as usize - 1)
+            .unwrap_or_default();
         let short = function.name.rsplit("::").next().unwrap();
         assert!(
             line.contains(&format!("fn {short}")),

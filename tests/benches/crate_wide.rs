@@ -13,8 +13,30 @@ use wasmprof_tests::*;
 
 const MODES: [(&str, &[&str]); 3] = [
     ("plain", &["--no-instrument"]),
-    ("none", &["--timer", "none", "--instrument-all", "--instrument-crate", "pulldown-cmark", "--instrument-crate", "miniz_oxide"]),
-    ("host", &["--timer", "host", "--instrument-all", "--instrument-crate", "pulldown-cmark", "--instrument-crate", "miniz_oxide"]),
+    (
+        "none",
+        &[
+            "--timer",
+            "none",
+            "--instrument-all",
+            "--instrument-crate",
+            "pulldown-cmark",
+            "--instrument-crate",
+            "miniz_oxide",
+        ],
+    ),
+    (
+        "host",
+        &[
+            "--timer",
+            "host",
+            "--instrument-all",
+            "--instrument-crate",
+            "pulldown-cmark",
+            "--instrument-crate",
+            "miniz_oxide",
+        ],
+    ),
 ];
 
 fn program_seconds(stderr: &str) -> f64 {
@@ -35,23 +57,46 @@ fn wasm_size(mode: &str, target_dir: &std::path::Path) -> u64 {
         .join("wasmprof")
         .join(mode)
         .join("wasm32-wasip1/release/realworld.wasm");
-    std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).len()
+    std::fs::metadata(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .len()
 }
 
 fn main() {
-    let repetitions: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(5);
+    let repetitions: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(5);
     let mut rows = Vec::new();
     for (mode, flags) in MODES {
-        let target_dir = examples_dir().join("target").join(format!("bench-crate-wide-{mode}"));
+        let target_dir = examples_dir()
+            .join("target")
+            .join(format!("bench-crate-wide-{mode}"));
         let _ = std::fs::remove_dir_all(&target_dir);
         let target = target_dir.to_str().unwrap().to_owned();
-        let mut build = vec!["build", "--release", "-q", "-p", "realworld", "--target-dir", &target];
+        let mut build = vec![
+            "build",
+            "--release",
+            "-q",
+            "-p",
+            "realworld",
+            "--target-dir",
+            &target,
+        ];
         build.extend(flags.iter().copied());
         let started = Instant::now();
         wasmprof(&build).assert_success();
         let build_seconds = started.elapsed().as_secs_f64();
         let size = wasm_size(mode, &target_dir);
-        let mut run = vec!["run", "--release", "-q", "-p", "realworld", "--target-dir", &target];
+        let mut run = vec![
+            "run",
+            "--release",
+            "-q",
+            "-p",
+            "realworld",
+            "--target-dir",
+            &target,
+        ];
         run.extend(flags.iter().copied());
         let mut times: Vec<f64> = (0..repetitions)
             .map(|_| {
@@ -68,7 +113,10 @@ fn main() {
     }
     let (_, build0, size0, run0) = rows[0];
     println!("realworld (pulldown-cmark + miniz_oxide), crate-wide, median of {repetitions} runs in Node");
-    println!("{:<8} {:>9} {:>7} {:>10} {:>7} {:>9} {:>7}", "mode", "build s", "ratio", "wasm KiB", "ratio", "run s", "ratio");
+    println!(
+        "{:<8} {:>9} {:>7} {:>10} {:>7} {:>9} {:>7}",
+        "mode", "build s", "ratio", "wasm KiB", "ratio", "run s", "ratio"
+    );
     for (mode, build, size, run) in rows {
         println!(
             "{mode:<8} {build:>9.1} {:>6.2}x {:>10.1} {:>6.2}x {run:>9.4} {:>6.2}x",

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::clock;
 use crate::site::Site;
-use crate::state::with_thread;
+use crate::state::{with_thread, ThreadState};
 use crate::tree::{NodeId, ROOT};
 
 /// Records one call of an instrumented function while it is alive.
@@ -19,6 +19,11 @@ use crate::tree::{NodeId, ROOT};
 pub struct Guard {
     node: NodeId,
     parent: NodeId,
+    /// The calls this timed call stands for; 0 when it is not timed.
+    weight: u32,
+    /// Timed calls made before this one's clock was read.
+    timed_before: u64,
+    /// Clock reading at entry.
     start: f64,
 }
 
@@ -30,38 +35,69 @@ const UNRECORDED: NodeId = u32::MAX;
 #[inline(always)]
 pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
     let function = site.id(self_type);
-    let (node, parent) = with_thread(|thread| {
+    let (node, parent, weight, timed_before) = with_thread(|thread| {
         let parent = thread.current;
         let cached = site.cache.load(Relaxed);
-        let node = if thread.tree.is_child(cached, parent, function) {
-            cached
-        } else {
-            let node = thread.tree.child(parent, function);
-            site.cache.store(node, Relaxed);
-            node
+        let (node, weight) = match thread.tree.enter_cached(cached, parent, function) {
+            Some(weight) => (cached, weight),
+            None => enter_slow(thread, site, parent, function),
         };
-        thread.tree.count_call(node);
         thread.current = node;
-        (node, parent)
+        let timed_before = thread.timed_total;
+        if clock::TIMED && weight != 0 {
+            thread.timed_total += 1;
+        }
+        (node, parent, weight, timed_before)
     })
-    .unwrap_or((UNRECORDED, ROOT));
+    .unwrap_or((UNRECORDED, ROOT, 0, 0));
     Guard {
         node,
         parent,
-        start: clock::now(),
+        weight,
+        timed_before,
+        start: if clock::TIMED && weight != 0 {
+            clock::now()
+        } else {
+            0.0
+        },
     }
+}
+
+/// A call through a path this site has not just used: find or create the
+/// node, and remember it for the next call.
+#[cold]
+#[inline(never)]
+fn enter_slow(
+    thread: &mut ThreadState,
+    site: &'static Site,
+    parent: NodeId,
+    function: u32,
+) -> (NodeId, u32) {
+    thread.calibrate();
+    let node = thread.tree.child(parent, function);
+    // The overflow node is shared by every function: never a site's cache.
+    if Some(node) != thread.tree.overflow() {
+        site.cache.store(node, Relaxed);
+    }
+    (node, thread.tree.enter(node))
 }
 
 impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
-        let end = clock::now();
+        let timed = clock::TIMED && self.weight != 0;
+        let end = if timed { clock::now() } else { 0.0 };
         if self.node == UNRECORDED {
             return;
         }
         with_thread(|thread| {
-            if clock::TIMED {
-                thread.tree.add_time(self.node, end - self.start);
+            if timed {
+                // The span between this call's two reads holds one whole
+                // read, and two for every timed call made within it.
+                let nested = (thread.timed_total - self.timed_before - 1) as f64;
+                let elapsed = end - self.start - thread.clock_cost * (1.0 + 2.0 * nested);
+                let tiny = thread.tiny;
+                thread.tree.add_time(self.node, elapsed, self.weight, tiny);
             }
             thread.current = self.parent;
         });

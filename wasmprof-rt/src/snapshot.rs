@@ -9,10 +9,14 @@
 //!
 //! ```text
 //! header   "WPRF" total_len:u32 version:u32 flags:u32 n_functions:u32
-//!          n_nodes:u32 current:u32 overflow:u32 cap:u32
+//!          n_nodes:u32 current:u32 overflow:u32 cap:u32 clock_cost_ms:f64
 //! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32
-//! node     parent:u32 function:u32 calls:u64 inclusive_ms:f64
+//! node     parent:u32 function:u32 calls:u64 timed_calls:u64 inclusive_ms:f64
 //! ```
+//!
+//! `inclusive_ms` is the node's time with the clock's own cost taken out;
+//! when `timed_calls < calls` it is estimated from the timed calls, each
+//! weighted by the calls it stood for.
 //!
 //! `flags` bit 0: calls were timed. `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
@@ -24,8 +28,8 @@ use crate::state::{lock_finished, with_thread};
 use crate::tree::{CallTree, NodeId, NO_FUNCTION, OVERFLOW_FUNCTION, ROOT};
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 1;
-const HEADER_LEN: usize = 4 * 9;
+pub const VERSION: u32 = 2;
+const HEADER_LEN: usize = 4 * 9 + 8;
 
 /// A decoded snapshot.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +41,8 @@ pub struct Snapshot {
     pub current: NodeId,
     pub overflow: Option<NodeId>,
     pub cap: u32,
+    /// What one clock read costs (ms), measured at start-up; 0 if untimed.
+    pub clock_cost: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,7 +57,9 @@ pub struct SnapshotNode {
     pub parent: u32,
     pub function: u32,
     pub calls: u64,
-    /// Milliseconds.
+    /// How many of the calls were timed.
+    pub timed_calls: u64,
+    /// Raw time of the timed calls, in milliseconds.
     pub inclusive: f64,
 }
 
@@ -70,8 +78,9 @@ impl std::error::Error for DecodeError {}
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
 /// the trees of finished threads merged in.
 pub fn take() -> Snapshot {
-    let (mut tree, current) = with_thread(|t| (t.tree.clone(), t.current))
-        .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT));
+    let (mut tree, current, clock_cost) =
+        with_thread(|t| (t.tree.clone(), t.current, t.clock_cost))
+            .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0));
     tree.merge_from(&lock_finished());
     let nodes = tree
         .nodes()
@@ -80,6 +89,7 @@ pub fn take() -> Snapshot {
             parent: n.parent,
             function: n.function,
             calls: n.calls,
+            timed_calls: n.timed_calls,
             inclusive: n.inclusive,
         })
         .collect();
@@ -97,6 +107,7 @@ pub fn take() -> Snapshot {
         current,
         overflow: tree.overflow(),
         cap: tree.cap() as u32,
+        clock_cost: clock_cost.max(0.0),
     }
 }
 
@@ -115,6 +126,23 @@ impl Snapshot {
         }
         names.reverse();
         names
+    }
+
+    /// Inclusive time of every node's calls, in milliseconds, and whether it
+    /// is an estimate (only a sample of the calls was timed). The runtime
+    /// has already taken the clock's own cost out and weighted each timed
+    /// call by the calls it stood for; what is left to do is to keep clock
+    /// jitter from making a total negative.
+    pub fn inclusive_estimates(&self) -> Vec<(f64, bool)> {
+        self.nodes
+            .iter()
+            .map(|node| {
+                (
+                    node.inclusive.max(0.0),
+                    node.timed_calls < node.calls && self.timed,
+                )
+            })
+            .collect()
     }
 
     /// Names of the calls still running, outermost first.
@@ -138,6 +166,7 @@ impl Snapshot {
         ] {
             out.extend_from_slice(&word.to_le_bytes());
         }
+        out.extend_from_slice(&self.clock_cost.to_le_bytes());
         for f in &self.functions {
             for text in [&f.name, &f.file] {
                 out.extend_from_slice(&(text.len() as u32).to_le_bytes());
@@ -149,6 +178,7 @@ impl Snapshot {
             out.extend_from_slice(&n.parent.to_le_bytes());
             out.extend_from_slice(&n.function.to_le_bytes());
             out.extend_from_slice(&n.calls.to_le_bytes());
+            out.extend_from_slice(&n.timed_calls.to_le_bytes());
             out.extend_from_slice(&n.inclusive.to_le_bytes());
         }
         let total = out.len() as u32;
@@ -187,6 +217,7 @@ impl Snapshot {
             n => Some(n),
         };
         let cap = r.u32()?;
+        let clock_cost = f64::from_bits(r.u64()?);
         let mut functions = Vec::with_capacity(n_functions.min(bytes.len()));
         for _ in 0..n_functions {
             let name = r.string()?;
@@ -194,12 +225,13 @@ impl Snapshot {
             let line = r.u32()?;
             functions.push(SnapshotFunction { name, file, line });
         }
-        let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 24));
+        let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 32));
         for index in 0..n_nodes {
             let node = SnapshotNode {
                 parent: r.u32()?,
                 function: r.u32()?,
                 calls: r.u64()?,
+                timed_calls: r.u64()?,
                 inclusive: f64::from_bits(r.u64()?),
             };
             let root = index == 0;
@@ -233,6 +265,7 @@ impl Snapshot {
             current,
             overflow,
             cap,
+            clock_cost,
         })
     }
 }
@@ -300,19 +333,44 @@ mod tests {
                     parent: u32::MAX,
                     function: NO_FUNCTION,
                     calls: 0,
+                    timed_calls: 0,
                     inclusive: 0.0,
                 },
                 SnapshotNode {
                     parent: 0,
                     function: 0,
                     calls: 3,
+                    timed_calls: 3,
                     inclusive: 1.5,
                 },
             ],
             current: 1,
             overflow: None,
             cap: 100,
+            clock_cost: 0.0,
         }
+    }
+
+    #[test]
+    fn sampled_nodes_are_marked_estimated_and_never_negative() {
+        let mut s = sample();
+        s.nodes[1] = SnapshotNode {
+            parent: 0,
+            function: 0,
+            calls: 2,
+            timed_calls: 2,
+            inclusive: -0.001,
+        };
+        s.nodes.push(SnapshotNode {
+            parent: 1,
+            function: 0,
+            calls: 1000,
+            timed_calls: 10,
+            inclusive: 2.0,
+        });
+        let e = s.inclusive_estimates();
+        assert_eq!(e[1], (0.0, false));
+        assert_eq!(e[2], (2.0, true));
     }
 
     #[test]

@@ -14,6 +14,14 @@ pub(crate) struct ThreadState {
     pub tree: CallTree,
     /// The node of the innermost call still running on this thread.
     pub current: NodeId,
+    /// What one clock read costs, as seen between two reads (ms); negative
+    /// until measured.
+    pub clock_cost: f64,
+    /// Calls shorter than this are timed on a sample only (ms).
+    pub tiny: f64,
+    /// Timed calls so far: a timed call's span holds the clock reads of the
+    /// timed calls made within it, which are taken out of its time.
+    pub timed_total: u64,
 }
 
 impl ThreadState {
@@ -21,7 +29,26 @@ impl ThreadState {
         ThreadState {
             tree: CallTree::new(DEFAULT_CAP),
             current: ROOT,
+            clock_cost: -1.0,
+            tiny: 0.0,
+            timed_total: 0,
         }
+    }
+
+    /// Measures the clock's own cost, once, before the first call is timed.
+    #[cold]
+    pub fn calibrate(&mut self) {
+        if self.clock_cost >= 0.0 || !crate::clock::TIMED {
+            return;
+        }
+        const READS: u32 = 1000;
+        let first = crate::clock::now();
+        let mut last = first;
+        for _ in 0..READS {
+            last = crate::clock::now();
+        }
+        self.clock_cost = ((last - first) / READS as f64).max(0.0);
+        self.tiny = self.clock_cost * crate::tree::TINY_IN_CLOCK_COSTS;
     }
 }
 
@@ -29,10 +56,6 @@ impl Drop for ThreadState {
     fn drop(&mut self) {
         lock_finished().merge_from(&self.tree);
     }
-}
-
-thread_local! {
-    static THREAD: UnsafeCell<ThreadState> = const { UnsafeCell::new(ThreadState::new()) };
 }
 
 /// Trees of threads that have exited.
@@ -46,8 +69,12 @@ pub(crate) fn lock_finished() -> std::sync::MutexGuard<'static, CallTree> {
 
 /// Runs `f` on this thread's state; `None` while the thread is being torn
 /// down, when calls are simply not recorded.
+#[cfg(not(all(target_family = "wasm", not(target_feature = "atomics"))))]
 #[inline(always)]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    thread_local! {
+        static THREAD: UnsafeCell<ThreadState> = const { UnsafeCell::new(ThreadState::new()) };
+    }
     THREAD
         .try_with(|cell| {
             // SAFETY: the state is this thread's alone, and no caller of
@@ -56,4 +83,18 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R>
             f(unsafe { &mut *cell.get() })
         })
         .ok()
+}
+
+/// WebAssembly without the atomics feature has exactly one thread, so the
+/// state is a plain global: no thread-local lookup on the hot path.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[inline(always)]
+pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    struct OneThread(UnsafeCell<ThreadState>);
+    // SAFETY: without the atomics feature there are no other threads.
+    unsafe impl Sync for OneThread {}
+    static STATE: OneThread = OneThread(UnsafeCell::new(ThreadState::new()));
+    // SAFETY: single-threaded, and no caller of `with_thread` runs user code
+    // or calls `with_thread` again while it holds the reference.
+    Some(f(unsafe { &mut *STATE.0.get() }))
 }

@@ -28,9 +28,25 @@ pub struct Node {
     next_sibling: NodeId,
     /// Exact number of calls through this path.
     pub calls: u64,
-    /// Time in those calls including callees, in the clock's unit (ms).
+    /// How many of those calls were timed (all of them unless the node's
+    /// calls were too short to time each one).
+    pub timed_calls: u64,
+    /// Time in all calls including callees, in the clock's unit (ms): each
+    /// timed call counts for the calls it stood for (its sampling period).
     pub inclusive: f64,
+    /// Calls to let pass untimed before the next timed one.
+    countdown: u32,
+    /// Time one call in `period`.
+    period: u32,
 }
+
+/// A call shorter than this many clock reads' cost makes its node time
+/// fewer of its calls (the period doubles); a longer one makes it time every
+/// call again. Timing a call far shorter than a clock read would cost more
+/// than the call and drown what it measures. Counts stay exact.
+pub const TINY_IN_CLOCK_COSTS: f64 = 16.0;
+/// The longest sampling period: one timed call in this many.
+pub const MAX_PERIOD: u32 = 128;
 
 /// The tree itself. Node 0 is the root; a parent always precedes its children.
 #[derive(Clone, Debug)]
@@ -63,16 +79,6 @@ impl CallTree {
     /// The configured node cap.
     pub fn cap(&self) -> usize {
         self.cap
-    }
-
-    /// Whether `node` is the child of `parent` for `function`: the check that
-    /// makes a call site's cached node safe to reuse.
-    #[inline(always)]
-    pub fn is_child(&self, node: NodeId, parent: NodeId, function: u32) -> bool {
-        match self.nodes.get(node as usize) {
-            Some(n) => n.parent == parent && n.function == function,
-            None => false,
-        }
     }
 
     /// Finds or creates the child of `parent` for `function`. Past the cap,
@@ -115,19 +121,53 @@ impl CallTree {
         self.overflow
     }
 
-    /// Counts one call through `node`.
+    /// The hot path: if `cached` is the child of `parent` for `function`,
+    /// counts a call through it and returns the weight to time it with (0:
+    /// not timed).
     #[inline(always)]
-    pub fn count_call(&mut self, node: NodeId) {
-        if let Some(n) = self.nodes.get_mut(node as usize) {
-            n.calls += 1;
+    pub fn enter_cached(&mut self, cached: NodeId, parent: NodeId, function: u32) -> Option<u32> {
+        let node = self.nodes.get_mut(cached as usize)?;
+        if node.parent != parent || node.function != function {
+            return None;
+        }
+        node.calls += 1;
+        Some(if crate::clock::TIMED {
+            node.take_sample()
+        } else {
+            0
+        })
+    }
+
+    /// Counts one call through `node`; returns the weight to time it with
+    /// (the calls it stands for), or 0 to leave it untimed.
+    #[inline(always)]
+    pub fn enter(&mut self, node: NodeId) -> u32 {
+        match self.nodes.get_mut(node as usize) {
+            Some(n) => {
+                n.calls += 1;
+                if crate::clock::TIMED {
+                    n.take_sample()
+                } else {
+                    0
+                }
+            }
+            None => 0,
         }
     }
 
-    /// Adds a finished call's duration to `node`.
+    /// Adds a timed call's duration, standing for `weight` calls, to `node`,
+    /// and adapts the node's sampling period: `tiny` is the duration below
+    /// which a call is too short to time every time.
     #[inline(always)]
-    pub fn add_time(&mut self, node: NodeId, elapsed: f64) {
+    pub fn add_time(&mut self, node: NodeId, elapsed: f64, weight: u32, tiny: f64) {
         if let Some(n) = self.nodes.get_mut(node as usize) {
-            n.inclusive += elapsed;
+            n.inclusive += elapsed * weight as f64;
+            n.timed_calls += 1;
+            n.period = if elapsed < tiny {
+                (n.period * 2).min(MAX_PERIOD)
+            } else {
+                1
+            };
         }
     }
 
@@ -139,6 +179,7 @@ impl CallTree {
             let target = self.child(map[node.parent as usize], node.function);
             let merged = &mut self.nodes[target as usize];
             merged.calls += node.calls;
+            merged.timed_calls += node.timed_calls;
             merged.inclusive += node.inclusive;
             map[index] = target;
         }
@@ -153,7 +194,23 @@ impl Node {
             first_child: NONE,
             next_sibling: NONE,
             calls: 0,
+            timed_calls: 0,
             inclusive: 0.0,
+            countdown: 0,
+            period: 1,
+        }
+    }
+
+    /// The weight to time this call with: the node's period when the call
+    /// is one to time, else 0.
+    #[inline(always)]
+    fn take_sample(&mut self) -> u32 {
+        if self.countdown == 0 {
+            self.countdown = self.period - 1;
+            self.period
+        } else {
+            self.countdown -= 1;
+            0
         }
     }
 }
@@ -170,9 +227,14 @@ mod tests {
         assert_eq!(tree.child(ROOT, 1), a);
         assert_eq!(tree.child(a, 2), b);
         assert_ne!(tree.child(ROOT, 2), b, "same function, other path");
-        assert!(tree.is_child(b, a, 2));
-        assert!(!tree.is_child(b, ROOT, 2));
-        assert!(!tree.is_child(999, ROOT, 2));
+        assert_eq!(
+            tree.enter_cached(b, a, 2),
+            Some(1),
+            "cached node accepted and timed"
+        );
+        assert_eq!(tree.enter_cached(b, ROOT, 2), None, "other parent");
+        assert_eq!(tree.enter_cached(b, a, 3), None, "other function");
+        assert_eq!(tree.enter_cached(999, ROOT, 2), None, "no such node");
     }
 
     #[test]
@@ -207,17 +269,52 @@ mod tests {
     }
 
     #[test]
+    fn tiny_nodes_are_timed_on_a_sample_of_calls_and_counted_exactly() {
+        let mut tree = CallTree::new(DEFAULT_CAP);
+        let tiny = tree.child(ROOT, 1);
+        let long = tree.child(ROOT, 2);
+        let (mut timed_tiny, mut timed_long) = (0, 0);
+        for _ in 0..10_000 {
+            match tree.enter(tiny) {
+                0 => {}
+                weight => {
+                    timed_tiny += 1;
+                    tree.add_time(tiny, 0.001, weight, 0.01);
+                }
+            }
+            match tree.enter(long) {
+                0 => {}
+                weight => {
+                    timed_long += 1;
+                    tree.add_time(long, 1.0, weight, 0.01);
+                }
+            }
+        }
+        let tiny_node = tree.nodes()[tiny as usize];
+        assert_eq!(tiny_node.calls, 10_000);
+        assert_eq!(tiny_node.timed_calls, timed_tiny);
+        assert!(timed_tiny < 200, "{timed_tiny} tiny calls timed");
+        assert_eq!(timed_long, 10_000, "long calls are always timed");
+        // Every call stands in the estimate once: 10,000 x 0.001 ms.
+        assert!(
+            (tiny_node.inclusive - 10.0).abs() < 0.2,
+            "{}",
+            tiny_node.inclusive
+        );
+    }
+
+    #[test]
     fn merge_adds_calls_and_time_by_path() {
         let mut a = CallTree::new(DEFAULT_CAP);
         let x = a.child(ROOT, 1);
-        a.count_call(x);
-        a.add_time(x, 2.0);
+        a.enter(x);
+        a.add_time(x, 2.0, 1, 0.0);
         let mut b = CallTree::new(DEFAULT_CAP);
         let y = b.child(ROOT, 1);
         let z = b.child(y, 2);
-        b.count_call(y);
-        b.count_call(z);
-        b.add_time(y, 3.0);
+        b.enter(y);
+        b.enter(z);
+        b.add_time(y, 3.0, 1, 0.0);
         a.merge_from(&b);
         assert_eq!(a.nodes()[x as usize].calls, 2);
         assert_eq!(a.nodes()[x as usize].inclusive, 5.0);

@@ -196,6 +196,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
                 calls: 0,
                 inclusive_nanos: 0.0,
                 open: false,
+                estimated: false,
             });
             into.nodes.len() - 1
         });
@@ -203,6 +204,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
         merged.calls += node.calls;
         merged.inclusive_nanos += node.inclusive_nanos;
         merged.open |= node.open;
+        merged.estimated |= node.estimated;
         node_map[index] = target;
     }
     into.overflow_calls += other.overflow_calls;
@@ -261,6 +263,7 @@ mod tests {
                     calls: 0,
                     inclusive_nanos: 0.0,
                     open: false,
+                    estimated: false,
                 },
                 Node {
                     parent: Some(0),
@@ -268,6 +271,7 @@ mod tests {
                     calls: 1,
                     inclusive_nanos: 100.0,
                     open: false,
+                    estimated: false,
                 },
                 Node {
                     parent: Some(1),
@@ -275,6 +279,7 @@ mod tests {
                     calls: 5,
                     inclusive_nanos: 40.0,
                     open: false,
+                    estimated: false,
                 },
             ],
             overflow_calls: 0,

@@ -107,6 +107,10 @@ pub struct Node {
     /// timeout); its time is missing from `inclusive_nanos`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open: bool,
+    /// Only a sample of the calls was timed (they were far shorter than a
+    /// clock read); `inclusive_nanos` is scaled up from those.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Profile {

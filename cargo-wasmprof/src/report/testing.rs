@@ -54,6 +54,7 @@ impl ProfileBuilder {
                 calls: 0,
                 inclusive_nanos: 0.0,
                 open: false,
+                estimated: false,
             }],
             overflow_calls: 0,
         };
@@ -101,6 +102,7 @@ impl ProfileBuilder {
                         calls: 0,
                         inclusive_nanos: 0.0,
                         open: false,
+                        estimated: false,
                     });
                     self.self_nanos.push(0.0);
                     let child = self.profile.nodes.len() - 1;

@@ -22,17 +22,20 @@ pub struct RunContext {
 pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
     const NANOS_PER_MS: f64 = 1e6;
     let open = open_nodes(snapshot);
+    let times = snapshot.inclusive_estimates();
     let nodes = snapshot
         .nodes
         .iter()
+        .zip(times)
         .enumerate()
-        .map(|(index, n)| Node {
+        .map(|(index, (n, (inclusive_ms, estimated)))| Node {
             parent: (index != 0).then_some(n.parent as usize),
             function: (index != 0 && (n.function as usize) < snapshot.functions.len())
                 .then_some(n.function as usize),
             calls: n.calls,
-            inclusive_nanos: (n.inclusive * NANOS_PER_MS).max(0.0),
+            inclusive_nanos: (inclusive_ms * NANOS_PER_MS).max(0.0),
             open: open.contains(&index),
+            estimated,
         })
         .collect::<Vec<_>>();
     let nodes = if nodes.is_empty() {
@@ -42,6 +45,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             calls: 0,
             inclusive_nanos: 0.0,
             open: false,
+            estimated: false,
         }]
     } else {
         nodes
@@ -150,24 +154,28 @@ mod tests {
                     parent: u32::MAX,
                     function: u32::MAX,
                     calls: 0,
+                    timed_calls: 0,
                     inclusive: 0.0,
                 },
                 SnapshotNode {
                     parent: 0,
                     function: 0,
                     calls: 1,
+                    timed_calls: 1,
                     inclusive: 2.0,
                 },
                 SnapshotNode {
                     parent: 1,
                     function: 1,
                     calls: 3,
+                    timed_calls: 3,
                     inclusive: 1.5,
                 },
             ],
             current,
             overflow: None,
             cap: 100,
+            clock_cost: 0.0,
         }
     }
 
