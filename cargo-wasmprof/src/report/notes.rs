@@ -53,6 +53,23 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             }
         }
     }
+    let estimated: std::collections::BTreeSet<&str> = profile
+        .nodes
+        .iter()
+        .filter(|n| n.estimated)
+        .filter_map(|n| n.function)
+        .map(|f| profile.functions[f].name.as_str())
+        .collect();
+    if !estimated.is_empty() {
+        let names: Vec<&str> = estimated.iter().copied().take(MAX_ESTIMATED_NAMES).collect();
+        let more = estimated.len().saturating_sub(MAX_ESTIMATED_NAMES);
+        lines.push(format!(
+            "NOTE: calls far shorter than a clock read were timed on a sample only; the times of {}{} \
+             are estimated from it (their counts are exact).",
+            names.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
+    }
     if profile.overflow_calls > 0 {
         lines.push(format!(
             "NOTE: {} calls came after the call tree was full; they are counted \
@@ -64,6 +81,7 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
 }
 
 const MAX_OPEN_STACKS: usize = 3;
+const MAX_ESTIMATED_NAMES: usize = 5;
 /// Longer stacks show their first and last frames around an ellipsis.
 const MAX_STACK_SEGMENTS: usize = 10;
 
