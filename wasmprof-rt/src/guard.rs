@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::clock;
 use crate::site::Site;
-use crate::state::{with_thread, ThreadState};
+use crate::state::{with_thread, ThreadState, ONE_TREE};
 use crate::tree::{NodeId, ROOT};
 
 /// Records one call of an instrumented function while it is alive.
@@ -34,13 +34,20 @@ const UNRECORDED: NodeId = u32::MAX;
 /// method; it is called once, when the site registers.
 #[inline(always)]
 pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
-    let function = site.id(self_type);
     let (node, parent, weight, timed_before) = with_thread(|thread| {
         let parent = thread.current;
         let cached = site.cache.load(Relaxed);
+        // With one tree, a site's cached node is always of the site's own
+        // function, so its parent is all there is to check; with a tree per
+        // thread the cache may come from another thread's tree.
+        let function = if ONE_TREE {
+            None
+        } else {
+            Some(site.id(self_type))
+        };
         let (node, weight) = match thread.tree.enter_cached(cached, parent, function) {
             Some(weight) => (cached, weight),
-            None => enter_slow(thread, site, parent, function),
+            None => unpack(enter_slow(thread, site, self_type, parent)),
         };
         thread.current = node;
         let timed_before = thread.timed_total;
@@ -70,16 +77,29 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
 fn enter_slow(
     thread: &mut ThreadState,
     site: &'static Site,
+    self_type: Option<fn() -> &'static str>,
     parent: NodeId,
-    function: u32,
-) -> (NodeId, u32) {
+) -> u64 {
+    let function = site.id(self_type);
     thread.calibrate();
     let node = thread.tree.child(parent, function);
     // The overflow node is shared by every function: never a site's cache.
     if Some(node) != thread.tree.overflow() {
         site.cache.store(node, Relaxed);
     }
-    (node, thread.tree.enter(node))
+    // One integer comes back in a register; a pair would need a stack
+    // frame in every instrumented function.
+    pack(node, thread.tree.enter(node))
+}
+
+#[inline(always)]
+fn pack(node: NodeId, weight: u32) -> u64 {
+    (u64::from(node) << 32) | u64::from(weight)
+}
+
+#[inline(always)]
+fn unpack(packed: u64) -> (NodeId, u32) {
+    ((packed >> 32) as NodeId, packed as u32)
 }
 
 impl Drop for Guard {
@@ -87,7 +107,7 @@ impl Drop for Guard {
     fn drop(&mut self) {
         let timed = clock::TIMED && self.weight != 0;
         let end = if timed { clock::now() } else { 0.0 };
-        if self.node == UNRECORDED {
+        if !ONE_TREE && self.node == UNRECORDED {
             return;
         }
         with_thread(|thread| {

@@ -10,6 +10,10 @@ use std::sync::Mutex;
 
 use crate::tree::{CallTree, NodeId, DEFAULT_CAP, ROOT};
 
+/// WebAssembly without the atomics feature has one thread and so one tree.
+pub(crate) const ONE_TREE: bool =
+    cfg!(all(target_family = "wasm", not(target_feature = "atomics")));
+
 pub(crate) struct ThreadState {
     pub tree: CallTree,
     /// The node of the innermost call still running on this thread.

@@ -125,9 +125,17 @@ impl CallTree {
     /// counts a call through it and returns the weight to time it with (0:
     /// not timed).
     #[inline(always)]
-    pub fn enter_cached(&mut self, cached: NodeId, parent: NodeId, function: u32) -> Option<u32> {
+    ///
+    /// `function` may be `None` when the caller knows that `cached` can only
+    /// be a node of its own function.
+    pub fn enter_cached(
+        &mut self,
+        cached: NodeId,
+        parent: NodeId,
+        function: Option<u32>,
+    ) -> Option<u32> {
         let node = self.nodes.get_mut(cached as usize)?;
-        if node.parent != parent || node.function != function {
+        if node.parent != parent || function.is_some_and(|f| f != node.function) {
             return None;
         }
         node.calls += 1;
@@ -227,14 +235,11 @@ mod tests {
         assert_eq!(tree.child(ROOT, 1), a);
         assert_eq!(tree.child(a, 2), b);
         assert_ne!(tree.child(ROOT, 2), b, "same function, other path");
-        assert_eq!(
-            tree.enter_cached(b, a, 2),
-            Some(1),
-            "cached node accepted and timed"
-        );
-        assert_eq!(tree.enter_cached(b, ROOT, 2), None, "other parent");
-        assert_eq!(tree.enter_cached(b, a, 3), None, "other function");
-        assert_eq!(tree.enter_cached(999, ROOT, 2), None, "no such node");
+        assert_eq!(tree.enter_cached(b, a, Some(2)), Some(1), "accepted, timed");
+        assert_eq!(tree.enter_cached(b, ROOT, Some(2)), None, "other parent");
+        assert_eq!(tree.enter_cached(b, a, Some(3)), None, "other function");
+        assert_eq!(tree.enter_cached(b, a, None), Some(1), "function known");
+        assert_eq!(tree.enter_cached(999, ROOT, Some(2)), None, "no such node");
     }
 
     #[test]
