@@ -1,32 +1,50 @@
-//! Overhead of instrumentation, measured side by side in one run: each
-//! workload built plain (`--no-instrument`), counts-only (`--timer none`)
-//! and timed (`--timer host`), run in the same Node, repeated, and the
-//! medians compared as ratios to the plain build.
+//! Overhead and accuracy of instrumentation, measured side by side in one
+//! run: each workload built plain (`--no-instrument`), counts-only
+//! (`--timer none`) and timed (`--timer host`), the three run in turn in the
+//! same Node, repeated, and the medians compared as ratios to the plain
+//! build. Then the accuracy of the thesis's validation program (appendix B).
 //!
 //! `cargo bench -p wasmprof-tests --bench overhead [-- REPETITIONS]`
 //!
-//! The time is the program's own (entry call to end), as the host measures
-//! it, without Node's start-up.
+//! The time is the program's own, from its entry call to its end, as the
+//! host measures it: without Node's start-up or compiling the module.
 
 use wasmprof_tests::*;
 
 struct Workload {
     name: &'static str,
+    /// Flags for every build.
     args: &'static [&'static str],
+    /// Flags for the instrumented builds only.
+    instrumented: &'static [&'static str],
 }
 
 const WORKLOADS: &[Workload] = &[
     Workload {
-        name: "fib (recursion.c: 4.4 M calls)",
-        args: &["-p", "fib"],
+        name: "fib(32), every call instrumented",
+        args: &["-p", "fib", "--invoke", "fib_js", "--", "32"],
+        instrumented: &[],
     },
     Workload {
-        name: "appendix-b (52.5 M calls of add)",
+        name: "appendix B (52.5 M calls of add)",
         args: &["-p", "appendix-b"],
+        instrumented: &[],
     },
     Workload {
-        name: "quicksort (200,000 numbers)",
+        name: "quicksort of 200,000 numbers",
         args: &["-p", "shapes", "--invoke", "sort", "--", "200000"],
+        instrumented: &[],
+    },
+    Workload {
+        name: "realworld, crate-wide (3 crates)",
+        args: &["-p", "realworld"],
+        instrumented: &[
+            "--instrument-all",
+            "--instrument-crate",
+            "pulldown-cmark",
+            "--instrument-crate",
+            "miniz_oxide",
+        ],
     },
 ];
 
@@ -51,9 +69,34 @@ fn program_seconds(stderr: &str) -> f64 {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    sorted[sorted.len() / 2]
+}
+
+fn min_max(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+}
+
+/// `cargo wasmprof run` arguments for one workload in one mode.
+fn run_args<'a>(workload: &'a Workload, mode: &'a [&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", "--release", "-q", "--top", "0"];
+    args.extend(mode);
+    if !mode.contains(&"--no-instrument") {
+        args.extend(workload.instrumented);
+    }
+    // Arguments after `--` go last.
+    match workload.args.iter().position(|a| *a == "--") {
+        Some(split) => {
+            args.extend(&workload.args[..split]);
+            args.extend(&workload.args[split..]);
+        }
+        None => args.extend(workload.args),
+    }
+    args
 }
 
 fn main() {
@@ -62,47 +105,81 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(5);
     println!(
-        "wasmprof overhead: median of {repetitions} runs each, in Node (host: {})",
-        node_version()
+        "wasmprof overhead: {repetitions} runs of each build, taken in turn; median (min-max) of the program's time; Node {}, {} cores",
+        node_version(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!();
     println!(
-        "{:<36} {:>10} {:>10} {:>10} {:>9} {:>9}",
-        "workload", "plain s", "none s", "host s", "none/pl", "host/pl"
+        "{:<34} {:>22} {:>22} {:>22} {:>8} {:>8}",
+        "workload", "plain ms", "--timer none ms", "--timer host ms", "none", "host"
     );
     for workload in WORKLOADS {
-        let mut medians = Vec::new();
-        for (mode, flags) in MODES {
-            // One untimed run builds the module and warms the caches.
-            let mut args = vec!["run", "--release", "-q"];
-            args.extend(flags);
-            args.extend(workload.args);
-            let mut times = Vec::new();
-            for round in 0..=repetitions {
-                let run = wasmprof(&args);
-                run.assert_success();
-                if round > 0 {
-                    times.push(program_seconds(&run.stderr));
-                }
-            }
-            let spread = times.iter().cloned().fold(f64::MIN, f64::max)
-                - times.iter().cloned().fold(f64::MAX, f64::min);
-            let m = median(&mut times);
-            eprintln!(
-                "  {} {mode}: median {m:.4} s, spread {spread:.4} s",
-                workload.name
-            );
-            medians.push(m);
+        // One untimed run of each builds the modules and warms the caches.
+        for (_, mode) in MODES {
+            wasmprof(&run_args(workload, mode)).assert_success();
         }
+        let mut times = vec![Vec::new(); MODES.len()];
+        for _ in 0..repetitions {
+            for (i, (_, mode)) in MODES.iter().enumerate() {
+                let run = wasmprof(&run_args(workload, mode));
+                run.assert_success();
+                times[i].push(program_seconds(&run.stderr) * 1e3);
+            }
+        }
+        let cells: Vec<String> = times
+            .iter()
+            .map(|t| {
+                let (lo, hi) = min_max(t);
+                format!("{:.1} ({:.1}-{:.1})", median(t), lo, hi)
+            })
+            .collect();
+        let plain = median(&times[0]);
         println!(
-            "{:<36} {:>10.4} {:>10.4} {:>10.4} {:>8.2}x {:>8.2}x",
+            "{:<34} {:>22} {:>22} {:>22} {:>7.2}x {:>7.2}x",
             workload.name,
-            medians[0],
-            medians[1],
-            medians[2],
-            medians[1] / medians[0],
-            medians[2] / medians[0]
+            cells[0],
+            cells[1],
+            cells[2],
+            median(&times[1]) / plain,
+            median(&times[2]) / plain
         );
+    }
+    println!();
+    accuracy(repetitions);
+}
+
+/// Appendix B with `--timer host`: the relations the program was written
+/// to have, as measured.
+fn accuracy(repetitions: usize) {
+    let main = "appendix_b::main";
+    let mut spread = Vec::new();
+    let mut half_2 = Vec::new();
+    let mut half = Vec::new();
+    let mut quarter = Vec::new();
+    for _ in 0..repetitions {
+        let run = wasmprof(&["run", "--release", "-q", "--top", "0", "-p", "appendix-b"]);
+        run.assert_success();
+        let profile = run.profile();
+        let mains: Vec<f64> = (1..=4)
+            .map(|i| time_of_path(&profile, &[main, &format!("appendix_b::f_main_{i}")]))
+            .collect();
+        let (lo, hi) = min_max(&mains);
+        let mean = mains.iter().sum::<f64>() / 4.0;
+        spread.push((hi - lo) / mean * 100.0);
+        half_2.push(time_of_path(&profile, &[main, "appendix_b::f_half_2"]) / mean * 100.0);
+        half.push(time_of_path(&profile, &[main, "appendix_b::f_half"]) / mean * 100.0);
+        quarter.push(time_of_path(&profile, &[main, "appendix_b::f_quarter"]) / mean * 100.0);
+    }
+    println!("appendix B accuracy with --timer host, median (min-max) of {repetitions} runs, % of the mean f_main_* time:");
+    for (name, values, target) in [
+        ("spread of the four f_main_*", &spread, "target <= 2"),
+        ("f_half_2", &half_2, "target 50 +- 2"),
+        ("f_half, one call", &half, "target 50 +- 2"),
+        ("f_quarter, one call", &quarter, "target 25 +- 2"),
+    ] {
+        let (lo, hi) = min_max(values);
+        println!("  {name:<30} {:>6.2} ({lo:.2}-{hi:.2})   {target}", median(values));
     }
 }
 

@@ -46,7 +46,7 @@ pub struct Node {
 /// than the call and drown what it measures. Counts stay exact.
 pub const TINY_IN_CLOCK_COSTS: f64 = 16.0;
 /// The longest sampling period: one timed call in this many.
-pub const MAX_PERIOD: u32 = 128;
+pub const MAX_PERIOD: u32 = 1024;
 
 /// The tree itself. Node 0 is the root; a parent always precedes its children.
 #[derive(Clone, Debug)]
