@@ -10,5 +10,6 @@ pub mod cli;
 pub mod profile;
 pub mod report;
 pub mod report_command;
+pub mod rewrite;
 pub mod run;
 pub mod ui;

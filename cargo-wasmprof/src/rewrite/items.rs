@@ -1,0 +1,513 @@
+//! Which items of a file get an attribute, and where it goes.
+//!
+//! Free functions get `#[::wasmprof::instrument]` each. Impl blocks and
+//! traits get it once, on the block, so that the macro names methods by
+//! their type (`crate::module::Type::method`, associated functions without
+//! `self` included) and default methods by their trait
+//! (`crate::module::Trait::method`); methods of such a block that must stay
+//! out get `#[::wasmprof::skip]`. Every attribute goes just before the
+//! item's first attribute other than documentation (so that it is expanded
+//! before other attribute macros), or before the item's first token when it
+//! has none, and contains no newline, so no line moves.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::visit::Visit;
+use syn::{Attribute, Block, ImplItem, Item, ItemImpl, ItemMod, ItemTrait, Meta, TraitItem, Type};
+
+use super::modules::{is_inside, ModDir};
+use super::source::Source;
+use super::{CrateSpec, Planned, PlannedKind, RewriteError, Stats};
+
+/// A module file still to read.
+pub(crate) struct FileJob {
+    pub file: PathBuf,
+    /// Its path in the crate, without the crate name.
+    pub module: Vec<String>,
+    pub dir: ModDir,
+}
+
+/// The walk over one file.
+pub(crate) struct FileWalk<'a> {
+    pub spec: &'a CrateSpec,
+    pub source: &'a Source,
+    pub insertions: Vec<(usize, usize, String)>,
+    pub queue: Vec<FileJob>,
+    pub stats: Stats,
+    pub planned: Vec<Planned>,
+}
+
+impl<'a> FileWalk<'a> {
+    pub fn new(spec: &'a CrateSpec, source: &'a Source) -> Self {
+        FileWalk {
+            spec,
+            source,
+            insertions: Vec::new(),
+            queue: Vec::new(),
+            stats: Stats::default(),
+            planned: Vec::new(),
+        }
+    }
+
+    pub fn items(
+        &mut self,
+        items: &[Item],
+        module: &[String],
+        dir: &ModDir,
+    ) -> Result<(), RewriteError> {
+        for item in items {
+            match item {
+                Item::Fn(function) => self.free_fn(function, module),
+                Item::Impl(imp) => self.impl_block(imp, module),
+                Item::Trait(tr) => self.trait_block(tr, module),
+                Item::Mod(module_item) => self.module(module_item, module, dir)?,
+                // Macro invocations (and the functions they write), extern
+                // blocks, consts, statics and the rest stay as they are.
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn free_fn(&mut self, function: &syn::ItemFn, module: &[String]) {
+        if self.leaves_alone(&function.attrs) {
+            self.stats.left_alone += 1;
+            return;
+        }
+        if !instrumentable(&function.sig, &function.attrs) {
+            self.stats.not_instrumentable += 1;
+            return;
+        }
+        let path = join(module, &[function.sig.ident.unraw().to_string()]);
+        if !self.wanted(&path, &function.block) {
+            return;
+        }
+        let at = self.item_start(function.to_token_stream());
+        self.insert(at, self.spec.runtime.instrument_attr());
+        self.plan(&function.sig.ident, path, PlannedKind::Function);
+    }
+
+    fn impl_block(&mut self, imp: &ItemImpl, module: &[String]) {
+        if self.leaves_alone(&imp.attrs) {
+            self.stats.left_alone += 1;
+            return;
+        }
+        let trait_name = imp
+            .trait_
+            .as_ref()
+            .and_then(|(_, path, _)| path.segments.last())
+            .map(|segment| segment.ident.unraw().to_string());
+        if let Some(name) = trait_name.as_deref() {
+            // The runtime allocates when it first sees a function: inside an
+            // allocator that would recurse.
+            if ALLOCATOR_TRAITS.contains(&name) {
+                self.stats.not_instrumentable += imp
+                    .items
+                    .iter()
+                    .filter(|i| matches!(i, ImplItem::Fn(_)))
+                    .count();
+                return;
+            }
+        }
+        let owner = match (&trait_name, is_type_parameter(&imp.self_ty, &imp.generics)) {
+            (Some(trait_name), true) => trait_name.clone(),
+            _ => type_label(&imp.self_ty),
+        };
+        let mut wanted = Vec::new();
+        let mut unwanted = Vec::new();
+        for item in &imp.items {
+            let ImplItem::Fn(function) = item else {
+                continue;
+            };
+            if let Some(take) = self.block_member(
+                &function.attrs,
+                &function.sig,
+                &function.block,
+                module,
+                &owner,
+            ) {
+                let entry = (function.to_token_stream(), &function.sig.ident, take.1);
+                if take.0 {
+                    wanted.push(entry);
+                } else {
+                    unwanted.push(entry);
+                }
+            }
+        }
+        self.mark_block(imp.to_token_stream(), wanted, unwanted, PlannedKind::Method);
+    }
+
+    fn trait_block(&mut self, tr: &ItemTrait, module: &[String]) {
+        if self.leaves_alone(&tr.attrs) {
+            self.stats.left_alone += 1;
+            return;
+        }
+        let owner = tr.ident.unraw().to_string();
+        let mut wanted = Vec::new();
+        let mut unwanted = Vec::new();
+        for item in &tr.items {
+            let TraitItem::Fn(function) = item else {
+                continue;
+            };
+            let Some(block) = &function.default else {
+                continue;
+            };
+            if let Some(take) =
+                self.block_member(&function.attrs, &function.sig, block, module, &owner)
+            {
+                let entry = (function.to_token_stream(), &function.sig.ident, take.1);
+                if take.0 {
+                    wanted.push(entry);
+                } else {
+                    unwanted.push(entry);
+                }
+            }
+        }
+        self.mark_block(
+            tr.to_token_stream(),
+            wanted,
+            unwanted,
+            PlannedKind::DefaultMethod,
+        );
+    }
+
+    /// For a function of an impl block or trait that the macro would
+    /// instrument: whether we want it, and its path. `None` when the macro
+    /// leaves it alone anyway (const, async, `#[wasmprof::skip]`, its own
+    /// `#[wasmprof::instrument]`).
+    fn block_member(
+        &mut self,
+        attrs: &[Attribute],
+        sig: &syn::Signature,
+        block: &Block,
+        module: &[String],
+        owner: &str,
+    ) -> Option<(bool, String)> {
+        if self.leaves_alone(attrs) {
+            self.stats.left_alone += 1;
+            return None;
+        }
+        if sig.constness.is_some() || sig.asyncness.is_some() {
+            self.stats.not_instrumentable += 1;
+            return None;
+        }
+        let path = join(module, &[owner.to_owned(), sig.ident.unraw().to_string()]);
+        if !instrumentable(sig, attrs) {
+            self.stats.not_instrumentable += 1;
+            return Some((false, path));
+        }
+        let wanted = self.wanted(&path, block);
+        Some((wanted, path))
+    }
+
+    /// One attribute on the block if anything in it is wanted, and a skip
+    /// on each member that is not.
+    fn mark_block(
+        &mut self,
+        block: TokenStream,
+        wanted: Vec<(TokenStream, &syn::Ident, String)>,
+        unwanted: Vec<(TokenStream, &syn::Ident, String)>,
+        kind: PlannedKind,
+    ) {
+        if wanted.is_empty() {
+            return;
+        }
+        let at = self.item_start(block);
+        self.insert(at, self.spec.runtime.instrument_attr());
+        for (_, ident, path) in wanted {
+            self.plan(ident, path, kind);
+        }
+        for (tokens, _, _) in unwanted {
+            let at = self.item_start(tokens);
+            self.insert(at, self.spec.runtime.skip_attr());
+        }
+    }
+
+    fn module(
+        &mut self,
+        item: &ItemMod,
+        module: &[String],
+        dir: &ModDir,
+    ) -> Result<(), RewriteError> {
+        let name = item.ident.unraw().to_string();
+        let path: Vec<String> = module.iter().cloned().chain([name.clone()]).collect();
+        let left_out = self.leaves_alone(&item.attrs)
+            || self
+                .spec
+                .filter
+                .excludes_module(&self.spec.crate_name, &path.join("::"));
+        let path_attr = path_attribute(&item.attrs);
+        if item.content.is_none() {
+            if let Some((relative, literal)) = &path_attr {
+                let target = dir.file_module_candidates(&name, Some(relative))[0]
+                    .file
+                    .clone();
+                if !is_inside(&target, &self.spec.package_root) {
+                    if !left_out {
+                        let at = self.source.offset(item.mod_token.span);
+                        return Err(RewriteError::PathOutside {
+                            file: self.source.path.clone(),
+                            line: self.source.line_of(at),
+                            module: path.join("::"),
+                            target,
+                            package_root: self.spec.package_root.clone(),
+                        });
+                    }
+                    // Left as it is, but read from where it is: the copy
+                    // is elsewhere, and a relative path would miss it.
+                    let range = literal.span().byte_range();
+                    self.insertions.push((
+                        self.source.skip + range.start,
+                        self.source.skip + range.end,
+                        format!("{:?}", target.display().to_string()),
+                    ));
+                    return Ok(());
+                }
+            }
+        }
+        if left_out {
+            self.stats.left_alone += usize::from(self.leaves_alone(&item.attrs));
+            return Ok(());
+        }
+        let path_attr = path_attr.map(|(relative, _)| relative);
+        match &item.content {
+            Some((_, items)) => {
+                let inner = dir.inline_module(&name, path_attr.as_deref());
+                self.items(items, &path, &inner)
+            }
+            None => {
+                let candidates = dir.file_module_candidates(&name, path_attr.as_deref());
+                let Some(found) = candidates.iter().find(|c| c.file.is_file()) else {
+                    // Not there: a module for another platform or feature
+                    // that rustc will not look for either.
+                    return Ok(());
+                };
+                self.queue.push(FileJob {
+                    file: found.file.clone(),
+                    module: path,
+                    dir: found.dir.clone(),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether the patterns and the size threshold let the function in.
+    fn wanted(&mut self, path: &str, block: &Block) -> bool {
+        if !self.spec.filter.allows_path(&self.spec.crate_name, path) {
+            self.stats.excluded += 1;
+            return false;
+        }
+        if self.spec.filter.min_statements.is_some()
+            && !self.spec.filter.allows_size(count_statements(block))
+        {
+            self.stats.small += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Whether an attribute of ours (`instrument`, `skip`) is already on
+    /// the item: the user's own choice, which the rewrite keeps.
+    fn leaves_alone(&self, attrs: &[Attribute]) -> bool {
+        attrs
+            .iter()
+            .any(|attr| self.is_ours(attr, "skip") || self.is_ours(attr, "instrument"))
+    }
+
+    /// `#[wasmprof::skip]`, `#[<runtime>::skip]`, and `#[skip]` when the
+    /// crate uses wasmprof (imported by name), as the macro reads them.
+    fn is_ours(&self, attr: &Attribute, which: &str) -> bool {
+        let segments: Vec<String> = attr
+            .path()
+            .segments
+            .iter()
+            .map(|segment| segment.ident.to_string())
+            .collect();
+        let Some((last, prefix)) = segments.split_last() else {
+            return false;
+        };
+        if last != which {
+            return false;
+        }
+        match prefix.last() {
+            None => self.spec.bare_attributes_are_ours,
+            Some(owner) => owner == "wasmprof" || *owner == self.spec.runtime.name,
+        }
+    }
+
+    /// Where the attribute goes: before the item's first attribute that is
+    /// not documentation, else before the item itself. First among the
+    /// attributes, ours is expanded before any other attribute macro
+    /// (`#[wasm_bindgen]`, `#[async_trait]`) and sees the function as
+    /// written, not what they make of it.
+    fn item_start(&self, tokens: TokenStream) -> usize {
+        self.source.offset(insertion_point(tokens))
+    }
+
+    fn insert(&mut self, at: usize, text: String) {
+        self.insertions.push((at, at, text));
+    }
+
+    fn plan(&mut self, ident: &syn::Ident, path: String, kind: PlannedKind) {
+        self.stats.instrumented += 1;
+        let line = ident.span().start().line;
+        self.planned.push(Planned {
+            file: self.source.path.clone(),
+            line,
+            path,
+            kind,
+        });
+    }
+}
+
+/// Traits whose methods run inside the allocator.
+const ALLOCATOR_TRAITS: &[&str] = &["GlobalAlloc", "Allocator"];
+
+/// Whether a function with a body can take a guard at all: not `const`
+/// (cannot call the runtime), not `async` (the guard would time the future's
+/// creation), not `#[naked]` (no body of its own to wrap).
+fn instrumentable(sig: &syn::Signature, attrs: &[Attribute]) -> bool {
+    sig.constness.is_none()
+        && sig.asyncness.is_none()
+        && !attrs
+            .iter()
+            .any(|a| a.path().is_ident("naked") || a.path().is_ident("panic_handler"))
+}
+
+/// `#[path = "..."]`: the path and its literal.
+fn path_attribute(attrs: &[Attribute]) -> Option<(String, syn::LitStr)> {
+    attrs.iter().find_map(|attr| match &attr.meta {
+        Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some((s.value(), s.clone())),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The span of the `#` of the first outer attribute that is not
+/// documentation (doc comments appear as `#[doc = ...]`), else of the first
+/// token after the attributes.
+fn insertion_point(tokens: TokenStream) -> Span {
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(token) = iter.next() {
+        if let TokenTree::Punct(p) = &token {
+            if p.as_char() == '#' {
+                if let Some(TokenTree::Group(g)) = iter.peek() {
+                    if g.delimiter() == proc_macro2::Delimiter::Bracket {
+                        let is_doc = matches!(
+                            g.stream().into_iter().next(),
+                            Some(TokenTree::Ident(ident)) if ident == "doc"
+                        );
+                        if !is_doc {
+                            return token.span();
+                        }
+                        iter.next();
+                        continue;
+                    }
+                }
+            }
+        }
+        return token.span();
+    }
+    Span::call_site()
+}
+
+fn join(module: &[String], rest: &[String]) -> String {
+    module
+        .iter()
+        .chain(rest)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// What the reports will call an impl's type: its last path segment.
+fn type_label(ty: &Type) -> String {
+    match ty {
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.unraw().to_string())
+            .unwrap_or_default(),
+        Type::Reference(r) => type_label(&r.elem),
+        Type::Paren(p) => type_label(&p.elem),
+        Type::Group(g) => type_label(&g.elem),
+        Type::TraitObject(t) => t
+            .bounds
+            .iter()
+            .find_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => {
+                    t.path.segments.last().map(|s| s.ident.unraw().to_string())
+                }
+                _ => None,
+            })
+            .unwrap_or_default(),
+        other => other
+            .to_token_stream()
+            .to_string()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect(),
+    }
+}
+
+/// Whether `ty` is one of the impl's own type parameters (a blanket impl).
+fn is_type_parameter(ty: &Type, generics: &syn::Generics) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(ident) = path.path.get_ident() else {
+        return false;
+    };
+    path.qself.is_none() && generics.type_params().any(|param| param.ident == *ident)
+}
+
+/// Statements in a body and in the blocks nested in it (branches, loops,
+/// closures), not counting items declared inside it.
+pub fn count_statements(block: &Block) -> usize {
+    struct Counter(usize);
+    impl<'ast> Visit<'ast> for Counter {
+        fn visit_block(&mut self, block: &'ast Block) {
+            self.0 += block
+                .stmts
+                .iter()
+                .filter(|s| !matches!(s, syn::Stmt::Item(_)))
+                .count();
+            syn::visit::visit_block(self, block);
+        }
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut counter = Counter(0);
+    counter.visit_block(block);
+    counter.0
+}
+
+/// Source files a crate reads as text with `include_str!`/`include_bytes!`
+/// that end in `.rs`: they would read the instrumented copy.
+pub fn included_sources(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for marker in ["include_str!(", "include_bytes!("] {
+        for (at, _) in text.match_indices(marker) {
+            let rest = text[at + marker.len()..].trim_start();
+            if let Some(rest) = rest.strip_prefix('"') {
+                if let Some(end) = rest.find('"') {
+                    let name = &rest[..end];
+                    if name.ends_with(".rs") {
+                        found.insert(name.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    found
+}

@@ -1,0 +1,816 @@
+//! Which crates are instrumented crate-wide, and the shadow copy cargo
+//! builds them from.
+//!
+//! A crate is rewritten when `--instrument-all` selects it, when its
+//! manifest says `[package.metadata.wasmprof] instrument = "all"`, or when
+//! `--instrument-crate` names it. Workspace members (and path crates inside
+//! the workspace) are rewritten in a copy of the whole workspace, laid out
+//! as the original so that cargo passes the same relative paths to rustc;
+//! a dependency from a registry or git is copied on its own and put in
+//! place with `[patch]` in the copied workspace's manifest. Nothing under
+//! the user's workspace is written, except inside the target directory.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use cargo_metadata::{DependencyKind, Edition, Metadata, Package, TargetKind};
+use sha2::{Digest, Sha256};
+
+use super::manifest::{self, RuntimeSource};
+use super::modules::normalize;
+use super::shadow::{self, ShadowRoot};
+use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, RENAMED_RUNTIME};
+use crate::ui;
+
+/// What the command line asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// `--instrument-all`: every selected package.
+    pub instrument_all: bool,
+    /// `--instrument-crate NAME[@VERSION]`.
+    pub crates: Vec<String>,
+    /// `--min-statements N`.
+    pub min_statements: Option<usize>,
+}
+
+/// `[package.metadata.wasmprof]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManifestConfig {
+    /// `instrument = "all"`.
+    pub all: bool,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// `min-statements = N`.
+    pub min_statements: Option<usize>,
+}
+
+/// Reads `[package.metadata.wasmprof]` from what cargo metadata reports.
+pub fn manifest_config(package: &Package) -> Result<ManifestConfig> {
+    let mut config = ManifestConfig::default();
+    let Some(table) = package.metadata.get("wasmprof") else {
+        return Ok(config);
+    };
+    let place = || {
+        format!(
+            "[package.metadata.wasmprof] in {}",
+            package.manifest_path.as_str()
+        )
+    };
+    let Some(table) = table.as_object() else {
+        bail!("{} must be a table", place());
+    };
+    for (key, value) in table {
+        match key.as_str() {
+            "instrument" => match value.as_str() {
+                Some("all") => config.all = true,
+                Some("annotated") => config.all = false,
+                _ => bail!(
+                    "{}: `instrument` must be \"all\" (every function) or \"annotated\" \
+                     (only #[wasmprof::instrument] items), not {value}",
+                    place()
+                ),
+            },
+            "include" | "exclude" => {
+                let patterns = match value {
+                    serde_json::Value::String(s) => vec![s.clone()],
+                    serde_json::Value::Array(items) => items
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()
+                        .with_context(|| {
+                            format!("{}: `{key}` must be a list of strings", place())
+                        })?,
+                    _ => bail!(
+                        "{}: `{key}` must be a list of patterns like [\"parser::*\"]",
+                        place()
+                    ),
+                };
+                if key == "include" {
+                    config.include = patterns;
+                } else {
+                    config.exclude = patterns;
+                }
+            }
+            "min-statements" | "min_statements" => {
+                let n = value
+                    .as_u64()
+                    .with_context(|| format!("{}: `{key}` must be a whole number", place()))?;
+                config.min_statements = Some(n as usize);
+            }
+            other => ui::warning(&format!(
+                "{}: unknown key `{other}` (known: instrument, include, exclude, min-statements)",
+                place()
+            )),
+        }
+    }
+    Ok(config)
+}
+
+/// A rewritten build, ready for cargo.
+#[derive(Debug, Clone)]
+pub struct ShadowBuild {
+    pub shadow: ShadowRoot,
+    /// The copy of the workspace root.
+    pub workspace_copy: PathBuf,
+    workspace_root: PathBuf,
+    /// Flags mapping the copies' paths back to the originals.
+    pub rustflags: Vec<String>,
+    /// The statement threshold in force, if any.
+    pub min_statements: Option<usize>,
+    /// Each rewritten crate and what was done to it.
+    pub crates: Vec<(String, Stats)>,
+}
+
+impl ShadowBuild {
+    /// The manifest cargo builds instead of `original`.
+    pub fn manifest_for(&self, original: &Path) -> PathBuf {
+        match original.strip_prefix(&self.workspace_root) {
+            Ok(relative) => self.workspace_copy.join(relative),
+            Err(_) => original.to_path_buf(),
+        }
+    }
+}
+
+/// Where one crate to rewrite lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Place {
+    /// Inside the workspace directory: rewritten in the workspace's copy.
+    Workspace,
+    /// A path crate outside the workspace: copied on its own, and the
+    /// workspace's `path` to it pointed at the copy.
+    OutsidePath,
+    /// From a registry or git: copied on its own and patched in.
+    Patched { source: String },
+}
+
+struct Chosen<'a> {
+    package: &'a Package,
+    place: Place,
+    filter: Filter,
+}
+
+/// Prepares the shadow copy for these settings, or `None` when no crate is
+/// instrumented crate-wide.
+pub fn prepare(
+    settings: &Settings,
+    metadata: &Metadata,
+    selected: &[&Package],
+    target_dirs: &[PathBuf],
+    mode_dir: &Path,
+) -> Result<Option<ShadowBuild>> {
+    let workspace_root = metadata.workspace_root.clone().into_std_path_buf();
+    let copied = |path: &Path| in_workspace_copy(path, &workspace_root, target_dirs);
+    let chosen = choose(settings, metadata, selected, &copied)?;
+    if chosen.is_empty() {
+        if settings.min_statements.is_some() {
+            ui::warning(
+                "--min-statements applies to crate-wide instrumentation, and no crate is \
+                 instrumented crate-wide (use --instrument-all or --instrument-crate NAME)",
+            );
+        }
+        return Ok(None);
+    }
+    let shadow = ShadowRoot::new(mode_dir.join("shadow").join(shadow_key(settings)));
+    let runtime_source = runtime_source(metadata, &workspace_root, &copied, &shadow);
+
+    // Rewrite every crate in memory first: an error leaves nothing behind.
+    let mut overrides: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
+    let mut dep_copies: Vec<(&Package, BTreeMap<PathBuf, Vec<u8>>)> = Vec::new();
+    let mut runtime_names: BTreeMap<String, (Runtime, Option<String>)> = BTreeMap::new();
+    let mut reports = Vec::new();
+    for chosen in &chosen {
+        let package = chosen.package;
+        let (runtime, add_as, bare) = runtime_for(package)?;
+        let spec = crate_spec(package, runtime.clone(), chosen, bare)?;
+        let rewritten = rewrite_crate(&spec).map_err(|error| {
+            anyhow::anyhow!(
+                "crate-wide instrumentation of `{}` failed: {error}\n\
+                 Nothing was changed in your sources; build without crate-wide \
+                 instrumentation of `{}` to get an ordinary wasmprof build.",
+                package.name,
+                package.name
+            )
+        })?;
+        for warning in &rewritten.warnings {
+            ui::warning(warning);
+        }
+        if let Some(warning) = build_script_warning(package) {
+            ui::warning(&warning);
+        }
+        describe(package, &rewritten.stats, &spec.filter);
+        reports.push((package.name.to_string(), rewritten.stats.clone()));
+        if rewritten.stats.instrumented > 0 {
+            runtime_names.insert(package.id.repr.clone(), (runtime, add_as));
+        }
+        let files: BTreeMap<PathBuf, Vec<u8>> = rewritten
+            .files
+            .into_iter()
+            .map(|(path, text)| (path, text.into_bytes()))
+            .collect();
+        match chosen.place {
+            Place::Workspace => overrides.extend(files),
+            _ => dep_copies.push((package, files)),
+        }
+    }
+
+    // Manifests: the workspace's, then each dependency copy's.
+    let outside: BTreeMap<PathBuf, PathBuf> = chosen
+        .iter()
+        .filter(|c| c.place == Place::OutsidePath)
+        .map(|c| {
+            let dir = package_dir(c.package);
+            (dir.clone(), shadow.mirror(&dir))
+        })
+        .collect();
+    let relocate = |path: &Path| -> Option<PathBuf> {
+        if let Some(copy) = outside.get(path) {
+            return Some(copy.clone());
+        }
+        (!copied(path)).then(|| path.to_path_buf())
+    };
+    let mut manifests: Vec<PathBuf> = vec![workspace_root.join("Cargo.toml")];
+    manifests.extend(
+        metadata
+            .packages
+            .iter()
+            .filter(|p| p.source.is_none())
+            .map(|p| p.manifest_path.clone().into_std_path_buf())
+            .filter(|m| copied(m)),
+    );
+    manifests.sort();
+    manifests.dedup();
+    let mut manifest_texts = Vec::new();
+    for path in &manifests {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut doc = manifest::parse(&text, path)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        manifest::relocate_paths(&mut doc, dir, &relocate);
+        if let Some(package) = metadata
+            .packages
+            .iter()
+            .find(|p| p.manifest_path.as_std_path() == path)
+        {
+            if let Some((_, Some(add_as))) = runtime_names.get(&package.id.repr) {
+                manifest::add_runtime_dependency(&mut doc, add_as, &runtime_source);
+            }
+        }
+        if *path == workspace_root.join("Cargo.toml") {
+            for chosen in &chosen {
+                if let Place::Patched { source } = &chosen.place {
+                    let dir = package_dir(chosen.package);
+                    manifest::add_patch(
+                        &mut doc,
+                        source,
+                        &chosen.package.name,
+                        &shadow.mirror(&dir),
+                    );
+                }
+            }
+            manifest::ensure_workspace(&mut doc);
+        }
+        let edited = doc.to_string();
+        manifest_texts.push(edited.clone());
+        overrides.insert(path.clone(), edited.into_bytes());
+    }
+    let mut dep_manifests = Vec::new();
+    for (package, files) in &mut dep_copies {
+        let path = package.manifest_path.clone().into_std_path_buf();
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut doc = manifest::parse(&text, &path)?;
+        if manifest::inherits_from_workspace(&doc) {
+            bail!(
+                "cannot instrument `{}` crate-wide: its manifest ({}) inherits fields from its \
+                 workspace (`workspace = true`), which a copy of the crate alone cannot resolve",
+                package.name,
+                path.display()
+            );
+        }
+        let dir = package_dir(package);
+        manifest::relocate_paths(&mut doc, &dir, &|p| {
+            (!p.starts_with(&dir)).then(|| p.to_path_buf())
+        });
+        if let Some((_, Some(add_as))) = runtime_names.get(&package.id.repr) {
+            manifest::add_runtime_dependency(&mut doc, add_as, &runtime_source);
+        }
+        manifest::ensure_workspace(&mut doc);
+        let edited = doc.to_string();
+        dep_manifests.push(edited.clone());
+        files.insert(path, edited.into_bytes());
+    }
+
+    // Now write: only what changed, so that cargo's fingerprints hold.
+    let workspace_copy = shadow.mirror(&workspace_root);
+    let mut skip: Vec<PathBuf> = target_dirs.to_vec();
+    skip.push(mode_dir.to_path_buf());
+    shadow::sync_tree(
+        &workspace_root,
+        &workspace_copy,
+        &overrides,
+        &skip,
+        &["Cargo.lock"],
+    )
+    .with_context(|| format!("cannot write the shadow copy {}", workspace_copy.display()))?;
+    for (package, files) in &dep_copies {
+        let dir = package_dir(package);
+        shadow::sync_tree(&dir, &shadow.mirror(&dir), files, &[], &["Cargo.lock"])
+            .with_context(|| format!("cannot write the shadow copy of {}", package.name))?;
+    }
+    manifest_texts.extend(dep_manifests);
+    sync_lock(&shadow, &workspace_root, &workspace_copy, &manifest_texts)?;
+
+    let mut originals = vec![workspace_root.clone()];
+    originals.extend(dep_copies.iter().map(|(p, _)| package_dir(p)));
+    let min_statements = settings
+        .min_statements
+        .or_else(|| chosen.iter().filter_map(|c| c.filter.min_statements).min());
+    Ok(Some(ShadowBuild {
+        rustflags: shadow.remap_flags(&originals),
+        shadow,
+        workspace_copy,
+        workspace_root,
+        min_statements,
+        crates: reports,
+    }))
+}
+
+/// The crates to rewrite, each once.
+fn choose<'a>(
+    settings: &Settings,
+    metadata: &'a Metadata,
+    selected: &[&'a Package],
+    copied: &dyn Fn(&Path) -> bool,
+) -> Result<Vec<Chosen<'a>>> {
+    let mut chosen: Vec<Chosen<'a>> = Vec::new();
+    let mut add = |package: &'a Package, explicit: bool| -> Result<()> {
+        if chosen.iter().any(|c| c.package.id == package.id) {
+            return Ok(());
+        }
+        if matches!(package.name.as_str(), "wasmprof-rt" | "wasmprof-macros") {
+            if explicit {
+                bail!(
+                    "`{}` is wasmprof itself and cannot be instrumented",
+                    package.name
+                );
+            }
+            return Ok(());
+        }
+        let has_code = package.targets.iter().any(|t| is_code_target(&t.kind));
+        if !has_code {
+            if package
+                .targets
+                .iter()
+                .any(|t| t.kind.contains(&TargetKind::ProcMacro))
+            {
+                if explicit {
+                    bail!(
+                        "`{}` is a procedural macro crate: it runs inside the compiler, not in \
+                         the WebAssembly module, so there is nothing of it to profile",
+                        package.name
+                    );
+                }
+                return Ok(());
+            }
+            if explicit {
+                bail!("`{}` has no library or binary to instrument", package.name);
+            }
+            return Ok(());
+        }
+        let config = manifest_config(package)?;
+        let place = place_of(package, copied)?;
+        chosen.push(Chosen {
+            package,
+            place,
+            filter: Filter {
+                include: config.include,
+                exclude: config.exclude,
+                min_statements: settings.min_statements.or(config.min_statements),
+            },
+        });
+        Ok(())
+    };
+    if settings.instrument_all {
+        for package in selected {
+            add(package, false)?;
+        }
+    }
+    // A member that asks for it in its manifest, when it is part of the
+    // build: selected, or a dependency of what is.
+    let in_build = dependency_closure(metadata, selected);
+    for package in metadata.workspace_packages() {
+        if in_build.contains(&package.id.repr) && manifest_config(package)?.all {
+            add(package, false)?;
+        }
+    }
+    for spec in &settings.crates {
+        for package in find_packages(metadata, spec)? {
+            add(package, true)?;
+        }
+    }
+    Ok(chosen)
+}
+
+/// The ids of the selected packages and of everything they depend on.
+fn dependency_closure(metadata: &Metadata, selected: &[&Package]) -> BTreeSet<String> {
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut stack: Vec<String> = selected.iter().map(|p| p.id.repr.clone()).collect();
+    let nodes: BTreeMap<&str, &cargo_metadata::Node> = metadata
+        .resolve
+        .iter()
+        .flat_map(|r| r.nodes.iter())
+        .map(|n| (n.id.repr.as_str(), n))
+        .collect();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        if let Some(node) = nodes.get(id.as_str()) {
+            stack.extend(node.deps.iter().map(|d| d.pkg.repr.clone()));
+        }
+    }
+    seen
+}
+
+/// `NAME` or `NAME@VERSION` among the packages of the build.
+fn find_packages<'a>(metadata: &'a Metadata, spec: &str) -> Result<Vec<&'a Package>> {
+    let (name, version) = spec.split_once('@').unwrap_or((spec, ""));
+    let same = |a: &str| a.replace('_', "-") == name.replace('_', "-");
+    let found: Vec<&Package> = metadata
+        .packages
+        .iter()
+        .filter(|p| same(&p.name) && (version.is_empty() || p.version.to_string() == version))
+        .collect();
+    match found.len() {
+        0 => bail!(
+            "--instrument-crate {spec}: no package of that name{} is in the dependency graph \
+             (see `cargo tree`)",
+            if version.is_empty() {
+                ""
+            } else {
+                " and version"
+            }
+        ),
+        1 => Ok(found),
+        _ => {
+            let versions: Vec<String> = found.iter().map(|p| p.version.to_string()).collect();
+            bail!(
+                "--instrument-crate {spec}: the build has several versions of `{name}` ({}); \
+                 choose one with --instrument-crate {name}@VERSION",
+                versions.join(", ")
+            )
+        }
+    }
+}
+
+fn place_of(package: &Package, copied: &dyn Fn(&Path) -> bool) -> Result<Place> {
+    let dir = package_dir(package);
+    match &package.source {
+        None if copied(&dir) => Ok(Place::Workspace),
+        None => Ok(Place::OutsidePath),
+        Some(source) => {
+            let repr = source.repr.as_str();
+            if source.is_crates_io() || repr == "sparse+https://index.crates.io/" {
+                Ok(Place::Patched {
+                    source: "crates-io".into(),
+                })
+            } else if let Some(git) = repr.strip_prefix("git+") {
+                let url = git.split(['?', '#']).next().unwrap_or(git);
+                Ok(Place::Patched { source: url.into() })
+            } else if let Some(index) = repr.strip_prefix("registry+") {
+                Ok(Place::Patched {
+                    source: index.into(),
+                })
+            } else if repr.starts_with("sparse+") {
+                Ok(Place::Patched {
+                    source: repr.into(),
+                })
+            } else {
+                bail!(
+                    "cannot instrument `{}` crate-wide: its source ({repr}) cannot be patched",
+                    package.name
+                )
+            }
+        }
+    }
+}
+
+fn is_code_target(kinds: &[TargetKind]) -> bool {
+    kinds.iter().any(|k| {
+        matches!(
+            k,
+            TargetKind::Lib
+                | TargetKind::RLib
+                | TargetKind::CDyLib
+                | TargetKind::StaticLib
+                | TargetKind::DyLib
+                | TargetKind::Bin
+        )
+    })
+}
+
+fn package_dir(package: &Package) -> PathBuf {
+    package
+        .manifest_path
+        .parent()
+        .map(|p| p.as_std_path().to_path_buf())
+        .unwrap_or_default()
+}
+
+/// Whether the workspace copy holds `path`: inside the workspace root and
+/// not in a directory the copy leaves out.
+fn in_workspace_copy(path: &Path, workspace_root: &Path, target_dirs: &[PathBuf]) -> bool {
+    let path = normalize(path);
+    let Ok(relative) = path.strip_prefix(workspace_root) else {
+        return false;
+    };
+    if target_dirs.iter().any(|t| path.starts_with(t)) {
+        return false;
+    }
+    let mut dir = workspace_root.to_path_buf();
+    for component in relative.components() {
+        let name = component.as_os_str();
+        if [".git", ".hg", ".svn", ".jj", "node_modules"]
+            .iter()
+            .any(|s| name == *s)
+        {
+            return false;
+        }
+        dir.push(name);
+        if dir.join("CACHEDIR.TAG").exists() {
+            return false;
+        }
+    }
+    true
+}
+
+/// One directory per set of flags, so that builds with different flags
+/// (run side by side, or one after the other) each keep their copy and
+/// their artifacts.
+fn shadow_key(settings: &Settings) -> String {
+    let mut parts = Vec::new();
+    if settings.instrument_all {
+        parts.push("all".to_owned());
+    }
+    if let Some(n) = settings.min_statements {
+        parts.push(format!("min{n}"));
+    }
+    if !settings.crates.is_empty() {
+        let mut crates = settings.crates.clone();
+        crates.sort();
+        crates.dedup();
+        let hash = Sha256::digest(crates.join(",").as_bytes());
+        parts.push(format!(
+            "crates-{}",
+            hash.iter()
+                .take(4)
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        ));
+    }
+    if parts.is_empty() {
+        "manifest".to_owned()
+    } else {
+        parts.join("-")
+    }
+}
+
+/// Where the copies get the runtime: the `wasmprof-rt` the workspace
+/// already resolves (one runtime in the module, never two), else this
+/// repository's when cargo-wasmprof was built from it, else crates.io.
+fn runtime_source(
+    metadata: &Metadata,
+    workspace_root: &Path,
+    copied: &dyn Fn(&Path) -> bool,
+    shadow: &ShadowRoot,
+) -> RuntimeSource {
+    if let Some(runtime) = metadata
+        .packages
+        .iter()
+        .find(|p| p.name.as_str() == "wasmprof-rt")
+    {
+        match &runtime.source {
+            None => {
+                let dir = package_dir(runtime);
+                // Inside the workspace the copy is what the copied
+                // workspace resolves.
+                let dir = if copied(&dir) && dir.starts_with(workspace_root) {
+                    shadow.mirror(&dir)
+                } else {
+                    dir
+                };
+                return RuntimeSource::Path(dir);
+            }
+            Some(source) if source.repr.starts_with("git+") => {
+                let git = &source.repr["git+".len()..];
+                let (url, rev) = git.split_once('#').unwrap_or((git, ""));
+                let url = url.split('?').next().unwrap_or(url);
+                return RuntimeSource::Git {
+                    url: url.into(),
+                    rev: rev.into(),
+                };
+            }
+            Some(_) => {
+                return RuntimeSource::Registry {
+                    version: runtime.version.to_string(),
+                }
+            }
+        }
+    }
+    let here = normalize(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasmprof-rt"));
+    if here.join("Cargo.toml").is_file() {
+        return RuntimeSource::Path(here);
+    }
+    RuntimeSource::Registry {
+        version: env!("CARGO_PKG_VERSION").into(),
+    }
+}
+
+/// How the rewritten crate reaches the runtime: the name, the dependency to
+/// add under that name (if any), and whether bare `#[instrument]` and
+/// `#[skip]` are taken for wasmprof's.
+fn runtime_for(package: &Package) -> Result<(Runtime, Option<String>, bool)> {
+    let runtime_deps: Vec<_> = package
+        .dependencies
+        .iter()
+        .filter(|d| d.name == "wasmprof-rt")
+        .collect();
+    let bare = !runtime_deps.is_empty();
+    let extern_name = |d: &cargo_metadata::Dependency| {
+        d.rename
+            .clone()
+            .unwrap_or_else(|| "wasmprof".to_owned())
+            .replace('-', "_")
+    };
+    if let Some(dep) = runtime_deps
+        .iter()
+        .find(|d| d.kind == DependencyKind::Normal && !d.optional && d.target.is_none())
+    {
+        return Ok((Runtime::new(&extern_name(dep)), None, bare));
+    }
+    if let Some(dep) = runtime_deps
+        .iter()
+        .find(|d| d.kind == DependencyKind::Normal && d.optional)
+    {
+        bail!(
+            "cannot instrument `{}` crate-wide: its dependency on wasmprof-rt (`{}`) is optional; \
+             make it a normal dependency, or enable its feature in a way cargo wasmprof can see",
+            package.name,
+            dep.rename.as_deref().unwrap_or("wasmprof-rt")
+        );
+    }
+    if let Some(dep) = runtime_deps.first() {
+        // A dev or target-specific dependency: the same name, made normal.
+        let key = dep
+            .rename
+            .clone()
+            .unwrap_or_else(|| "wasmprof-rt".to_owned());
+        return Ok((Runtime::new(&extern_name(dep)), Some(key), bare));
+    }
+    let taken = package.dependencies.iter().any(|d| {
+        d.rename
+            .as_deref()
+            .unwrap_or(d.name.as_str())
+            .replace('-', "_")
+            == "wasmprof"
+    });
+    if taken {
+        Ok((
+            Runtime::new(RENAMED_RUNTIME),
+            Some(RENAMED_RUNTIME.to_owned()),
+            false,
+        ))
+    } else {
+        Ok((Runtime::new("wasmprof"), Some("wasmprof".to_owned()), false))
+    }
+}
+
+fn crate_spec(
+    package: &Package,
+    runtime: Runtime,
+    chosen: &Chosen<'_>,
+    bare: bool,
+) -> Result<CrateSpec> {
+    let roots: Vec<PathBuf> = package
+        .targets
+        .iter()
+        .filter(|t| is_code_target(&t.kind))
+        .map(|t| t.src_path.clone().into_std_path_buf())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let crate_name = package
+        .targets
+        .iter()
+        .find(|t| !t.kind.contains(&TargetKind::Bin) && is_code_target(&t.kind))
+        .or_else(|| package.targets.iter().find(|t| is_code_target(&t.kind)))
+        .map(|t| t.name.replace('-', "_"))
+        .unwrap_or_else(|| package.name.replace('-', "_"));
+    Ok(CrateSpec {
+        crate_name,
+        package_root: package_dir(package),
+        roots,
+        runtime,
+        filter: chosen.filter.clone(),
+        bare_attributes_are_ours: bare,
+        dependency: chosen.place != Place::Workspace,
+        edition_2015: package.edition == Edition::E2015,
+    })
+}
+
+/// A build script that reads the crate's own sources would read the
+/// rewritten copy: say so.
+fn build_script_warning(package: &Package) -> Option<String> {
+    let script = package
+        .targets
+        .iter()
+        .find(|t| t.kind.contains(&TargetKind::CustomBuild))?;
+    let text = std::fs::read_to_string(&script.src_path).ok()?;
+    let clue = ["\"src/", "\"src\"", "\"./src", ".rs\""]
+        .into_iter()
+        .find(|clue| text.contains(clue))?;
+    Some(format!(
+        "the build script of `{}` ({}) seems to read the crate's sources (it mentions `{clue}`): \
+         it will read the instrumented copy, where `#[::wasmprof::instrument]` was added on the \
+         lines of functions. If it parses or hashes them and the build fails or misbehaves, leave \
+         the crate out of crate-wide instrumentation (or exclude the modules it reads).",
+        package.name, script.src_path
+    ))
+}
+
+/// One status line per rewritten crate.
+fn describe(package: &Package, stats: &Stats, filter: &Filter) {
+    let mut left_out = Vec::new();
+    if stats.small > 0 {
+        left_out.push(format!(
+            "{} below {} statements",
+            stats.small,
+            filter.min_statements.unwrap_or(0)
+        ));
+    }
+    if stats.excluded > 0 {
+        left_out.push(format!("{} by include/exclude patterns", stats.excluded));
+    }
+    if stats.not_instrumentable > 0 {
+        left_out.push(format!(
+            "{} const/async/naked/allocator",
+            stats.not_instrumentable
+        ));
+    }
+    if stats.left_alone > 0 {
+        left_out.push(format!(
+            "{} with their own wasmprof attribute",
+            stats.left_alone
+        ));
+    }
+    let extra = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!(" (left out: {})", left_out.join(", "))
+    };
+    ui::status(
+        "Rewriting",
+        &format!(
+            "{} v{}: {} functions instrumented crate-wide{extra}",
+            package.name, package.version, stats.instrumented
+        ),
+    );
+}
+
+/// The copy's `Cargo.lock` starts as the user's; cargo then adds what the
+/// copy's manifests add (the runtime, patches) and keeps it. It is taken
+/// from the user again when their lock file or the copied manifests change.
+fn sync_lock(
+    shadow: &ShadowRoot,
+    workspace_root: &Path,
+    workspace_copy: &Path,
+    manifests: &[String],
+) -> Result<()> {
+    let user_lock = workspace_root.join("Cargo.lock");
+    let copy_lock = workspace_copy.join("Cargo.lock");
+    let lock = std::fs::read(&user_lock).ok();
+    let mut hash = Sha256::new();
+    hash.update(lock.as_deref().unwrap_or_default());
+    for text in manifests {
+        hash.update(text.as_bytes());
+    }
+    let fingerprint: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let state = shadow.root.join("wasmprof-lock.sha256");
+    let recorded = std::fs::read_to_string(&state).unwrap_or_default();
+    if recorded.trim() == fingerprint && copy_lock.exists() == lock.is_some() {
+        return Ok(());
+    }
+    match &lock {
+        Some(bytes) => {
+            shadow::write_if_changed(&copy_lock, bytes)
+                .with_context(|| format!("cannot write {}", copy_lock.display()))?;
+        }
+        None => {
+            let _ = std::fs::remove_file(&copy_lock);
+        }
+    }
+    shadow::write_if_changed(&state, fingerprint.as_bytes())
+        .with_context(|| format!("cannot write {}", state.display()))?;
+    Ok(())
+}

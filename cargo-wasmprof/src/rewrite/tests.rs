@@ -1,0 +1,652 @@
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+const INSTRUMENT: &str = "#[::wasmprof::instrument] ";
+const SKIP: &str = "#[::wasmprof::skip] ";
+
+/// A crate in a temporary directory, from `(relative path, text)` pairs.
+struct Crate {
+    dir: tempfile::TempDir,
+}
+
+impl Crate {
+    fn new(files: &[(&str, &str)]) -> Crate {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Crate { dir }
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn spec(&self, roots: &[&str]) -> CrateSpec {
+        CrateSpec {
+            crate_name: "app".into(),
+            package_root: self.dir.path().to_path_buf(),
+            roots: roots.iter().map(|r| self.path(r)).collect(),
+            runtime: Runtime::new("wasmprof"),
+            filter: Filter::default(),
+            bare_attributes_are_ours: false,
+            dependency: false,
+            edition_2015: false,
+        }
+    }
+
+    fn rewrite(&self, spec: &CrateSpec) -> Rewritten {
+        rewrite_crate(spec).unwrap()
+    }
+
+    fn relative<'a>(&self, path: &'a Path) -> &'a Path {
+        path.strip_prefix(self.dir.path()).unwrap()
+    }
+}
+
+/// Every insertion as (line, inserted text, what follows it on the line),
+/// after checking that removing them gives back the original, line for
+/// line.
+fn insertions(original: &str, rewritten: &str) -> Vec<(usize, &'static str, String)> {
+    assert_eq!(
+        original.lines().count(),
+        rewritten.lines().count(),
+        "line count changed:\n{rewritten}"
+    );
+    let mut found = Vec::new();
+    for (index, (old, new)) in original.lines().zip(rewritten.lines()).enumerate() {
+        let mut rest = new.to_owned();
+        for marker in [INSTRUMENT, SKIP] {
+            while let Some(at) = rest.find(marker) {
+                let after: String = rest[at + marker.len()..]
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                found.push((index + 1, marker, after));
+                rest.replace_range(at..at + marker.len(), "");
+            }
+        }
+        assert_eq!(
+            old,
+            rest,
+            "line {} changed beyond the insertions",
+            index + 1
+        );
+    }
+    found.sort();
+    found
+}
+
+const LIB: &str = r#"//! A crate with one of everything.
+
+use std::fmt;
+
+/// Documented, with an attribute.
+#[inline]
+pub fn documented(x: u32) -> u32 {
+    x + 1
+}
+
+fn generic<T: Clone>(value: &T) -> T { value.clone() }
+
+fn returns_impl() -> impl Iterator<Item = u32> {
+    (0..3).map(|x| x * 2)
+}
+
+const fn constant() -> u32 { 3 }
+
+async fn later() {}
+
+extern "C" {
+    fn from_host(x: i32) -> i32;
+}
+
+macro_rules! make {
+    ($name:ident) => {
+        fn $name() {}
+    };
+}
+make!(generated);
+
+fn outer() -> u32 {
+    fn inner() -> u32 { 1 }
+    let add = |a: u32| a + inner();
+    add(2)
+}
+
+pub struct Point { x: i32 }
+
+impl Point {
+    pub fn new(x: i32) -> Point { Point { x } }
+    pub const ORIGIN: Point = Point { x: 0 };
+    pub const fn zero() -> Point { Point { x: 0 } }
+    fn get(&self) -> i32 {
+        self.x
+    }
+}
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { write!(f, "{}", self.x) }
+}
+
+pub trait Shape {
+    fn area(&self) -> f64;
+    fn describe(&self) -> String { format!("{}", self.area()) }
+}
+
+mod nested {
+    pub(crate) unsafe fn raw() {}
+    pub mod deeper { pub fn deepest() {} }
+}
+"#;
+
+#[test]
+fn attributes_go_on_each_items_own_lines_and_no_line_moves() {
+    let krate = Crate::new(&[("src/lib.rs", LIB)]);
+    let out = krate.rewrite(&krate.spec(&["src/lib.rs"]));
+    let text = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(
+        insertions(LIB, text),
+        vec![
+            // Before the item's attributes (not its doc comment): expanded
+            // first, ours sees the function as written.
+            (6, INSTRUMENT, "#[inline]".into()),
+            (11, INSTRUMENT, "fn generic<T:".into()),
+            (13, INSTRUMENT, "fn returns_impl()".into()),
+            (32, INSTRUMENT, "fn outer()".into()),
+            (40, INSTRUMENT, "impl Point".into()),
+            (49, INSTRUMENT, "impl fmt::Display".into()),
+            (53, INSTRUMENT, "pub trait".into()),
+            (59, INSTRUMENT, "pub(crate) unsafe".into()),
+            (60, INSTRUMENT, "pub fn".into()),
+        ]
+    );
+    let planned: Vec<(usize, &str)> = out
+        .planned
+        .iter()
+        .map(|p| (p.line, p.path.as_str()))
+        .collect();
+    assert_eq!(
+        planned,
+        vec![
+            (7, "documented"),
+            (11, "generic"),
+            (13, "returns_impl"),
+            (32, "outer"),
+            (41, "Point::new"),
+            (44, "Point::get"),
+            (50, "Point::fmt"),
+            (55, "Shape::describe"),
+            (59, "nested::raw"),
+            (60, "nested::deeper::deepest"),
+        ]
+    );
+    // const and async functions (one free, one associated) are not
+    // instrumentable; the rest (the extern block, the macro's function, the
+    // nested `inner`, the closure) is not seen at all.
+    assert_eq!(out.stats.not_instrumentable, 3);
+    assert_eq!(out.stats.instrumented, 10);
+}
+
+#[test]
+fn wasmprof_attributes_of_the_user_are_honoured() {
+    let lib = r#"
+#[wasmprof::skip]
+fn skipped() {}
+#[wasmprof::instrument(name = "custom")]
+fn annotated() {}
+#[wasmprof::skip]
+impl A { fn a(&self) {} }
+#[wasmprof::skip]
+mod quiet { fn q() {} mod file; }
+#[wasmprof::instrument]
+mod loud { fn l() {} }
+impl B {
+    #[wasmprof::skip]
+    fn hidden(&self) {}
+    fn shown(&self) {}
+}
+#[skip]
+fn bare() {}
+"#;
+    // `mod quiet`'s `mod file;` must not even be looked for.
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    let out = krate.rewrite(&spec);
+    let text = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(
+        insertions(lib, text),
+        vec![
+            (12, INSTRUMENT, "impl B".into()),
+            (17, INSTRUMENT, "#[skip]".into())
+        ]
+    );
+    let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["B::shown", "bare"]);
+    assert!(
+        text.contains("#[::wasmprof::instrument] #[skip]\nfn bare() {}"),
+        "{text}"
+    );
+    // In a crate that uses wasmprof, a bare `#[skip]` is taken for ours.
+    spec.bare_attributes_are_ours = true;
+    let out = krate.rewrite(&spec);
+    let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["B::shown"]);
+}
+
+#[test]
+fn small_and_excluded_functions_stay_out_with_a_skip_inside_blocks() {
+    let lib = r#"
+fn tiny() -> u32 { 1 }
+fn big(v: &[u32]) -> u32 {
+    let mut s = 0;
+    for x in v { s += x; }
+    s
+}
+fn branches(x: bool) -> u32 { if x { let y = 1; y } else { 2 } }
+impl Thing {
+    fn small(&self) -> u32 { self.0 }
+    fn large(&self) -> u32 {
+        let a = self.0;
+        a * 2
+    }
+    const fn konst(&self) -> u32 { 0 }
+}
+mod noisy { pub fn n() { let a = 1; let b = 2; } }
+"#;
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.filter.min_statements = Some(2);
+    spec.filter.exclude = vec!["noisy::*".into()];
+    let out = krate.rewrite(&spec);
+    let text = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(
+        insertions(lib, text),
+        vec![
+            (3, INSTRUMENT, "fn big(v:".into()),
+            (8, INSTRUMENT, "fn branches(x:".into()),
+            (9, INSTRUMENT, "impl Thing".into()),
+            (10, SKIP, "fn small(&self)".into()),
+        ]
+    );
+    assert_eq!(out.stats.small, 2);
+    assert_eq!(out.stats.instrumented, 3);
+    // A whole module excluded is not read at all.
+    assert_eq!(out.stats.excluded, 0);
+
+    // Include patterns: only what they name.
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.filter.include = vec!["Thing::*".into(), "app::tiny".into()];
+    let out = krate.rewrite(&spec);
+    let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["tiny", "Thing::small", "Thing::large"]);
+}
+
+#[test]
+fn an_impl_with_nothing_wanted_gets_no_attribute() {
+    let lib = "impl A {\n    fn a(&self) {}\n    const fn b() {}\n}\n";
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.filter.exclude = vec!["A::a".into()];
+    let out = krate.rewrite(&spec);
+    assert!(out.files.is_empty(), "{:?}", out.files);
+    assert_eq!(out.stats.instrumented, 0);
+}
+
+#[test]
+fn module_files_are_found_as_rustc_finds_them() {
+    let krate = Crate::new(&[
+        (
+            "src/lib.rs",
+            "mod a;\nmod c;\n#[path = \"other/x_impl.rs\"]\nmod x;\nmod inl { mod z; }\n#[cfg(windows)]\nmod absent;\nfn root() {}\n",
+        ),
+        ("src/a.rs", "mod b;\nmod q { mod r; }\npub fn in_a() {}\n"),
+        ("src/a/b.rs", "pub fn in_b() {}\n"),
+        ("src/a/q/r.rs", "pub fn in_r() {}\n"),
+        ("src/c/mod.rs", "mod d;\npub fn in_c() {}\n"),
+        ("src/c/d.rs", "pub fn in_d() {}\n"),
+        // A `#[path]` file owns its directory, as a mod.rs does.
+        ("src/other/x_impl.rs", "mod y;\npub fn in_x() {}\n"),
+        ("src/other/y.rs", "pub fn in_y() {}\n"),
+        ("src/inl/z.rs", "pub fn in_z() {}\n"),
+        // Not reachable: no `mod` names it.
+        ("src/orphan.rs", "pub fn orphan() {}\n"),
+        // Not a root: tests, benches, examples, build scripts stay out.
+        ("tests/t.rs", "fn t() {}\n"),
+        ("build.rs", "fn main() {}\n"),
+    ]);
+    let out = krate.rewrite(&krate.spec(&["src/lib.rs"]));
+    let mut found: Vec<(String, String)> = out
+        .planned
+        .iter()
+        .map(|p| {
+            (
+                p.path.clone(),
+                krate.relative(&p.file).display().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("a::b::in_b", "src/a/b.rs"),
+            ("a::in_a", "src/a.rs"),
+            ("a::q::r::in_r", "src/a/q/r.rs"),
+            ("c::d::in_d", "src/c/d.rs"),
+            ("c::in_c", "src/c/mod.rs"),
+            ("inl::z::in_z", "src/inl/z.rs"),
+            ("root", "src/lib.rs"),
+            ("x::in_x", "src/other/x_impl.rs"),
+            ("x::y::in_y", "src/other/y.rs"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+    assert!(!out.read.contains(&krate.path("src/orphan.rs")));
+}
+
+#[test]
+fn binaries_and_libraries_share_files_once() {
+    let krate = Crate::new(&[
+        ("src/lib.rs", "pub mod shared;\n"),
+        (
+            "src/main.rs",
+            "#[path = \"shared.rs\"] mod shared;\nfn main() {}\n",
+        ),
+        ("src/shared.rs", "pub fn s() {}\n"),
+    ]);
+    let out = krate.rewrite(&krate.spec(&["src/lib.rs", "src/main.rs"]));
+    assert_eq!(out.stats.instrumented, 2);
+    assert_eq!(
+        out.files[&krate.path("src/shared.rs")],
+        "#[::wasmprof::instrument] pub fn s() {}\n"
+    );
+}
+
+#[test]
+fn a_path_outside_the_crate_is_an_error_naming_the_line() {
+    let krate = Crate::new(&[
+        (
+            "app/src/lib.rs",
+            "fn f() {}\n\n#[path = \"../../shared/util.rs\"]\nmod util;\n",
+        ),
+        ("shared/util.rs", "pub fn u() {}\n"),
+    ]);
+    let mut spec = krate.spec(&["app/src/lib.rs"]);
+    spec.package_root = krate.path("app");
+    let error = rewrite_crate(&spec).unwrap_err().to_string();
+    let expected = format!(
+        "{}:4: the `#[path]` of module `util` points outside the crate, to {}; crate-wide \
+         instrumentation rewrites only files inside {}. Leave the module out with \
+         `exclude = [\"util\"]` under `[package.metadata.wasmprof]` in the crate's Cargo.toml, \
+         or build without crate-wide instrumentation of this crate",
+        krate.path("app/src/lib.rs").display(),
+        krate.path("shared/util.rs").display(),
+        krate.path("app").display()
+    );
+    assert_eq!(error, expected);
+    // Excluded, the module is not followed, and the copy reads it from
+    // where it is.
+    spec.filter.exclude = vec!["util".into()];
+    let out = rewrite_crate(&spec).unwrap();
+    assert_eq!(out.stats.instrumented, 1);
+    assert_eq!(
+        out.files[&krate.path("app/src/lib.rs")],
+        format!(
+            "#[::wasmprof::instrument] fn f() {{}}\n\n#[path = {:?}]\nmod util;\n",
+            krate.path("shared/util.rs").display().to_string()
+        )
+    );
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_reported_at_its_position() {
+    let krate = Crate::new(&[
+        ("src/lib.rs", "mod broken;\n"),
+        (
+            "src/broken.rs",
+            "fn ok() {}\n\nfn bad() {\n    let x = ;\n}\n",
+        ),
+    ]);
+    let error = rewrite_crate(&krate.spec(&["src/lib.rs"]))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        format!(
+            "{}:4:13: cannot parse this file for crate-wide instrumentation: expected an expression",
+            krate.path("src/broken.rs").display()
+        )
+    );
+}
+
+#[test]
+fn byte_order_marks_shebangs_and_wide_characters_keep_positions() {
+    let main = "\u{feff}#!/usr/bin/env run-cargo-script\n// été ☃\nfn main() { let s = \"☃\"; }\n/* ☃ */ fn after() {}\n";
+    let krate = Crate::new(&[("src/main.rs", main)]);
+    let out = krate.rewrite(&krate.spec(&["src/main.rs"]));
+    assert_eq!(
+        out.files[&krate.path("src/main.rs")],
+        "\u{feff}#!/usr/bin/env run-cargo-script\n// été ☃\n#[::wasmprof::instrument] fn main() { let s = \"☃\"; }\n/* ☃ */ #[::wasmprof::instrument] fn after() {}\n"
+    );
+}
+
+#[test]
+fn a_renamed_runtime_is_named_in_the_attribute() {
+    let krate = Crate::new(&[(
+        "src/lib.rs",
+        "fn f() {}\nimpl A { fn small(&self) {} fn big(&self) { g(); h(); } }\n",
+    )]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.runtime = Runtime::new(RENAMED_RUNTIME);
+    spec.filter.min_statements = Some(1);
+    let out = krate.rewrite(&spec);
+    assert_eq!(
+        out.files[&krate.path("src/lib.rs")],
+        "fn f() {}\n#[::__wasmprof_rt::instrument(crate = ::__wasmprof_rt)] impl A { \
+         #[::__wasmprof_rt::skip] fn small(&self) {} fn big(&self) { g(); h(); } }\n"
+    );
+}
+
+#[test]
+fn dependencies_are_quiet_and_edition_2015_gets_its_extern_crates() {
+    let lib = "//! Old crate.\n#![cfg_attr(not(feature = \"std\"), no_std)]\npub fn f() {}";
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.dependency = true;
+    spec.edition_2015 = true;
+    let out = krate.rewrite(&spec);
+    assert_eq!(
+        out.files[&krate.path("src/lib.rs")],
+        "#![allow(warnings)] //! Old crate.\n#![cfg_attr(not(feature = \"std\"), no_std)]\n\
+         #[::wasmprof::instrument] pub fn f() {}\n\
+         #[cfg(not(not (feature = \"std\")))] #[allow(unused_extern_crates)] extern crate core;\n\
+         #[allow(unused_extern_crates)] extern crate wasmprof;\n"
+    );
+    // A crate without functions to instrument stays as it is.
+    let krate = Crate::new(&[("src/lib.rs", "pub const X: u32 = 1;\n")]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.dependency = true;
+    spec.edition_2015 = true;
+    assert!(krate.rewrite(&spec).files.is_empty());
+}
+
+#[test]
+fn other_attribute_macros_come_after_ours() {
+    let lib = "/// Starts.\n#[wasm_bindgen(start)]\npub fn start() {}\n\
+               #[wasm_bindgen]\nimpl Counter {\n    /// New.\n    #[wasm_bindgen(constructor)]\n    pub fn new() -> Counter { Counter }\n}\n";
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.filter.exclude = vec!["Counter::new".into(), "nothing".into()];
+    let out = krate.rewrite(&spec);
+    assert_eq!(out.stats.instrumented, 1);
+    let text = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(
+        insertions(lib, text),
+        vec![(2, INSTRUMENT, "#[wasm_bindgen(start)]".into())]
+    );
+    spec.filter.exclude.clear();
+    let out = krate.rewrite(&spec);
+    let text = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(
+        insertions(lib, text),
+        vec![
+            (2, INSTRUMENT, "#[wasm_bindgen(start)]".into()),
+            (4, INSTRUMENT, "#[wasm_bindgen]".into()),
+        ]
+    );
+}
+
+#[test]
+fn allocators_and_naked_functions_are_left_alone() {
+    let lib =
+        "unsafe impl GlobalAlloc for A { unsafe fn alloc(&self, l: Layout) -> *mut u8 { f(l) } }\n\
+               impl B { #[naked] fn n() {} fn ok(&self) {} }\n";
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let out = krate.rewrite(&krate.spec(&["src/lib.rs"]));
+    assert_eq!(
+        out.files[&krate.path("src/lib.rs")],
+        "unsafe impl GlobalAlloc for A { unsafe fn alloc(&self, l: Layout) -> *mut u8 { f(l) } }\n\
+         #[::wasmprof::instrument] impl B { #[::wasmprof::skip] #[naked] fn n() {} fn ok(&self) {} }\n"
+    );
+}
+
+#[test]
+fn statements_are_counted_through_nested_blocks_but_not_items() {
+    let block: syn::Block = syn::parse_str(
+        "{ let a = 1; if a > 0 { b(); c(); } let f = |x: u32| { x + 1 }; fn nested() { x(); y(); } a }",
+    )
+    .unwrap();
+    // let, if, let, tail (4) + b, c (2) + closure body's tail (1).
+    assert_eq!(items::count_statements(&block), 7);
+}
+
+#[test]
+fn text_read_with_include_str_is_pointed_out() {
+    let krate = Crate::new(&[(
+        "src/lib.rs",
+        "pub const SRC: &str = include_str!(\"lib.rs\");\npub const R: &str = include_str!(\"../README.md\");\nfn f() {}\n",
+    )]);
+    let out = krate.rewrite(&krate.spec(&["src/lib.rs"]));
+    assert_eq!(out.warnings.len(), 1);
+    assert!(
+        out.warnings[0].contains("reads `lib.rs` as text"),
+        "{:?}",
+        out.warnings
+    );
+}
+
+#[test]
+fn module_directories() {
+    use modules::ModDir;
+    let root = ModDir::root(Path::new("/c/src/lib.rs"));
+    let a = root.file_module_candidates("a", None);
+    assert_eq!(a[0].file, Path::new("/c/src/a.rs"));
+    assert_eq!(a[1].file, Path::new("/c/src/a/mod.rs"));
+    let b = a[0].dir.file_module_candidates("b", None);
+    assert_eq!(b[0].file, Path::new("/c/src/a/b.rs"));
+    assert_eq!(b[1].file, Path::new("/c/src/a/b/mod.rs"));
+    // `#[path]` in a non-mod.rs file is relative to the file's directory.
+    let p = a[0].dir.file_module_candidates("p", Some("p_impl.rs"));
+    assert_eq!(p[0].file, Path::new("/c/src/p_impl.rs"));
+    // Inline modules add a directory; in a non-mod.rs file, after its own.
+    let inline = a[0].dir.inline_module("inl", None);
+    assert_eq!(
+        inline.file_module_candidates("z", None)[0].file,
+        Path::new("/c/src/a/inl/z.rs")
+    );
+    let inline = a[0].dir.inline_module("inl", None);
+    assert_eq!(
+        inline.file_module_candidates("z", Some("zz.rs"))[0].file,
+        Path::new("/c/src/a/inl/zz.rs")
+    );
+    // `#[path]` on an inline module names its directory.
+    let inline = root.inline_module("inl", Some("elsewhere"));
+    assert_eq!(
+        inline.file_module_candidates("z", None)[0].file,
+        Path::new("/c/src/elsewhere/z.rs")
+    );
+    assert_eq!(
+        root.file_module_candidates("r#match", None)[0].file,
+        Path::new("/c/src/r#match.rs")
+    );
+}
+
+#[test]
+fn shadow_paths_mirror_the_originals() {
+    let shadow = shadow::ShadowRoot::new(PathBuf::from("/t/wasmprof/host/shadow/all"));
+    let copy = shadow.mirror(Path::new("/home/u/ws/app/src/lib.rs"));
+    assert_eq!(
+        copy,
+        Path::new("/t/wasmprof/host/shadow/all/home/u/ws/app/src/lib.rs")
+    );
+    assert_eq!(
+        shadow.original(&copy).unwrap(),
+        Path::new("/home/u/ws/app/src/lib.rs")
+    );
+    if cfg!(unix) {
+        assert_eq!(
+            shadow.remap_flags(&[PathBuf::from("/home/u/ws")]),
+            ["--remap-path-prefix=/t/wasmprof/host/shadow/all=/"]
+        );
+    }
+}
+
+#[test]
+fn syncing_writes_only_what_changed_and_removes_what_is_gone() {
+    use std::collections::BTreeMap;
+    let src = Crate::new(&[
+        ("Cargo.toml", "[package]\n"),
+        ("src/lib.rs", "fn f() {}\n"),
+        ("src/gone.rs", "fn g() {}\n"),
+        (".git/HEAD", "ref\n"),
+        ("target/CACHEDIR.TAG", "x\n"),
+        ("target/debug/big", "x\n"),
+        ("Cargo.lock", "lock\n"),
+    ]);
+    let dst = tempfile::tempdir().unwrap();
+    let dst = dst.path().join("copy");
+    let mut overrides = BTreeMap::new();
+    overrides.insert(src.path("src/lib.rs"), b"#[x] fn f() {}\n".to_vec());
+    let stats = shadow::sync_tree(src.dir.path(), &dst, &overrides, &[], &["Cargo.lock"]).unwrap();
+    assert_eq!(stats.written, 3);
+    assert_eq!(
+        std::fs::read_to_string(dst.join("src/lib.rs")).unwrap(),
+        "#[x] fn f() {}\n"
+    );
+    assert!(!dst.join(".git").exists());
+    assert!(!dst.join("target").exists());
+    assert!(!dst.join("Cargo.lock").exists());
+    let written_at = std::fs::metadata(dst.join("src/lib.rs"))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    std::fs::remove_file(src.path("src/gone.rs")).unwrap();
+    std::fs::write(dst.join("Cargo.lock"), "cargo's\n").unwrap();
+    let stats = shadow::sync_tree(src.dir.path(), &dst, &overrides, &[], &["Cargo.lock"]).unwrap();
+    assert_eq!(
+        stats,
+        shadow::SyncStats {
+            written: 0,
+            removed: 1,
+            unchanged: 2
+        }
+    );
+    assert_eq!(
+        std::fs::metadata(dst.join("src/lib.rs"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        written_at
+    );
+    assert!(!dst.join("src/gone.rs").exists());
+    assert_eq!(
+        std::fs::read_to_string(dst.join("Cargo.lock")).unwrap(),
+        "cargo's\n"
+    );
+}
