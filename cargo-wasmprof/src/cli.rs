@@ -134,8 +134,32 @@ pub struct BuildArgs {
     #[arg(long, value_enum, default_value_t = Timer::Host)]
     pub timer: Timer,
     /// Build without instrumentation, to compare with a plain build side by side
-    #[arg(long, conflicts_with = "timer")]
+    #[arg(
+        long,
+        conflicts_with_all = ["timer", "instrument_all", "instrument_crate", "min_statements"]
+    )]
     pub no_instrument: bool,
+    /// Instrument every function of the selected package(s), without annotations
+    ///
+    /// Free functions, methods, trait default methods, in every module. The
+    /// sources are not touched: a copy under the target directory is
+    /// rewritten and built. `const fn`, `async fn`, extern blocks and
+    /// functions written by macros are left out; `#[wasmprof::skip]` is
+    /// honoured.
+    #[arg(long, help_heading = "Crate-wide Instrumentation")]
+    pub instrument_all: bool,
+    /// Also instrument every function of this dependency (repeatable; NAME or NAME@VERSION)
+    ///
+    /// Registry, git and path dependencies alike; its functions are named
+    /// `its_crate::module::function`.
+    #[arg(long, value_name = "NAME", help_heading = "Crate-wide Instrumentation")]
+    pub instrument_crate: Vec<String>,
+    /// Leave functions with fewer than N statements uninstrumented (crate-wide instrumentation only)
+    ///
+    /// Their time then counts as their callers' self time; the report says
+    /// that the threshold was used.
+    #[arg(long, value_name = "N", help_heading = "Crate-wide Instrumentation")]
+    pub min_statements: Option<usize>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -21,6 +21,15 @@ pub struct CargoBuild<'a> {
     pub target_dir: &'a Path,
     /// `WASMPROF_INSTRUMENT`: `host`, `none`, or `None` for a plain build.
     pub instrument: Option<&'a str>,
+    /// The manifest to build: the unit's own, or its shadow copy's when
+    /// crates are instrumented crate-wide.
+    pub manifest_path: &'a Path,
+    /// rustc flags added to the user's (`--remap-path-prefix` for a shadow).
+    pub extra_rustflags: &'a [String],
+    /// Whether `--locked` may be passed on: not for a shadow copy, whose
+    /// manifests add the runtime and patches (the user's lock file was
+    /// checked by `cargo metadata`).
+    pub lock_respected: bool,
 }
 
 impl CargoBuild<'_> {
@@ -29,8 +38,15 @@ impl CargoBuild<'_> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command.args(self.args());
-        command.env("RUSTFLAGS", self.rustflags());
-        command.env_remove("CARGO_ENCODED_RUSTFLAGS");
+        let flags = self.rustflags();
+        if flags.iter().any(|f| f.contains(char::is_whitespace)) {
+            // A path with a space: only the encoded form keeps it whole.
+            command.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
+            command.env_remove("RUSTFLAGS");
+        } else {
+            command.env("RUSTFLAGS", flags.join(" "));
+            command.env_remove("CARGO_ENCODED_RUSTFLAGS");
+        }
         match self.instrument {
             Some(mode) => command.env("WASMPROF_INSTRUMENT", mode),
             None => command.env_remove("WASMPROF_INSTRUMENT"),
@@ -86,7 +102,7 @@ impl CargoBuild<'_> {
             "--target-dir".to_owned(),
             self.target_dir.display().to_string(),
             "--manifest-path".to_owned(),
-            self.unit.manifest_path.display().to_string(),
+            self.manifest_path.display().to_string(),
         ];
         match &self.unit.bin {
             Some(bin) => args.extend(["--bin".to_owned(), bin.clone()]),
@@ -112,7 +128,7 @@ impl CargoBuild<'_> {
         if c.no_default_features {
             args.push("--no-default-features".to_owned());
         }
-        if c.locked {
+        if c.locked && self.lock_respected {
             args.push("--locked".to_owned());
         }
         if c.offline {
@@ -135,14 +151,16 @@ impl CargoBuild<'_> {
     /// The user's RUSTFLAGS with the snapshot export added. The export is
     /// asked for only if defined, so a module without instrumented code
     /// still links.
-    fn rustflags(&self) -> String {
-        let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    fn rustflags(&self) -> Vec<String> {
+        let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
         if self.instrument.is_some() {
-            if !flags.is_empty() {
-                flags.push(' ');
-            }
-            flags.push_str(&format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
+            flags.push(format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
         }
+        flags.extend(self.extra_rustflags.iter().cloned());
         flags
     }
 }

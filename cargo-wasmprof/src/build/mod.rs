@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::cli::{BuildArgs, Timer};
+use crate::rewrite::plan::{self, Settings, ShadowBuild};
 use crate::ui;
 pub use workspace::{ModuleKind, Unit, Workspace};
 
@@ -25,6 +26,9 @@ pub struct BuiltModule {
     pub js: Option<PathBuf>,
     /// `host`, `none`, or `None` when built without instrumentation.
     pub instrument: Option<&'static str>,
+    /// Functions with fewer statements were left uninstrumented by
+    /// crate-wide instrumentation (`--min-statements`).
+    pub min_statements: Option<usize>,
 }
 
 /// The instrumentation mode these flags ask for.
@@ -50,6 +54,15 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
     let root = workspace.metadata.workspace_root.as_std_path();
     let target_dir = workspace.target_dir(&args.cargo);
     let mode_dir = wasmprof_dir(&target_dir).join(instrument.unwrap_or("plain"));
+    let shadow = match instrument {
+        Some(_) => crate_wide(args, workspace, &units, &target_dir, &mode_dir)?,
+        None => None,
+    };
+    let extra_rustflags = shadow
+        .as_ref()
+        .map(|s| s.rustflags.clone())
+        .unwrap_or_default();
+    let min_statements = shadow.as_ref().and_then(|s| s.min_statements);
     units
         .into_iter()
         .map(|unit| {
@@ -74,12 +87,19 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                     }
                 ),
             );
+            let manifest_path = match &shadow {
+                Some(shadow) => shadow.manifest_for(&unit.manifest_path),
+                None => unit.manifest_path.clone(),
+            };
             let build = cargo::CargoBuild {
                 cargo: &args.cargo,
                 unit: &unit,
                 target: &target,
                 target_dir: &mode_dir,
                 instrument,
+                manifest_path: &manifest_path,
+                extra_rustflags: &extra_rustflags,
+                lock_respected: shadow.is_none(),
             };
             let wasm = build.run()?;
             let profile = build.profile_name();
@@ -93,10 +113,54 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
             ui::status("Finished", &format!("{}", module.wasm.display()));
             Ok(BuiltModule {
                 instrument,
+                min_statements,
                 ..module
             })
         })
         .collect()
+}
+
+/// Rewrites the crates instrumented crate-wide (`--instrument-all`,
+/// `--instrument-crate`, `instrument = "all"` in a manifest) into a shadow
+/// copy, if there are any.
+fn crate_wide(
+    args: &BuildArgs,
+    workspace: &Workspace,
+    units: &[Unit],
+    target_dir: &Path,
+    mode_dir: &Path,
+) -> Result<Option<ShadowBuild>> {
+    let settings = Settings {
+        instrument_all: args.instrument_all,
+        crates: args.instrument_crate.clone(),
+        min_statements: args.min_statements,
+    };
+    let selected: Vec<&cargo_metadata::Package> = units
+        .iter()
+        .filter_map(|unit| {
+            workspace
+                .metadata
+                .packages
+                .iter()
+                .find(|p| p.manifest_path.as_std_path() == unit.manifest_path)
+        })
+        .collect();
+    let mut target_dirs = vec![
+        target_dir.to_path_buf(),
+        workspace
+            .metadata
+            .target_directory
+            .clone()
+            .into_std_path_buf(),
+    ];
+    target_dirs.dedup();
+    plan::prepare(
+        &settings,
+        &workspace.metadata,
+        &selected,
+        &target_dirs,
+        mode_dir,
+    )
 }
 
 /// Runs wasm-bindgen for bindgen units; others are ready as cargo left them.
@@ -112,6 +176,7 @@ fn finish_module(
             wasm,
             js: None,
             instrument: None,
+            min_statements: None,
         });
     }
     let bytes =
@@ -137,6 +202,7 @@ fn finish_module(
         wasm,
         js: Some(js),
         instrument: None,
+        min_statements: None,
     })
 }
 
