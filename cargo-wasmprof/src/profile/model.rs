@@ -59,6 +59,11 @@ pub struct RunInfo {
     pub exit_code: i32,
     /// Wall-clock time of the whole run as the host measured it, in nanoseconds.
     pub wall_nanos: u64,
+    /// Crate-wide instrumentation left out functions with fewer statements
+    /// than this (`--min-statements`): their time is their callers' self
+    /// time. Absent when no threshold was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_statements: Option<u64>,
 }
 
 /// How times in this profile were measured.

@@ -61,13 +61,23 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
         .map(|f| profile.functions[f].name.as_str())
         .collect();
     if !estimated.is_empty() {
-        let names: Vec<&str> = estimated.iter().copied().take(MAX_ESTIMATED_NAMES).collect();
+        let names: Vec<&str> = estimated
+            .iter()
+            .copied()
+            .take(MAX_ESTIMATED_NAMES)
+            .collect();
         let more = estimated.len().saturating_sub(MAX_ESTIMATED_NAMES);
         lines.push(format!(
             "NOTE: calls far shorter than a clock read were timed on a sample only; the times of {}{} \
              are estimated from it (their counts are exact).",
             names.join(", "),
             if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
+    }
+    if let Some(min) = profile.run.min_statements {
+        lines.push(format!(
+            "NOTE: built with --min-statements {min}: functions with fewer than {min} statements \
+             were not instrumented; their time is in their callers' self time."
         ));
     }
     if profile.overflow_calls > 0 {
@@ -187,6 +197,19 @@ mod tests {
         assert_eq!(
             describe_stack(&names),
             "f0 > f1 > f2 > f3 > f4 > ... 20 more ... > f25 > f26 > f27 > f28 > f29"
+        );
+    }
+
+    #[test]
+    fn a_statement_threshold_is_mentioned() {
+        let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
+        profile.run.min_statements = Some(3);
+        assert_eq!(
+            warnings(&profile),
+            vec![
+                "NOTE: built with --min-statements 3: functions with fewer than 3 statements \
+                 were not instrumented; their time is in their callers' self time."
+            ]
         );
     }
 
