@@ -1,0 +1,434 @@
+//! Crate-wide instrumentation on the examples: `crate-wide` has no
+//! annotation and no wasmprof dependency at all and is built with
+//! `--instrument-all`; `opt-in` asks for it in its manifest, with include
+//! and exclude patterns and `#[wasmprof::skip]`.
+//!
+//! Builds that differ in their flags but make the same `.wasm` file use
+//! target directories of their own, so that the tests can run side by side.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use wasmprof_tests::*;
+
+/// Every function of `crate-wide` that runs, with its exact call count.
+const CRATE_WIDE_CALLS: &[(&str, u64)] = &[
+    ("crate_wide::main", 1),
+    ("crate_wide::total_area", 1),
+    ("crate_wide::sum_of", 1),
+    ("crate_wide::evens_below", 1),
+    ("crate_wide::tiny", 4),
+    ("crate_wide::inline::banner", 1),
+    ("crate_wide::versions::newest", 1),
+    ("crate_wide::geometry::Circle::new", 2),
+    ("crate_wide::geometry::Square::new", 1),
+    ("crate_wide::geometry::Circle::area", 4),
+    ("crate_wide::geometry::Square::area", 2),
+    ("crate_wide::geometry::Shape::describe", 3),
+    ("crate_wide::text::count_words", 1),
+    ("crate_wide::text::words::split", 1),
+    ("crate_wide::text::words::is_word", 9),
+    ("crate_wide::numbers::fib", 177),
+    ("crate_wide::numbers::square", 5),
+];
+
+/// Where each function's source is, relative to the examples workspace.
+fn file_of(name: &str) -> &'static str {
+    if name.contains("::geometry::") {
+        "crate-wide/src/geometry.rs"
+    } else if name.contains("::text::words::") {
+        "crate-wide/src/text/words.rs"
+    } else if name.contains("::text::") {
+        "crate-wide/src/text/mod.rs"
+    } else if name.contains("::numbers::") {
+        "crate-wide/src/support/numbers_impl.rs"
+    } else {
+        "crate-wide/src/main.rs"
+    }
+}
+
+/// The 1-based line of a function in a file of the examples workspace:
+/// `fn NAME`, for a method after the line of its `impl` or `trait`.
+fn line_of(file: &str, name: &str) -> u32 {
+    let text = std::fs::read_to_string(examples_dir().join(file)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut parts = name.rsplit("::");
+    let function = parts.next().unwrap();
+    let owner = parts.next().filter(|o| o.starts_with(char::is_uppercase));
+    let start = match owner {
+        Some(owner) => lines
+            .iter()
+            .position(|l| {
+                (l.starts_with("impl ") || l.starts_with("pub trait "))
+                    && (l.contains(&format!(" {owner} ")) || l.ends_with(&format!(" {owner} {{")))
+            })
+            .unwrap_or_else(|| panic!("no impl or trait of {owner} in {file}")),
+        None => 0,
+    };
+    let index = lines[start..]
+        .iter()
+        .position(|l| {
+            l.contains(&format!("fn {function}(")) || l.contains(&format!("fn {function}<"))
+        })
+        .unwrap_or_else(|| panic!("no `fn {function}` in {file}"));
+    (start + index) as u32 + 1
+}
+
+/// SHA-256-free fingerprint of a directory: every file's path and bytes.
+fn snapshot_tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+fn user_files() -> BTreeMap<PathBuf, Vec<u8>> {
+    let examples = examples_dir();
+    let mut files = snapshot_tree(&examples.join("crate-wide"));
+    for name in ["Cargo.toml", "Cargo.lock"] {
+        let path = examples.join(name);
+        files.insert(path.clone(), std::fs::read(&path).unwrap());
+    }
+    files
+}
+
+#[test]
+fn every_function_is_counted_at_its_own_file_and_line_and_the_sources_stay_untouched() {
+    let before = user_files();
+    let plain = wasmprof(&["run", "-p", "crate-wide", "--no-instrument"]);
+    plain.assert_success();
+    let run = wasmprof(&["run", "-p", "crate-wide", "--instrument-all"]);
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("Rewriting crate-wide v0.1.0: 17 functions instrumented crate-wide"),
+        "{}",
+        run.stderr
+    );
+    // The program computes what the plain build computes.
+    assert!(run.stdout.contains("crate-wide: area"), "{}", run.stdout);
+    assert_eq!(run.stdout, plain.stdout);
+
+    let profile = run.profile();
+    assert!(profile.run.complete);
+    assert_eq!(profile.run.min_statements, None);
+    let calls = calls_by_function(&profile);
+    let expected: BTreeMap<String, u64> = CRATE_WIDE_CALLS
+        .iter()
+        .map(|&(name, count)| (name.to_owned(), count))
+        .collect();
+    // Exactly these: no const fn (`scale`), no extern block (`host_only`),
+    // no function written by a macro (`double`), no function nested in a
+    // function (`is_separator`), no closure.
+    assert_eq!(calls, expected);
+
+    // Each at its file and line as in the editor, not in the rewritten copy.
+    for function in &profile.functions {
+        let file = file_of(&function.name);
+        assert_eq!(function.file, file, "{}", function.name);
+        assert_eq!(
+            function.line,
+            line_of(file, &function.name),
+            "{}",
+            function.name
+        );
+    }
+
+    // Callers are the enclosing functions, closures included.
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &[
+                "crate_wide::main",
+                "crate_wide::total_area",
+                "crate_wide::geometry::Circle::area"
+            ]
+        ),
+        2
+    );
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &[
+                "crate_wide::main",
+                "crate_wide::geometry::Shape::describe",
+                "crate_wide::geometry::Circle::area"
+            ]
+        ),
+        2
+    );
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &[
+                "crate_wide::main",
+                "crate_wide::sum_of",
+                "crate_wide::numbers::square"
+            ]
+        ),
+        5
+    );
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &[
+                "crate_wide::main",
+                "crate_wide::text::count_words",
+                "crate_wide::text::words::is_word"
+            ]
+        ),
+        9
+    );
+
+    // A second build with nothing changed rewrites nothing on disk, so
+    // cargo recompiles nothing.
+    let again = wasmprof(&["build", "-p", "crate-wide", "--instrument-all"]);
+    again.assert_success();
+    assert!(
+        !again.stderr.contains("Compiling"),
+        "the second build compiled again:\n{}",
+        again.stderr
+    );
+
+    // Not a byte of the user's tree was written.
+    assert!(before == user_files(), "the user's files changed");
+}
+
+#[test]
+fn min_statements_leaves_small_functions_out_and_the_report_says_so() {
+    let target_dir = examples_dir().join("target").join("e2e-min-statements");
+    let target = target_dir.to_str().unwrap();
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "crate-wide",
+        "--instrument-all",
+        "--min-statements",
+        "2",
+        "--target-dir",
+        target,
+    ]);
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("15 functions instrumented crate-wide (left out: 2 below 2 statements"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert_eq!(profile.run.min_statements, Some(2));
+    let calls = calls_by_function(&profile);
+    // `tiny` and `Square::new` have one statement each.
+    let expected: BTreeMap<String, u64> = CRATE_WIDE_CALLS
+        .iter()
+        .filter(|(name, _)| {
+            !matches!(
+                *name,
+                "crate_wide::tiny" | "crate_wide::geometry::Square::new"
+            )
+        })
+        .map(|&(name, count)| (name.to_owned(), count))
+        .collect();
+    assert_eq!(calls, expected);
+
+    let note = "NOTE: built with --min-statements 2: functions with fewer than 2 statements \
+                were not instrumented; their time is in their callers' self time.";
+    assert!(run.stderr.contains(note), "summary:\n{}", run.stderr);
+    let path = run.profile_path();
+    let report = wasmprof(&["report", "--input", path.to_str().unwrap()]);
+    report.assert_success();
+    let header: Vec<&str> = report.stdout.lines().take(4).collect();
+    assert!(header.contains(&note), "gprof header:\n{}", report.stdout);
+}
+
+#[test]
+fn the_manifest_opt_in_honours_include_exclude_and_skip() {
+    let run = wasmprof(&["run", "-p", "opt-in"]);
+    run.assert_success();
+    assert!(run.stdout.contains("opt-in: total"), "{}", run.stdout);
+    let calls = calls_by_function(&run.profile());
+    let expected: BTreeMap<String, u64> = [
+        // include = ["engine", "main"]
+        ("opt_in::main", 1),
+        ("opt_in::engine::run", 1),
+        ("opt_in::engine::step", 5),
+        ("opt_in::engine::Engine::fire", 1),
+        // Not included, but annotated by hand.
+        ("opt_in::ui::footer", 1),
+    ]
+    .into_iter()
+    .map(|(name, count)| (name.to_owned(), count))
+    .collect();
+    // Left out: `engine::cache::lookup` and `engine::trace` (exclude),
+    // `engine::quiet` and `Engine::idle` (#[wasmprof::skip]), `ui::show`
+    // (not included).
+    assert_eq!(calls, expected);
+}
+
+#[test]
+fn a_registry_dependency_is_instrumented_in_place() {
+    let target_dir = examples_dir().join("target").join("e2e-instrument-crate");
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "crate-wide",
+        "--instrument-crate",
+        "semver",
+        "--target-dir",
+        target_dir.to_str().unwrap(),
+    ]);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("newest 1.10.0-beta.2"),
+        "{}",
+        run.stdout
+    );
+    let profile = run.profile();
+    let calls = calls_by_function(&profile);
+    // Only the dependency: crate-wide itself was not asked for.
+    assert!(
+        calls.keys().all(|name| name.starts_with("semver::")),
+        "{:?}",
+        calls.keys()
+    );
+    assert_eq!(calls["semver::Version::parse"], 3);
+    assert_eq!(calls["semver::Version::from_str"], 3);
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &["semver::Version::parse", "semver::Version::from_str"]
+        ),
+        3
+    );
+    // At the registry source's own paths and lines.
+    for function in &profile.functions {
+        assert!(
+            function.file.contains("/semver-1.0.28/src/") && !function.file.contains("/wasmprof/"),
+            "{} at {}",
+            function.name,
+            function.file
+        );
+        let text = std::fs::read_to_string(&function.file).unwrap();
+        let line = text.lines().nth(function.line as usize - 1).unwrap();
+        let short = function.name.rsplit("::").next().unwrap();
+        assert!(
+            line.contains(&format!("fn {short}")),
+            "{} at {}:{} reads {line:?}",
+            function.name,
+            function.file,
+            function.line
+        );
+    }
+}
+
+/// A throwaway crate outside the examples, for the failure cases.
+fn scratch_crate(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = examples_dir()
+        .join("target")
+        .join("e2e-crate-wide-scratch")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n"
+    );
+    let mut all = vec![("Cargo.toml", manifest.as_str())];
+    all.extend_from_slice(files);
+    for (path, text) in all {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_crate_that_does_not_parse_is_refused_with_its_position() {
+    let dir = scratch_crate(
+        "broken",
+        &[
+            ("src/main.rs", "mod parser;\nfn main() {}\n"),
+            ("src/parser.rs", "pub fn ok() {}\n\npub fn bad( {\n}\n"),
+        ],
+    );
+    let before = snapshot_tree(&dir);
+    let run = wasmprof_in(&dir, &["build", "--instrument-all", "--offline"]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    let parser = dir.join("src/parser.rs");
+    assert!(
+        run.stderr.contains(&format!(
+            "crate-wide instrumentation of `broken` failed: {}:3:",
+            parser.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("Nothing was changed in your sources"),
+        "{}",
+        run.stderr
+    );
+    // Nothing was written beside the sources: only the target directory and
+    // the lock file `cargo metadata` makes are new.
+    let after: BTreeMap<_, _> = snapshot_tree(&dir)
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(dir.join("target")) && !p.ends_with("Cargo.lock"))
+        .collect();
+    assert!(before == after, "the crate's files changed");
+}
+
+#[test]
+fn a_module_path_outside_the_crate_is_refused_and_a_build_script_reading_sources_is_pointed_out() {
+    let dir = scratch_crate(
+        "outside",
+        &[
+            (
+                "src/main.rs",
+                "#[path = \"../../shared.rs\"]\nmod shared;\nfn main() { shared::s(); }\n",
+            ),
+            (
+                "build.rs",
+                "fn main() { let _ = std::fs::read_to_string(\"src/main.rs\"); }\n",
+            ),
+        ],
+    );
+    std::fs::write(dir.parent().unwrap().join("shared.rs"), "pub fn s() {}\n").unwrap();
+    let run = wasmprof_in(&dir, &["build", "--instrument-all", "--offline"]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "{}:2: the `#[path]` of module `shared` points outside the crate",
+            dir.join("src/main.rs").display()
+        )),
+        "{}",
+        run.stderr
+    );
+
+    // Excluding the module in the manifest is the way out; the build
+    // script's reading of its sources is then pointed out.
+    let manifest = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[package.metadata.wasmprof]\nexclude = [\"shared\"]\n"),
+    )
+    .unwrap();
+    let run = wasmprof_in(&dir, &["build", "--instrument-all", "--offline"]);
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("warning: the build script of `outside`")
+            && run.stderr.contains("seems to read the crate's sources"),
+        "{}",
+        run.stderr
+    );
+}
