@@ -249,7 +249,12 @@ pub fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError> {
         if is_root && spec.dependency {
             // Cargo caps a registry crate's lints; the copy is a path crate,
             // whose lints cargo would show.
-            insertions.push((source.skip, source.skip, "#![allow(warnings)] ".to_owned()));
+            // First, even before an attribute inserted at the same place:
+            // an inner attribute must precede every outer one.
+            insertions.insert(
+                0,
+                (source.skip, source.skip, "#![allow(warnings)] ".to_owned()),
+            );
         }
         let mut text = edit_all(&source.text, &insertions);
         if is_root && spec.edition_2015 {

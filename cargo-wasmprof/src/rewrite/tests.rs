@@ -467,6 +467,14 @@ fn dependencies_are_quiet_and_edition_2015_gets_its_extern_crates() {
          #[cfg(not(not (feature = \"std\")))] #[allow(unused_extern_crates)] extern crate core;\n\
          #[allow(unused_extern_crates)] extern crate wasmprof;\n"
     );
+    // An inner attribute goes before an outer one at the same place.
+    let krate = Crate::new(&[("src/lib.rs", "pub fn f() {}\n")]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.dependency = true;
+    assert_eq!(
+        krate.rewrite(&spec).files[&krate.path("src/lib.rs")],
+        "#![allow(warnings)] #[::wasmprof::instrument] pub fn f() {}\n"
+    );
     // A crate without functions to instrument stays as it is.
     let krate = Crate::new(&[("src/lib.rs", "pub const X: u32 = 1;\n")]);
     let mut spec = krate.spec(&["src/lib.rs"]);
