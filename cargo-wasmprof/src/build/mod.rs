@@ -145,8 +145,14 @@ fn crate_wide(
                 .find(|p| p.manifest_path.as_std_path() == unit.manifest_path)
         })
         .collect();
+    // Absolute: the copy's paths are mapped back by prefix, and a relative
+    // `--target-dir` must not be copied into itself.
+    let absolute = |path: &Path| {
+        std::path::absolute(path)
+            .with_context(|| format!("cannot make {} absolute", path.display()))
+    };
     let mut target_dirs = vec![
-        target_dir.to_path_buf(),
+        absolute(target_dir)?,
         workspace
             .metadata
             .target_directory
@@ -159,7 +165,7 @@ fn crate_wide(
         &workspace.metadata,
         &selected,
         &target_dirs,
-        mode_dir,
+        &absolute(mode_dir)?,
     )
 }
 
