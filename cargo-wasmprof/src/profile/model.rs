@@ -164,3 +164,24 @@ impl Profile {
         stack
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RunInfo;
+
+    #[test]
+    fn run_info_without_a_statement_threshold_reads_and_writes_as_before() {
+        let old = r#"{"package":"p","module":"m.wasm","module_sha256":"00","host":"node",
+            "command":[],"entry":"main","complete":true,"incomplete_reason":null,
+            "exit_code":0,"wall_nanos":1}"#;
+        let mut run: RunInfo = serde_json::from_str(old).unwrap();
+        assert_eq!(run.min_statements, None);
+        assert!(!serde_json::to_string(&run)
+            .unwrap()
+            .contains("min_statements"));
+        run.min_statements = Some(3);
+        let text = serde_json::to_string(&run).unwrap();
+        assert!(text.contains(r#""min_statements":3"#), "{text}");
+        assert_eq!(serde_json::from_str::<RunInfo>(&text).unwrap(), run);
+    }
+}
