@@ -160,7 +160,12 @@ pub fn prepare(
     mode_dir: &Path,
 ) -> Result<Option<ShadowBuild>> {
     let workspace_root = metadata.workspace_root.clone().into_std_path_buf();
-    let copied = |path: &Path| in_workspace_copy(path, &workspace_root, target_dirs);
+    // Never copied: target directories, wasmprof's own, cargo's home (a
+    // CARGO_HOME inside the project holds every registry crate).
+    let mut skip: Vec<PathBuf> = target_dirs.to_vec();
+    skip.push(mode_dir.to_path_buf());
+    skip.extend(cargo_home());
+    let copied = |path: &Path| in_workspace_copy(path, &workspace_root, &skip);
     let chosen = choose(settings, metadata, selected, &copied)?;
     if chosen.is_empty() {
         if settings.min_statements.is_some() {
@@ -303,8 +308,6 @@ pub fn prepare(
 
     // Now write: only what changed, so that cargo's fingerprints hold.
     let workspace_copy = shadow.mirror(&workspace_root);
-    let mut skip: Vec<PathBuf> = target_dirs.to_vec();
-    skip.push(mode_dir.to_path_buf());
     shadow::sync_tree(
         &workspace_root,
         &workspace_copy,
@@ -518,14 +521,22 @@ fn package_dir(package: &Package) -> PathBuf {
         .unwrap_or_default()
 }
 
+/// `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
+        .and_then(|path| std::path::absolute(path).ok())
+}
+
 /// Whether the workspace copy holds `path`: inside the workspace root and
 /// not in a directory the copy leaves out.
-fn in_workspace_copy(path: &Path, workspace_root: &Path, target_dirs: &[PathBuf]) -> bool {
+fn in_workspace_copy(path: &Path, workspace_root: &Path, skip: &[PathBuf]) -> bool {
     let path = normalize(path);
     let Ok(relative) = path.strip_prefix(workspace_root) else {
         return false;
     };
-    if target_dirs.iter().any(|t| path.starts_with(t)) {
+    if skip.iter().any(|t| path.starts_with(t)) {
         return false;
     }
     let mut dir = workspace_root.to_path_buf();

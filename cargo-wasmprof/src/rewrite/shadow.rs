@@ -92,6 +92,7 @@ pub fn sync_tree(
 ) -> io::Result<SyncStats> {
     let mut stats = SyncStats::default();
     let mut produced = BTreeSet::new();
+    let mut skipped = BTreeSet::new();
     let keep: BTreeSet<PathBuf> = keep.iter().map(PathBuf::from).collect();
     let mut visited = BTreeSet::new();
     copy_dir(
@@ -103,11 +104,15 @@ pub fn sync_tree(
             skip,
             keep: &keep,
             produced: &mut produced,
+            skipped: &mut skipped,
             stats: &mut stats,
             visited: &mut visited,
         },
     )?;
-    remove_stale(dst, dst, &produced, &keep, &mut stats)?;
+    // What was not copied is not the sync's to remove either (another copy
+    // may live there, such as a dependency's inside a skipped directory).
+    let untouched: BTreeSet<PathBuf> = keep.union(&skipped).cloned().collect();
+    remove_stale(dst, dst, &produced, &untouched, &mut stats)?;
     Ok(stats)
 }
 
@@ -116,6 +121,7 @@ struct Copy<'a> {
     skip: &'a [PathBuf],
     keep: &'a BTreeSet<PathBuf>,
     produced: &'a mut BTreeSet<PathBuf>,
+    skipped: &'a mut BTreeSet<PathBuf>,
     stats: &'a mut SyncStats,
     visited: &'a mut BTreeSet<PathBuf>,
 }
@@ -140,6 +146,7 @@ fn copy_dir(base: &Path, dir: &Path, dst_base: &Path, copy: &mut Copy<'_>) -> io
         };
         if metadata.is_dir() {
             if skipped_dir(&path, entry.file_name().as_os_str(), copy.skip) {
+                copy.skipped.insert(relative);
                 continue;
             }
             copy_dir(base, &path, dst_base, copy)?;

@@ -636,6 +636,10 @@ fn syncing_writes_only_what_changed_and_removes_what_is_gone() {
 
     std::fs::remove_file(src.path("src/gone.rs")).unwrap();
     std::fs::write(dst.join("Cargo.lock"), "cargo's\n").unwrap();
+    // What lives in the copy where the original has a skipped directory is
+    // not the sync's: another copy may be there.
+    std::fs::create_dir_all(dst.join("target/other")).unwrap();
+    std::fs::write(dst.join("target/other/file"), "x\n").unwrap();
     let stats = shadow::sync_tree(src.dir.path(), &dst, &overrides, &[], &["Cargo.lock"]).unwrap();
     assert_eq!(
         stats,
@@ -653,6 +657,7 @@ fn syncing_writes_only_what_changed_and_removes_what_is_gone() {
         written_at
     );
     assert!(!dst.join("src/gone.rs").exists());
+    assert!(dst.join("target/other/file").exists());
     assert_eq!(
         std::fs::read_to_string(dst.join("Cargo.lock")).unwrap(),
         "cargo's\n"
