@@ -331,24 +331,29 @@ fn a_registry_dependency_is_instrumented_in_place() {
     }
 }
 
-/// A throwaway crate outside the examples, for the failure cases.
-fn scratch_crate(name: &str, files: &[(&str, &str)]) -> PathBuf {
+/// A directory of throwaway files outside the examples workspace.
+fn scratch_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = examples_dir()
         .join("target")
         .join("e2e-crate-wide-scratch")
         .join(name);
     let _ = std::fs::remove_dir_all(&dir);
-    let manifest = format!(
-        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n"
-    );
-    let mut all = vec![("Cargo.toml", manifest.as_str())];
-    all.extend_from_slice(files);
-    for (path, text) in all {
+    for (path, text) in files {
         let path = dir.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
     dir
+}
+
+/// A throwaway crate of its own, for the failure cases.
+fn scratch_crate(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n"
+    );
+    let mut all = vec![("Cargo.toml", manifest.as_str())];
+    all.extend_from_slice(files);
+    scratch_dir(name, &all)
 }
 
 #[test]
@@ -430,5 +435,75 @@ fn a_module_path_outside_the_crate_is_refused_and_a_build_script_reading_sources
             && run.stderr.contains("seems to read the crate's sources"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn a_path_dependency_outside_the_workspace_in_edition_2015_and_a_taken_wasmprof_name() {
+    // `app` has a dependency called `wasmprof` that is not the runtime, so
+    // its copy gets the runtime under another name; `old` is an edition
+    // 2015 crate outside the workspace, instrumented with --instrument-crate.
+    let dir = scratch_dir(
+        "deps",
+        &[
+            ("ws/Cargo.toml", "[workspace]\nmembers = [\"app\"]\nresolver = \"2\"\n"),
+            (
+                "ws/app/Cargo.toml",
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [dependencies]\nold = { path = \"../../old\" }\n\
+                 wasmprof = { path = \"../../fake\", package = \"fake-wasmprof\" }\n",
+            ),
+            (
+                "ws/app/src/main.rs",
+                "fn main() {\n    let sum = (0..4).map(old::twice).sum::<u32>();\n    \
+                 println!(\"{} {}\", wasmprof::name(), sum);\n}\n",
+            ),
+            (
+                "old/Cargo.toml",
+                "[package]\nname = \"old\"\nversion = \"0.1.0\"\n",
+            ),
+            (
+                "old/src/lib.rs",
+                "//! Edition 2015.\n\npub fn twice(x: u32) -> u32 {\n    let y = x * 2;\n    y\n}\n",
+            ),
+            (
+                "fake/Cargo.toml",
+                "[package]\nname = \"fake-wasmprof\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("fake/src/lib.rs", "pub fn name() -> &'static str {\n    \"fake\"\n}\n"),
+        ],
+    );
+    let run = wasmprof_in(
+        &dir.join("ws"),
+        &[
+            "run",
+            "--instrument-all",
+            "--instrument-crate",
+            "old",
+            "--offline",
+        ],
+    );
+    run.assert_success();
+    assert!(run.stdout.contains("fake 12"), "{}", run.stdout);
+    let profile = run.profile();
+    let calls = calls_by_function(&profile);
+    let expected: BTreeMap<String, u64> = [("app::main", 1), ("old::twice", 4)]
+        .into_iter()
+        .map(|(name, count)| (name.to_owned(), count))
+        .collect();
+    assert_eq!(calls, expected);
+    let twice = profile
+        .functions
+        .iter()
+        .find(|f| f.name == "old::twice")
+        .unwrap();
+    assert_eq!(
+        (twice.file.as_str(), twice.line),
+        (dir.join("old/src/lib.rs").to_str().unwrap(), 3)
+    );
+    // The originals are as they were.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("old/src/lib.rs")).unwrap(),
+        "//! Edition 2015.\n\npub fn twice(x: u32) -> u32 {\n    let y = x * 2;\n    y\n}\n"
     );
 }
