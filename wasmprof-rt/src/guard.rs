@@ -117,7 +117,9 @@ impl Drop for Guard {
                 let nested = (thread.timed_total - self.timed_before - 1) as f64;
                 let elapsed = end - self.start - thread.clock_cost * (1.0 + 2.0 * nested);
                 let tiny = thread.tiny;
-                thread.tree.add_time(self.node, elapsed, self.weight, tiny);
+                thread
+                    .tree
+                    .add_time(self.node, elapsed, self.weight, tiny, &mut thread.random);
             }
             thread.current = self.parent;
         });

@@ -14,9 +14,9 @@
 //! node     parent:u32 function:u32 calls:u64 timed_calls:u64 inclusive_ms:f64
 //! ```
 //!
-//! `inclusive_ms` is the node's time with the clock's own cost taken out;
-//! when `timed_calls < calls` it is estimated from the timed calls, each
-//! weighted by the calls it stood for.
+//! `inclusive_ms` is the time of the node's timed calls with the clock's own
+//! cost taken out; when `timed_calls < calls`, the calls left untimed were
+//! too short to time and their time is in the parent's.
 //!
 //! `flags` bit 0: calls were timed. `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
@@ -128,12 +128,11 @@ impl Snapshot {
         names
     }
 
-    /// Inclusive time of every node's calls, in milliseconds, and whether it
-    /// is an estimate (only a sample of the calls was timed). The runtime
-    /// has already taken the clock's own cost out and weighted each timed
-    /// call by the calls it stood for; what is left to do is to keep clock
-    /// jitter from making a total negative.
-    pub fn inclusive_estimates(&self) -> Vec<(f64, bool)> {
+    /// Inclusive time of every node, in milliseconds, and whether some of
+    /// its calls were too short to time (their time is then in the
+    /// parent's). The runtime has already taken the clock's own cost out;
+    /// what is left is to keep clock jitter from making a total negative.
+    pub fn inclusive_times(&self) -> Vec<(f64, bool)> {
         self.nodes
             .iter()
             .map(|node| {
@@ -352,7 +351,7 @@ mod tests {
     }
 
     #[test]
-    fn sampled_nodes_are_marked_estimated_and_never_negative() {
+    fn partly_timed_nodes_are_marked_and_never_negative() {
         let mut s = sample();
         s.nodes[1] = SnapshotNode {
             parent: 0,
@@ -368,7 +367,7 @@ mod tests {
             timed_calls: 10,
             inclusive: 2.0,
         });
-        let e = s.inclusive_estimates();
+        let e = s.inclusive_times();
         assert_eq!(e[1], (0.0, false));
         assert_eq!(e[2], (2.0, true));
     }

@@ -28,25 +28,23 @@ pub struct Node {
     next_sibling: NodeId,
     /// Exact number of calls through this path.
     pub calls: u64,
-    /// How many of those calls were timed (all of them unless the node's
-    /// calls were too short to time each one).
+    /// How many of those calls were timed and counted in `inclusive` (all of
+    /// them unless some were too short to time).
     pub timed_calls: u64,
-    /// Time in all calls including callees, in the clock's unit (ms): each
-    /// timed call counts for the calls it stood for (its sampling period).
+    /// Time of the timed calls including callees, in the clock's unit (ms).
     pub inclusive: f64,
     /// Calls to let pass untimed before the next timed one.
     countdown: u32,
-    /// Time one call in `period`.
+    /// Each call is timed with probability 1/`period`.
     period: u32,
 }
 
-/// A call shorter than this many clock reads' cost makes its node time
-/// fewer of its calls (the period doubles); a longer one makes it time every
-/// call again. Timing a call far shorter than a clock read would cost more
-/// than the call and drown what it measures. Counts stay exact.
-pub const TINY_IN_CLOCK_COSTS: f64 = 16.0;
-/// The longest sampling period: one timed call in this many.
-pub const MAX_PERIOD: u32 = 1024;
+/// A call shorter than this many clock reads' cost is too short to time:
+/// the reads would cost more than the call and drown what it measures.
+/// Counts stay exact.
+pub const TINY_IN_CLOCK_COSTS: f64 = 10.0;
+/// The longest period between probes of a node whose calls are short.
+pub const MAX_PERIOD: u32 = 256;
 
 /// The tree itself. Node 0 is the root; a parent always precedes its children.
 #[derive(Clone, Debug)]
@@ -122,8 +120,8 @@ impl CallTree {
     }
 
     /// The hot path: if `cached` is the child of `parent` for `function`,
-    /// counts a call through it and returns the weight to time it with (0:
-    /// not timed).
+    /// counts a call through it and returns the node's period if this call
+    /// is to be timed, else 0.
     #[inline(always)]
     ///
     /// `function` may be `None` when the caller knows that `cached` can only
@@ -146,8 +144,8 @@ impl CallTree {
         })
     }
 
-    /// Counts one call through `node`; returns the weight to time it with
-    /// (the calls it stands for), or 0 to leave it untimed.
+    /// Counts one call through `node`; returns the node's period if this call
+    /// is to be timed, else 0.
     #[inline(always)]
     pub fn enter(&mut self, node: NodeId) -> u32 {
         match self.nodes.get_mut(node as usize) {
@@ -163,19 +161,40 @@ impl CallTree {
         }
     }
 
-    /// Adds a timed call's duration, standing for `weight` calls, to `node`,
-    /// and adapts the node's sampling period: `tiny` is the duration below
-    /// which a call is too short to time every time.
+    /// Ends a timed call of `node` that lasted `elapsed`, timed while the
+    /// node's period was `period`. `tiny` is the duration below which a call
+    /// is too short to time.
+    ///
+    /// While the node's calls are long, every call is timed and counted. A
+    /// short one makes the node time ever fewer calls (the period doubles,
+    /// up to [`MAX_PERIOD`]): those timed calls are probes that only watch
+    /// for a long call, which makes the node time every call again. A short
+    /// probe's time is not added: with a clock read costing more than the
+    /// call, what it measured is mostly the clock. The time of the calls
+    /// left untimed stays in the caller's own time, so totals still add up.
+    /// Probes are drawn at random (geometrically), so they cannot lock onto
+    /// a pattern in the calls.
     #[inline(always)]
-    pub fn add_time(&mut self, node: NodeId, elapsed: f64, weight: u32, tiny: f64) {
+    pub fn add_time(
+        &mut self,
+        node: NodeId,
+        elapsed: f64,
+        period: u32,
+        tiny: f64,
+        random: &mut Random,
+    ) {
         if let Some(n) = self.nodes.get_mut(node as usize) {
-            n.inclusive += elapsed * weight as f64;
-            n.timed_calls += 1;
-            n.period = if elapsed < tiny {
+            let short = elapsed < tiny;
+            if period == 1 || !short {
+                n.inclusive += elapsed;
+                n.timed_calls += 1;
+            }
+            n.period = if short {
                 (n.period * 2).min(MAX_PERIOD)
             } else {
                 1
             };
+            n.countdown = random.geometric(n.period);
         }
     }
 
@@ -209,17 +228,53 @@ impl Node {
         }
     }
 
-    /// The weight to time this call with: the node's period when the call
-    /// is one to time, else 0.
+    /// The node's period when this call is one to time, else 0. The next
+    /// countdown is drawn when the timed call ends, with the period its
+    /// duration decides.
     #[inline(always)]
     fn take_sample(&mut self) -> u32 {
         if self.countdown == 0 {
-            self.countdown = self.period - 1;
             self.period
         } else {
             self.countdown -= 1;
             0
         }
+    }
+}
+
+/// A small, fast pseudo-random generator (xorshift64) for sampling
+/// decisions; statistical quality is all that matters here.
+#[derive(Clone, Debug)]
+pub struct Random(u64);
+
+impl Random {
+    pub const fn new(seed: u64) -> Self {
+        Random(if seed == 0 {
+            0x9e37_79b9_7f4a_7c15
+        } else {
+            seed
+        })
+    }
+
+    /// Uniform in (0, 1].
+    fn unit(&mut self) -> f64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        ((x >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Failures before the first success, success having probability
+    /// 1/`period`: how many calls to leave untimed.
+    pub fn geometric(&mut self, period: u32) -> u32 {
+        if period <= 1 {
+            return 0;
+        }
+        let p = 1.0 / period as f64;
+        let draw = self.unit().ln() / (1.0 - p).ln();
+        draw.min(u32::MAX as f64) as u32
     }
 }
 
@@ -278,34 +333,57 @@ mod tests {
         let mut tree = CallTree::new(DEFAULT_CAP);
         let tiny = tree.child(ROOT, 1);
         let long = tree.child(ROOT, 2);
+        let mut random = Random::new(1);
         let (mut timed_tiny, mut timed_long) = (0, 0);
         for _ in 0..10_000 {
             match tree.enter(tiny) {
                 0 => {}
                 weight => {
                     timed_tiny += 1;
-                    tree.add_time(tiny, 0.001, weight, 0.01);
+                    tree.add_time(tiny, 0.001, weight, 0.01, &mut random);
                 }
             }
             match tree.enter(long) {
                 0 => {}
                 weight => {
                     timed_long += 1;
-                    tree.add_time(long, 1.0, weight, 0.01);
+                    tree.add_time(long, 1.0, weight, 0.01, &mut random);
                 }
             }
         }
         let tiny_node = tree.nodes()[tiny as usize];
         assert_eq!(tiny_node.calls, 10_000);
-        assert_eq!(tiny_node.timed_calls, timed_tiny);
-        assert!(timed_tiny < 200, "{timed_tiny} tiny calls timed");
+        assert!(timed_tiny < 500, "{timed_tiny} tiny calls timed");
         assert_eq!(timed_long, 10_000, "long calls are always timed");
-        // Every call stands in the estimate once: 10,000 x 0.001 ms.
-        assert!(
-            (tiny_node.inclusive - 10.0).abs() < 0.2,
-            "{}",
-            tiny_node.inclusive
-        );
+        assert_eq!(tree.nodes()[long as usize].inclusive, 10_000.0);
+        // Only the first short call was timed at full rate and counted;
+        // the rest were probes.
+        assert_eq!(tiny_node.timed_calls, 1);
+        assert!((tiny_node.inclusive - 0.001).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_long_call_among_short_ones_brings_full_timing_back() {
+        let mut tree = CallTree::new(DEFAULT_CAP);
+        let node = tree.child(ROOT, 1);
+        let mut random = Random::new(42);
+        let mut long_counted = 0.0;
+        // A thousand short calls, then long ones: a probe soon sees a long
+        // call, and from then on every call is timed.
+        for i in 0..20_000u32 {
+            let duration = if i < 1000 { 0.001 } else { 1.0 };
+            let period = tree.enter(node);
+            if period != 0 {
+                tree.add_time(node, duration, period, 0.01, &mut random);
+                if duration == 1.0 {
+                    long_counted += 1.0;
+                }
+            }
+        }
+        let n = tree.nodes()[node as usize];
+        assert_eq!(n.calls, 20_000);
+        assert!(long_counted > 18_000.0, "{long_counted} long calls timed");
+        assert!((n.inclusive - long_counted).abs() < 0.1);
     }
 
     #[test]
@@ -313,13 +391,13 @@ mod tests {
         let mut a = CallTree::new(DEFAULT_CAP);
         let x = a.child(ROOT, 1);
         a.enter(x);
-        a.add_time(x, 2.0, 1, 0.0);
+        a.add_time(x, 2.0, 1, 0.0, &mut Random::new(1));
         let mut b = CallTree::new(DEFAULT_CAP);
         let y = b.child(ROOT, 1);
         let z = b.child(y, 2);
         b.enter(y);
         b.enter(z);
-        b.add_time(y, 3.0, 1, 0.0);
+        b.add_time(y, 3.0, 1, 0.0, &mut Random::new(1));
         a.merge_from(&b);
         assert_eq!(a.nodes()[x as usize].calls, 2);
         assert_eq!(a.nodes()[x as usize].inclusive, 5.0);

@@ -196,7 +196,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
                 calls: 0,
                 inclusive_nanos: 0.0,
                 open: false,
-                estimated: false,
+                partly_timed: false,
             });
             into.nodes.len() - 1
         });
@@ -204,7 +204,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
         merged.calls += node.calls;
         merged.inclusive_nanos += node.inclusive_nanos;
         merged.open |= node.open;
-        merged.estimated |= node.estimated;
+        merged.partly_timed |= node.partly_timed;
         node_map[index] = target;
     }
     into.overflow_calls += other.overflow_calls;
@@ -264,7 +264,7 @@ mod tests {
                     calls: 0,
                     inclusive_nanos: 0.0,
                     open: false,
-                    estimated: false,
+                    partly_timed: false,
                 },
                 Node {
                     parent: Some(0),
@@ -272,7 +272,7 @@ mod tests {
                     calls: 1,
                     inclusive_nanos: 100.0,
                     open: false,
-                    estimated: false,
+                    partly_timed: false,
                 },
                 Node {
                     parent: Some(1),
@@ -280,7 +280,7 @@ mod tests {
                     calls: 5,
                     inclusive_nanos: 40.0,
                     open: false,
-                    estimated: false,
+                    partly_timed: false,
                 },
             ],
             overflow_calls: 0,

@@ -112,10 +112,11 @@ pub struct Node {
     /// timeout); its time is missing from `inclusive_nanos`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open: bool,
-    /// Only a sample of the calls was timed (they were far shorter than a
-    /// clock read); `inclusive_nanos` is scaled up from those.
+    /// Some calls were too short to time (shorter than a few clock reads):
+    /// `inclusive_nanos` covers the timed ones, and the time of the others
+    /// is in the parent's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub estimated: bool,
+    pub partly_timed: bool,
 }
 
 impl Profile {

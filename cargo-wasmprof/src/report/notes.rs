@@ -53,25 +53,29 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             }
         }
     }
-    let estimated: std::collections::BTreeSet<&str> = profile
+    let partly_timed: std::collections::BTreeSet<&str> = profile
         .nodes
         .iter()
-        .filter(|n| n.estimated)
+        .filter(|n| n.partly_timed)
         .filter_map(|n| n.function)
         .map(|f| profile.functions[f].name.as_str())
         .collect();
-    if !estimated.is_empty() {
-        let names: Vec<&str> = estimated
+    if !partly_timed.is_empty() {
+        let names: Vec<&str> = partly_timed
             .iter()
             .copied()
-            .take(MAX_ESTIMATED_NAMES)
+            .take(MAX_PARTLY_TIMED_NAMES)
             .collect();
-        let more = estimated.len().saturating_sub(MAX_ESTIMATED_NAMES);
+        let more = partly_timed.len().saturating_sub(MAX_PARTLY_TIMED_NAMES);
         lines.push(format!(
-            "NOTE: calls far shorter than a clock read were timed on a sample only; the times of {}{} \
-             are estimated from it (their counts are exact).",
+            "NOTE: calls shorter than about ten clock reads are counted but not timed, their time \
+             staying in their callers' own time; {}{} had such calls.",
             names.join(", "),
-            if more > 0 { format!(" and {more} more") } else { String::new() }
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         ));
     }
     if let Some(min) = profile.run.min_statements {
@@ -91,7 +95,7 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
 }
 
 const MAX_OPEN_STACKS: usize = 3;
-const MAX_ESTIMATED_NAMES: usize = 5;
+const MAX_PARTLY_TIMED_NAMES: usize = 5;
 /// Longer stacks show their first and last frames around an ellipsis.
 const MAX_STACK_SEGMENTS: usize = 10;
 

@@ -24,20 +24,20 @@ pub struct RunContext {
 pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
     const NANOS_PER_MS: f64 = 1e6;
     let open = open_nodes(snapshot);
-    let times = snapshot.inclusive_estimates();
+    let times = snapshot.inclusive_times();
     let nodes = snapshot
         .nodes
         .iter()
         .zip(times)
         .enumerate()
-        .map(|(index, (n, (inclusive_ms, estimated)))| Node {
+        .map(|(index, (n, (inclusive_ms, partly_timed)))| Node {
             parent: (index != 0).then_some(n.parent as usize),
             function: (index != 0 && (n.function as usize) < snapshot.functions.len())
                 .then_some(n.function as usize),
             calls: n.calls,
             inclusive_nanos: (inclusive_ms * NANOS_PER_MS).max(0.0),
             open: open.contains(&index),
-            estimated,
+            partly_timed,
         })
         .collect::<Vec<_>>();
     let nodes = if nodes.is_empty() {
@@ -47,7 +47,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             calls: 0,
             inclusive_nanos: 0.0,
             open: false,
-            estimated: false,
+            partly_timed: false,
         }]
     } else {
         nodes
