@@ -58,10 +58,13 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
         Some(_) => crate_wide(args, workspace, &units, &target_dir, &mode_dir)?,
         None => None,
     };
-    let extra_rustflags = shadow
-        .as_ref()
-        .map(|s| s.rustflags.clone())
-        .unwrap_or_default();
+    // The same flags for every instrumented build, shadow or not: cargo
+    // then shares the artifacts of the crates that are not rewritten.
+    let extra_rustflags = match (&shadow, instrument) {
+        (Some(shadow), _) => shadow.rustflags.clone(),
+        (None, Some(_)) => crate::rewrite::shadow::remap_flags(),
+        (None, None) => Vec::new(),
+    };
     let min_statements = shadow.as_ref().and_then(|s| s.min_statements);
     units
         .into_iter()

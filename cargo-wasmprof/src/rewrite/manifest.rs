@@ -204,6 +204,22 @@ pub fn ensure_workspace(doc: &mut DocumentMut) {
     }
 }
 
+/// Adds `path` to `[workspace] exclude`.
+pub fn exclude_from_workspace(doc: &mut DocumentMut, path: &str) {
+    ensure_workspace(doc);
+    let Some(workspace) = doc["workspace"].as_table_like_mut() else {
+        return;
+    };
+    if workspace.get("exclude").is_none() {
+        workspace.insert("exclude", value(toml_edit::Array::new()));
+    }
+    if let Some(exclude) = workspace.get_mut("exclude").and_then(Item::as_array_mut) {
+        if !exclude.iter().any(|v| v.as_str() == Some(path)) {
+            exclude.push(path);
+        }
+    }
+}
+
 /// Whether a manifest inherits anything from its workspace
 /// (`x.workspace = true`), which a copy on its own cannot resolve.
 pub fn inherits_from_workspace(doc: &DocumentMut) -> bool {
@@ -272,6 +288,8 @@ path = "../../dotted"
         );
         add_patch(&mut doc, "crates-io", "itoa", Path::new("/s/itoa"));
         ensure_workspace(&mut doc);
+        exclude_from_workspace(&mut doc, ".deps");
+        exclude_from_workspace(&mut doc, ".deps");
         let text = doc.to_string();
         assert!(
             text.contains(r#"wasmprof = { package = "wasmprof-rt", version = "=0.1.0" }"#),
@@ -281,7 +299,10 @@ path = "../../dotted"
             text.contains("[patch.crates-io]\nitoa = { path = \"/s/itoa\" }"),
             "{text}"
         );
-        assert!(text.contains("[workspace]"), "{text}");
+        assert!(
+            text.contains("[workspace]\nexclude = [\".deps\"]"),
+            "{text}"
+        );
         let reparsed: DocumentMut = text.parse().unwrap();
         assert!(!inherits_from_workspace(&reparsed));
         let inheriting: DocumentMut = "[package]\nversion.workspace = true\n".parse().unwrap();

@@ -225,7 +225,7 @@ pub fn prepare(
         .filter(|c| c.place == Place::OutsidePath)
         .map(|c| {
             let dir = package_dir(c.package);
-            (dir.clone(), shadow.mirror(&dir))
+            (dir.clone(), shadow.dependency(&dir))
         })
         .collect();
     let relocate = |path: &Path| -> Option<PathBuf> {
@@ -269,11 +269,14 @@ pub fn prepare(
                         &mut doc,
                         source,
                         &chosen.package.name,
-                        &shadow.mirror(&dir),
+                        &shadow.dependency(&dir),
                     );
                 }
             }
             manifest::ensure_workspace(&mut doc);
+            // Dependency copies live in the workspace copy's directory; they
+            // must not become members of it.
+            manifest::exclude_from_workspace(&mut doc, shadow::DEPENDENCIES_DIR);
         }
         let edited = doc.to_string();
         manifest_texts.push(edited.clone());
@@ -307,30 +310,28 @@ pub fn prepare(
     }
 
     // Now write: only what changed, so that cargo's fingerprints hold.
-    let workspace_copy = shadow.mirror(&workspace_root);
+    let workspace_copy = shadow.workspace();
     shadow::sync_tree(
         &workspace_root,
         &workspace_copy,
         &overrides,
         &skip,
-        &["Cargo.lock"],
+        &["Cargo.lock", shadow::DEPENDENCIES_DIR],
     )
     .with_context(|| format!("cannot write the shadow copy {}", workspace_copy.display()))?;
     for (package, files) in &dep_copies {
         let dir = package_dir(package);
-        shadow::sync_tree(&dir, &shadow.mirror(&dir), files, &[], &["Cargo.lock"])
+        shadow::sync_tree(&dir, &shadow.dependency(&dir), files, &[], &["Cargo.lock"])
             .with_context(|| format!("cannot write the shadow copy of {}", package.name))?;
     }
     manifest_texts.extend(dep_manifests);
     sync_lock(&shadow, &workspace_root, &workspace_copy, &manifest_texts)?;
 
-    let mut originals = vec![workspace_root.clone()];
-    originals.extend(dep_copies.iter().map(|(p, _)| package_dir(p)));
     let min_statements = settings
         .min_statements
         .or_else(|| chosen.iter().filter_map(|c| c.filter.min_statements).min());
     Ok(Some(ShadowBuild {
-        rustflags: shadow.remap_flags(&originals),
+        rustflags: shadow::remap_flags(),
         shadow,
         workspace_copy,
         workspace_root,
@@ -606,10 +607,9 @@ fn runtime_source(
                 let dir = package_dir(runtime);
                 // Inside the workspace the copy is what the copied
                 // workspace resolves.
-                let dir = if copied(&dir) && dir.starts_with(workspace_root) {
-                    shadow.mirror(&dir)
-                } else {
-                    dir
+                let dir = match shadow.in_workspace(&dir, workspace_root) {
+                    Some(copy) if copied(&dir) => copy,
+                    _ => dir,
                 };
                 return RuntimeSource::Path(dir);
             }

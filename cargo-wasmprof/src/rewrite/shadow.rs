@@ -1,10 +1,20 @@
 //! The shadow copy: where rewritten crates are built from.
 //!
-//! Every original path `/a/b/c` has its copy at `<root>/a/b/c`, so that one
-//! `--remap-path-prefix=<root>=/` maps every copied file back to its
-//! original in `file!()`, panic messages and debug info. Files are written
-//! only when their content changes: cargo decides what to recompile from
-//! file times, so an unchanged crate keeps its artifacts.
+//! The workspace is copied to `<root>/workspace` with its layout, so that
+//! cargo passes rustc the same paths relative to the workspace root for its
+//! members (`app/src/lib.rs`) as it does for the original. A dependency
+//! rewritten on its own goes inside that copy, under
+//! `.wasmprof-deps/<its original absolute path>`: being a path crate inside
+//! the workspace directory, it too gets a relative path from cargo,
+//! `.wasmprof-deps/home/u/.cargo/registry/…/src/lib.rs`, which the one flag
+//! `--remap-path-prefix=.wasmprof-deps=/` maps back to the original. The
+//! flag is the same for every build, so the artifacts of crates that are not
+//! rewritten are shared by every configuration (cargo leaves
+//! `--remap-path-prefix` out of its artifact hashes, so a flag that varied
+//! would rebuild them at every switch).
+//!
+//! Files are written only when their content changes: cargo decides what to
+//! recompile from file times, so an unchanged crate keeps its artifacts.
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -14,6 +24,14 @@ use std::path::{Component, Path, PathBuf};
 
 /// Directories never copied: version control, JavaScript packages.
 const SKIPPED_NAMES: &[&str] = &[".git", ".hg", ".svn", ".jj", "node_modules"];
+
+/// The directory of the workspace copy that holds dependency copies.
+pub const DEPENDENCIES_DIR: &str = ".wasmprof-deps";
+
+/// The rustc flag mapping dependency copies back to their originals.
+pub fn remap_flags() -> Vec<String> {
+    vec![format!("--remap-path-prefix={DEPENDENCIES_DIR}=/")]
+}
 
 /// The shadow area of one configuration of the rewrite.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,9 +44,21 @@ impl ShadowRoot {
         ShadowRoot { root }
     }
 
-    /// Where the copy of an (absolute) original path is.
-    pub fn mirror(&self, original: &Path) -> PathBuf {
-        let mut out = self.root.clone();
+    /// The copy of the workspace root.
+    pub fn workspace(&self) -> PathBuf {
+        self.root.join("workspace")
+    }
+
+    /// The copy of `original`, inside the workspace root, in the workspace
+    /// copy.
+    pub fn in_workspace(&self, original: &Path, workspace_root: &Path) -> Option<PathBuf> {
+        let relative = original.strip_prefix(workspace_root).ok()?;
+        Some(self.workspace().join(relative))
+    }
+
+    /// Where the copy of a dependency at (absolute) `original` goes.
+    pub fn dependency(&self, original: &Path) -> PathBuf {
+        let mut out = self.workspace().join(DEPENDENCIES_DIR);
         for component in original.components() {
             match component {
                 Component::Prefix(prefix) => {
@@ -41,31 +71,6 @@ impl ShadowRoot {
             }
         }
         out
-    }
-
-    /// The original of a path inside the shadow, if it is one.
-    pub fn original(&self, copy: &Path) -> Option<PathBuf> {
-        let rest = copy.strip_prefix(&self.root).ok()?;
-        Some(Path::new("/").join(rest))
-    }
-
-    /// rustc flags mapping the copies of `originals` back.
-    pub fn remap_flags(&self, originals: &[PathBuf]) -> Vec<String> {
-        if cfg!(unix) {
-            let _ = originals;
-            vec![format!("--remap-path-prefix={}=/", self.root.display())]
-        } else {
-            originals
-                .iter()
-                .map(|original| {
-                    format!(
-                        "--remap-path-prefix={}={}",
-                        self.mirror(original).display(),
-                        original.display()
-                    )
-                })
-                .collect()
-        }
     }
 }
 

@@ -585,23 +585,31 @@ fn module_directories() {
 }
 
 #[test]
-fn shadow_paths_mirror_the_originals() {
+fn shadow_paths() {
     let shadow = shadow::ShadowRoot::new(PathBuf::from("/t/wasmprof/host/shadow/all"));
-    let copy = shadow.mirror(Path::new("/home/u/ws/app/src/lib.rs"));
     assert_eq!(
-        copy,
-        Path::new("/t/wasmprof/host/shadow/all/home/u/ws/app/src/lib.rs")
+        shadow.in_workspace(
+            Path::new("/home/u/ws/app/src/lib.rs"),
+            Path::new("/home/u/ws")
+        ),
+        Some(PathBuf::from(
+            "/t/wasmprof/host/shadow/all/workspace/app/src/lib.rs"
+        ))
     );
     assert_eq!(
-        shadow.original(&copy).unwrap(),
-        Path::new("/home/u/ws/app/src/lib.rs")
+        shadow.in_workspace(Path::new("/elsewhere/x"), Path::new("/home/u/ws")),
+        None
     );
-    if cfg!(unix) {
-        assert_eq!(
-            shadow.remap_flags(&[PathBuf::from("/home/u/ws")]),
-            ["--remap-path-prefix=/t/wasmprof/host/shadow/all=/"]
-        );
-    }
+    assert_eq!(
+        shadow.dependency(Path::new("/home/u/.cargo/registry/src/i/semver-1.0.28")),
+        Path::new("/t/wasmprof/host/shadow/all/workspace/.wasmprof-deps/home/u/.cargo/registry/src/i/semver-1.0.28")
+    );
+    // One flag, whatever is copied: relative paths under the dependency
+    // directory map back to the absolute originals.
+    assert_eq!(
+        shadow::remap_flags(),
+        ["--remap-path-prefix=.wasmprof-deps=/"]
+    );
 }
 
 #[test]
