@@ -191,7 +191,9 @@ fn every_function_is_counted_at_its_own_file_and_line_and_the_sources_stay_untou
     );
 
     // A second build with nothing changed rewrites nothing on disk, so
-    // cargo recompiles nothing.
+    // cargo recompiles nothing, even after a build with other flags (its own
+    // shadow copy) in the same target directory.
+    wasmprof(&["build", "-p", "opt-in"]).assert_success();
     let again = wasmprof(&["build", "-p", "crate-wide", "--instrument-all"]);
     again.assert_success();
     assert!(
