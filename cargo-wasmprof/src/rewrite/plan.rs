@@ -738,7 +738,7 @@ fn build_script_warning(package: &Package) -> Option<String> {
         .iter()
         .find(|t| t.kind.contains(&TargetKind::CustomBuild))?;
     let text = std::fs::read_to_string(&script.src_path).ok()?;
-    let clue = ["\"src/", "\"src\"", "\"./src", ".rs\""]
+    let clue = ["\"src/", "\"src\"", "\"./src"]
         .into_iter()
         .find(|clue| text.contains(clue))?;
     Some(format!(
