@@ -509,3 +509,20 @@ fn a_path_dependency_outside_the_workspace_in_edition_2015_and_a_taken_wasmprof_
         "//! Edition 2015.\n\npub fn twice(x: u32) -> u32 {\n    let y = x * 2;\n    y\n}\n"
     );
 }
+
+#[test]
+fn crates_that_cannot_be_instrumented_are_refused_by_name() {
+    for (krate, reason) in [
+        (
+            "wasm-bindgen",
+            "the wasm-bindgen CLI runs its functions in an interpreter",
+        ),
+        ("wasmprof-macros", "is wasmprof itself"),
+        ("no-such-crate", "no package of that name"),
+    ] {
+        let run = wasmprof(&["build", "-p", "fib", "--instrument-crate", krate]);
+        assert_eq!(run.code(), Some(1), "{krate}: {}", run.stderr);
+        assert!(run.stderr.contains(reason), "{krate}: {}", run.stderr);
+        assert!(!run.stderr.contains("Compiling"), "{}", run.stderr);
+    }
+}

@@ -361,6 +361,20 @@ fn choose<'a>(
             }
             return Ok(());
         }
+        if matches!(
+            package.name.as_str(),
+            "wasm-bindgen" | "wasm-bindgen-shared"
+        ) {
+            if explicit {
+                bail!(
+                    "`{}` cannot be instrumented: the wasm-bindgen CLI runs its functions in an \
+                     interpreter of its own to read the module's type descriptors, and that \
+                     interpreter cannot run the profiler's code",
+                    package.name
+                );
+            }
+            return Ok(());
+        }
         let has_code = package.targets.iter().any(|t| is_code_target(&t.kind));
         if !has_code {
             if package
