@@ -103,8 +103,12 @@ impl<'a> FileWalk<'a> {
             .map(|segment| segment.ident.unraw().to_string());
         if let Some(name) = trait_name.as_deref() {
             // The runtime allocates when it first sees a function: inside an
-            // allocator that would recurse.
+            // allocator that would recurse. Type descriptors are run by the
+            // wasm-bindgen CLI's interpreter, which cannot run the runtime.
             if ALLOCATOR_TRAITS.contains(&name) {
+                self.stats.allocators += 1;
+            }
+            if ALLOCATOR_TRAITS.contains(&name) || DESCRIPTOR_TRAITS.contains(&name) {
                 self.stats.not_instrumentable += imp
                     .items
                     .iter()
@@ -367,6 +371,9 @@ impl<'a> FileWalk<'a> {
 
 /// Traits whose methods run inside the allocator.
 const ALLOCATOR_TRAITS: &[&str] = &["GlobalAlloc", "Allocator"];
+
+/// wasm-bindgen's descriptor traits, run at build time by its CLI.
+const DESCRIPTOR_TRAITS: &[&str] = &["WasmDescribe", "WasmDescribeVector"];
 
 /// Whether a function with a body can take a guard at all: not `const`
 /// (cannot call the runtime), not `async` (the guard would time the future's

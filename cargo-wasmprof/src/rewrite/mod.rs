@@ -103,6 +103,8 @@ pub struct Stats {
     /// Items carrying the user's own `#[wasmprof::skip]` or
     /// `#[wasmprof::instrument]`.
     pub left_alone: usize,
+    /// `GlobalAlloc`/`Allocator` impls: the crate is an allocator.
+    pub allocators: usize,
 }
 
 impl Stats {
@@ -112,6 +114,7 @@ impl Stats {
         self.excluded += other.excluded;
         self.not_instrumentable += other.not_instrumentable;
         self.left_alone += other.left_alone;
+        self.allocators += other.allocators;
     }
 }
 

@@ -184,6 +184,7 @@ pub fn prepare(
     let mut dep_copies: Vec<(&Package, BTreeMap<PathBuf, Vec<u8>>)> = Vec::new();
     let mut runtime_names: BTreeMap<String, (Runtime, Option<String>)> = BTreeMap::new();
     let mut reports = Vec::new();
+    let mut left_as_is: BTreeSet<String> = BTreeSet::new();
     for chosen in &chosen {
         let package = chosen.package;
         let (runtime, add_as, bare) = runtime_for(package)?;
@@ -199,6 +200,22 @@ pub fn prepare(
         })?;
         for warning in &rewritten.warnings {
             ui::warning(warning);
+        }
+        if rewritten.stats.allocators > 0 {
+            let message = format!(
+                "`{}` implements a memory allocator (GlobalAlloc): the functions its allocator \
+                 calls must not be instrumented, since the profiler allocates when it meets a \
+                 function for the first time",
+                package.name
+            );
+            if chosen.place != Place::Workspace {
+                ui::warning(&format!("{message}; `{}` is left as it is", package.name));
+                left_as_is.insert(package.id.repr.clone());
+                continue;
+            }
+            ui::warning(&format!(
+                "{message}; its impl is left out, put #[wasmprof::skip] on the functions it calls"
+            ));
         }
         if let Some(warning) = build_script_warning(package) {
             ui::warning(&warning);
@@ -220,6 +237,10 @@ pub fn prepare(
     }
 
     // Manifests: the workspace's, then each dependency copy's.
+    let chosen: Vec<&Chosen> = chosen
+        .iter()
+        .filter(|c| !left_as_is.contains(&c.package.id.repr))
+        .collect();
     let outside: BTreeMap<PathBuf, PathBuf> = chosen
         .iter()
         .filter(|c| c.place == Place::OutsidePath)

@@ -510,17 +510,23 @@ fn other_attribute_macros_come_after_ours() {
 }
 
 #[test]
-fn allocators_and_naked_functions_are_left_alone() {
+fn allocators_descriptors_and_naked_functions_are_left_alone() {
     let lib =
         "unsafe impl GlobalAlloc for A { unsafe fn alloc(&self, l: Layout) -> *mut u8 { f(l) } }\n\
+               impl WasmDescribe for C { fn describe() { inform(1) } }\n\
                impl B { #[naked] fn n() {} fn ok(&self) {} }\n";
     let krate = Crate::new(&[("src/lib.rs", lib)]);
     let out = krate.rewrite(&krate.spec(&["src/lib.rs"]));
     assert_eq!(
         out.files[&krate.path("src/lib.rs")],
         "unsafe impl GlobalAlloc for A { unsafe fn alloc(&self, l: Layout) -> *mut u8 { f(l) } }\n\
+         impl WasmDescribe for C { fn describe() { inform(1) } }\n\
          #[::wasmprof::instrument] impl B { #[::wasmprof::skip] #[naked] fn n() {} fn ok(&self) {} }\n"
     );
+    // The crate is known to be an allocator: the functions its allocator
+    // calls cannot be told apart, so a dependency is left out as a whole.
+    assert_eq!(out.stats.allocators, 1);
+    assert_eq!(out.stats.not_instrumentable, 3);
 }
 
 #[test]
