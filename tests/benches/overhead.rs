@@ -179,7 +179,10 @@ fn accuracy(repetitions: usize) {
         ("f_quarter, one call", &quarter, "target 25 +- 2"),
     ] {
         let (lo, hi) = min_max(values);
-        println!("  {name:<30} {:>6.2} ({lo:.2}-{hi:.2})   {target}", median(values));
+        println!(
+            "  {name:<30} {:>6.2} ({lo:.2}-{hi:.2})   {target}",
+            median(values)
+        );
     }
 }
 

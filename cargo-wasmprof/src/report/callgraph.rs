@@ -654,7 +654,7 @@ mod tests {
             calls: 42,
             inclusive_nanos: 77.0,
             open: false,
-            estimated: false,
+            partly_timed: false,
         });
         profile.overflow_calls = 42;
         let graph = CallGraph::build(&profile);
@@ -679,7 +679,7 @@ mod tests {
                 calls: 1,
                 inclusive_nanos: 0.0,
                 open: false,
-                estimated: false,
+                partly_timed: false,
             });
         }
         for node in profile.nodes.iter_mut() {

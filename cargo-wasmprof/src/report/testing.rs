@@ -55,7 +55,7 @@ impl ProfileBuilder {
                 calls: 0,
                 inclusive_nanos: 0.0,
                 open: false,
-                estimated: false,
+                partly_timed: false,
             }],
             overflow_calls: 0,
         };
@@ -103,7 +103,7 @@ impl ProfileBuilder {
                         calls: 0,
                         inclusive_nanos: 0.0,
                         open: false,
-                        estimated: false,
+                        partly_timed: false,
                     });
                     self.self_nanos.push(0.0);
                     let child = self.profile.nodes.len() - 1;

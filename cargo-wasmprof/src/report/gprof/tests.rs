@@ -179,7 +179,7 @@ fn incomplete() -> Profile {
         calls: 1234,
         inclusive_nanos: 99_999.0,
         open: false,
-        estimated: false,
+        partly_timed: false,
     });
     profile.overflow_calls = 1234;
     profile

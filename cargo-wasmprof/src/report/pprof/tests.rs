@@ -140,7 +140,7 @@ fn overflow_gets_a_location_of_its_own() {
         calls: 7,
         inclusive_nanos: 3.0,
         open: false,
-        estimated: false,
+        partly_timed: false,
     });
     let message = decode(&encode(&profile));
     assert!(samples(&message).contains(&(vec![OVERFLOW_NAME], vec![7, 0])));
