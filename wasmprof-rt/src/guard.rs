@@ -47,11 +47,18 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
         };
         let (node, weight) = match thread.tree.enter_cached(cached, parent, function) {
             Some(weight) => (cached, weight),
-            None => unpack(enter_slow(thread, site, self_type, parent)),
+            None => {
+                let function = site.id(self_type);
+                match thread.tree.enter_first_child(parent, function) {
+                    Some(hit) => hit,
+                    None => unpack(enter_slow(thread, site, self_type, parent)),
+                }
+            }
         };
         thread.current = node;
-        let timed_before = thread.timed_total;
+        let mut timed_before = 0;
         if clock::TIMED && weight != 0 {
+            timed_before = thread.timed_total;
             thread.timed_total += 1;
         }
         (node, parent, weight, timed_before)
@@ -105,22 +112,36 @@ fn unpack(packed: u64) -> (NodeId, u32) {
 impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
-        let timed = clock::TIMED && self.weight != 0;
-        let end = if timed { clock::now() } else { 0.0 };
+        if clock::TIMED && self.weight != 0 {
+            // Out of line: the untimed exit, the common one, stays a store.
+            self.finish_timed();
+            return;
+        }
         if !ONE_TREE && self.node == UNRECORDED {
             return;
         }
+        with_thread(|thread| thread.current = self.parent);
+    }
+}
+
+impl Guard {
+    /// The exit of a timed call: read the clock, take the clock's own cost
+    /// out and add the time.
+    #[inline(never)]
+    fn finish_timed(&mut self) {
+        let end = clock::now();
+        if self.node == UNRECORDED {
+            return;
+        }
         with_thread(|thread| {
-            if timed {
-                // The span between this call's two reads holds one whole
-                // read, and two for every timed call made within it.
-                let nested = (thread.timed_total - self.timed_before - 1) as f64;
-                let elapsed = end - self.start - thread.clock_cost * (1.0 + 2.0 * nested);
-                let tiny = thread.tiny;
-                thread
-                    .tree
-                    .add_time(self.node, elapsed, self.weight, tiny, &mut thread.random);
-            }
+            // The span between this call's two reads holds one whole read,
+            // and two for every timed call made within it.
+            let nested = (thread.timed_total - self.timed_before - 1) as f64;
+            let elapsed = end - self.start - thread.clock_cost * (1.0 + 2.0 * nested);
+            let tiny = thread.tiny;
+            thread
+                .tree
+                .add_time(self.node, elapsed, self.weight, tiny, &mut thread.random);
             thread.current = self.parent;
         });
     }

@@ -33,8 +33,8 @@ pub struct Node {
     pub timed_calls: u64,
     /// Time of the timed calls including callees, in the clock's unit (ms).
     pub inclusive: f64,
-    /// Calls to let pass untimed before the next timed one.
-    countdown: u32,
+    /// The call number (of `calls`) from which the next call is timed.
+    next_timed: u64,
     /// Each call is timed with probability 1/`period`.
     period: u32,
 }
@@ -44,7 +44,7 @@ pub struct Node {
 /// Counts stay exact.
 pub const TINY_IN_CLOCK_COSTS: f64 = 10.0;
 /// The longest period between probes of a node whose calls are short.
-pub const MAX_PERIOD: u32 = 256;
+pub const MAX_PERIOD: u32 = 1024;
 
 /// The tree itself. Node 0 is the root; a parent always precedes its children.
 #[derive(Clone, Debug)]
@@ -144,6 +144,28 @@ impl CallTree {
         })
     }
 
+    /// The second fast path, for when the site's cached node is of another
+    /// parent (recursion moves the parent at every level): if the parent's
+    /// newest child is this function's node, counts a call through it and
+    /// returns it with the period to time it with (0: untimed).
+    #[inline(always)]
+    pub fn enter_first_child(&mut self, parent: NodeId, function: u32) -> Option<(NodeId, u32)> {
+        let child = self.nodes.get(parent as usize)?.first_child;
+        let node = self.nodes.get_mut(child as usize)?;
+        if node.function != function {
+            return None;
+        }
+        node.calls += 1;
+        Some((
+            child,
+            if crate::clock::TIMED {
+                node.take_sample()
+            } else {
+                0
+            },
+        ))
+    }
+
     /// Counts one call through `node`; returns the node's period if this call
     /// is to be timed, else 0.
     #[inline(always)]
@@ -194,7 +216,7 @@ impl CallTree {
             } else {
                 1
             };
-            n.countdown = random.geometric(n.period);
+            n.next_timed = n.calls + 1 + u64::from(random.geometric(n.period));
         }
     }
 
@@ -223,20 +245,21 @@ impl Node {
             calls: 0,
             timed_calls: 0,
             inclusive: 0.0,
-            countdown: 0,
+            next_timed: 0,
             period: 1,
         }
     }
 
     /// The node's period when this call is one to time, else 0. The next
-    /// countdown is drawn when the timed call ends, with the period its
-    /// duration decides.
+    /// timed call is drawn when this one ends, with the period its duration
+    /// decides.
     #[inline(always)]
-    fn take_sample(&mut self) -> u32 {
-        if self.countdown == 0 {
+    fn take_sample(&self) -> u32 {
+        // `calls` already counts this call; comparing with it needs no store
+        // on the untimed path.
+        if self.calls >= self.next_timed {
             self.period
         } else {
-            self.countdown -= 1;
             0
         }
     }
@@ -295,6 +318,9 @@ mod tests {
         assert_eq!(tree.enter_cached(b, a, Some(3)), None, "other function");
         assert_eq!(tree.enter_cached(b, a, None), Some(1), "function known");
         assert_eq!(tree.enter_cached(999, ROOT, Some(2)), None, "no such node");
+        assert_eq!(tree.enter_first_child(a, 2).map(|(n, _)| n), Some(b));
+        assert_eq!(tree.enter_first_child(a, 7), None);
+        assert_eq!(tree.enter_first_child(b, 2), None, "b has no child");
     }
 
     #[test]
