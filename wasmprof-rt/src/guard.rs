@@ -138,10 +138,14 @@ impl Guard {
             // and two for every timed call made within it.
             let nested = (thread.timed_total - self.timed_before - 1) as f64;
             let elapsed = end - self.start - thread.clock_cost * (1.0 + 2.0 * nested);
-            let tiny = thread.tiny;
-            thread
-                .tree
-                .add_time(self.node, elapsed, self.weight, tiny, &mut thread.random);
+            let clock_cost = thread.clock_cost;
+            thread.tree.add_time(
+                self.node,
+                elapsed,
+                self.weight,
+                clock_cost,
+                &mut thread.random,
+            );
             thread.current = self.parent;
         });
     }

@@ -11,12 +11,14 @@
 //! header   "WPRF" total_len:u32 version:u32 flags:u32 n_functions:u32
 //!          n_nodes:u32 current:u32 overflow:u32 cap:u32 clock_cost_ms:f64
 //! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32
-//! node     parent:u32 function:u32 calls:u64 timed_calls:u64 inclusive_ms:f64
+//! node     parent:u32 function:u32 flags:u32 calls:u64 timed_calls:u64
+//!          inclusive_ms:f64
 //! ```
 //!
-//! `inclusive_ms` is the time of the node's timed calls with the clock's own
-//! cost taken out; when `timed_calls < calls`, the calls left untimed were
-//! too short to time and their time is in the parent's.
+//! `inclusive_ms` is the node's time with the clock's own cost taken out,
+//! estimated from a sample of its calls when flag bit 1 is set. Flag bit 0:
+//! some calls were too short to time, and their time is in the parent's.
+//! `timed_calls` is how many calls the time stands for.
 //!
 //! `flags` bit 0: calls were timed. `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
@@ -57,10 +59,22 @@ pub struct SnapshotNode {
     pub parent: u32,
     pub function: u32,
     pub calls: u64,
-    /// How many of the calls were timed.
+    /// How many calls the time stands for.
     pub timed_calls: u64,
+    /// Bit 0: some calls too short to time. Bit 1: time estimated from a
+    /// sample.
+    pub flags: u32,
     /// Raw time of the timed calls, in milliseconds.
     pub inclusive: f64,
+}
+
+/// How a node's time was obtained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeTiming {
+    /// Some calls were too short to time; their time is in the parent's.
+    pub partly_timed: bool,
+    /// The time is estimated from a sample of the calls.
+    pub sampled: bool,
 }
 
 /// Why bytes are not a snapshot.
@@ -90,6 +104,7 @@ pub fn take() -> Snapshot {
             function: n.function,
             calls: n.calls,
             timed_calls: n.timed_calls,
+            flags: u32::from(n.untimed_short) | u32::from(n.sampled) << 1,
             inclusive: n.inclusive,
         })
         .collect();
@@ -128,18 +143,17 @@ impl Snapshot {
         names
     }
 
-    /// Inclusive time of every node, in milliseconds, and whether some of
-    /// its calls were too short to time (their time is then in the
-    /// parent's). The runtime has already taken the clock's own cost out;
-    /// what is left is to keep clock jitter from making a total negative.
-    pub fn inclusive_times(&self) -> Vec<(f64, bool)> {
+    /// Inclusive time of every node in milliseconds, never negative (clock
+    /// jitter could make a total so), with what [`NodeTiming`] says of it.
+    pub fn inclusive_times(&self) -> Vec<(f64, NodeTiming)> {
         self.nodes
             .iter()
             .map(|node| {
-                (
-                    node.inclusive.max(0.0),
-                    node.timed_calls < node.calls && self.timed,
-                )
+                let timing = NodeTiming {
+                    partly_timed: self.timed && node.flags & 1 != 0,
+                    sampled: self.timed && node.flags & 2 != 0,
+                };
+                (node.inclusive.max(0.0), timing)
             })
             .collect()
     }
@@ -176,6 +190,7 @@ impl Snapshot {
         for n in &self.nodes {
             out.extend_from_slice(&n.parent.to_le_bytes());
             out.extend_from_slice(&n.function.to_le_bytes());
+            out.extend_from_slice(&n.flags.to_le_bytes());
             out.extend_from_slice(&n.calls.to_le_bytes());
             out.extend_from_slice(&n.timed_calls.to_le_bytes());
             out.extend_from_slice(&n.inclusive.to_le_bytes());
@@ -224,11 +239,12 @@ impl Snapshot {
             let line = r.u32()?;
             functions.push(SnapshotFunction { name, file, line });
         }
-        let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 32));
+        let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 36));
         for index in 0..n_nodes {
             let node = SnapshotNode {
                 parent: r.u32()?,
                 function: r.u32()?,
+                flags: r.u32()?,
                 calls: r.u64()?,
                 timed_calls: r.u64()?,
                 inclusive: f64::from_bits(r.u64()?),
@@ -333,6 +349,7 @@ mod tests {
                     function: NO_FUNCTION,
                     calls: 0,
                     timed_calls: 0,
+                    flags: 0,
                     inclusive: 0.0,
                 },
                 SnapshotNode {
@@ -340,6 +357,7 @@ mod tests {
                     function: 0,
                     calls: 3,
                     timed_calls: 3,
+                    flags: 0,
                     inclusive: 1.5,
                 },
             ],
@@ -351,25 +369,31 @@ mod tests {
     }
 
     #[test]
-    fn partly_timed_nodes_are_marked_and_never_negative() {
+    fn timing_flags_are_read_and_times_never_negative() {
         let mut s = sample();
         s.nodes[1] = SnapshotNode {
             parent: 0,
             function: 0,
             calls: 2,
             timed_calls: 2,
+            flags: 0,
             inclusive: -0.001,
         };
         s.nodes.push(SnapshotNode {
             parent: 1,
             function: 0,
             calls: 1000,
-            timed_calls: 10,
+            timed_calls: 400,
+            flags: 3,
             inclusive: 2.0,
         });
-        let e = s.inclusive_times();
-        assert_eq!(e[1], (0.0, false));
-        assert_eq!(e[2], (2.0, true));
+        let e = Snapshot::decode(&s.encode()).unwrap().inclusive_times();
+        assert_eq!(e[1], (0.0, NodeTiming::default()));
+        let both = NodeTiming {
+            partly_timed: true,
+            sampled: true,
+        };
+        assert_eq!(e[2], (2.0, both));
     }
 
     #[test]

@@ -21,8 +21,6 @@ pub(crate) struct ThreadState {
     /// What one clock read costs, as seen between two reads (ms); negative
     /// until measured.
     pub clock_cost: f64,
-    /// Calls shorter than this are timed on a sample only (ms).
-    pub tiny: f64,
     /// Timed calls so far: a timed call's span holds the clock reads of the
     /// timed calls made within it, which are taken out of its time.
     pub timed_total: u64,
@@ -36,7 +34,6 @@ impl ThreadState {
             tree: CallTree::new(DEFAULT_CAP),
             current: ROOT,
             clock_cost: -1.0,
-            tiny: 0.0,
             timed_total: 0,
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
         }
@@ -55,7 +52,6 @@ impl ThreadState {
             last = crate::clock::now();
         }
         self.clock_cost = ((last - first) / READS as f64).max(0.0);
-        self.tiny = self.clock_cost * crate::tree::TINY_IN_CLOCK_COSTS;
     }
 }
 

@@ -35,6 +35,12 @@ pub struct Node {
     pub inclusive: f64,
     /// The call number (of `calls`) from which the next call is timed.
     next_timed: u64,
+    /// Some calls were too short to time; their time is in the parent's.
+    pub untimed_short: bool,
+    /// The timed calls are probes for a long call among short ones.
+    probing: bool,
+    /// Some timed calls stood for several calls: the time is an estimate.
+    pub sampled: bool,
     /// Each call is timed with probability 1/`period`.
     period: u32,
 }
@@ -43,6 +49,11 @@ pub struct Node {
 /// the reads would cost more than the call and drown what it measures.
 /// Counts stay exact.
 pub const TINY_IN_CLOCK_COSTS: f64 = 10.0;
+/// Calls at least this many clock reads long are timed every time; shorter
+/// ones on a sample, so that timing costs about as much as for these.
+pub const LONG_IN_CLOCK_COSTS: f64 = 100.0;
+/// The longest sampling period for calls that are timed.
+const MAX_MEDIUM_PERIOD: u32 = 16;
 /// The longest period between probes of a node whose calls are short.
 pub const MAX_PERIOD: u32 = 1024;
 
@@ -183,39 +194,53 @@ impl CallTree {
         }
     }
 
-    /// Ends a timed call of `node` that lasted `elapsed`, timed while the
-    /// node's period was `period`. `tiny` is the duration below which a call
-    /// is too short to time.
+    /// Ends a timed call of `node` that lasted `elapsed`, chosen while the
+    /// node's period was `period`; `clock_cost` is what one clock read costs.
     ///
-    /// While the node's calls are long, every call is timed and counted. A
-    /// short one makes the node time ever fewer calls (the period doubles,
-    /// up to [`MAX_PERIOD`]): those timed calls are probes that only watch
-    /// for a long call, which makes the node time every call again. A short
-    /// probe's time is not added: with a clock read costing more than the
-    /// call, what it measured is mostly the clock. The time of the calls
-    /// left untimed stays in the caller's own time, so totals still add up.
-    /// Probes are drawn at random (geometrically), so they cannot lock onto
-    /// a pattern in the calls.
+    /// Calls long enough that two clock reads are noise beside them are
+    /// timed, every one of them or, below [`LONG_IN_CLOCK_COSTS`], one in a
+    /// period that grows as they get shorter, each timed call then standing
+    /// for `period` calls. Every call is chosen with probability 1/period,
+    /// drawn at random (geometrically) so that the choice cannot lock onto a
+    /// pattern in the calls; the period is decided before the calls it
+    /// applies to, so the estimate has no bias.
+    ///
+    /// Calls shorter than [`TINY_IN_CLOCK_COSTS`] are not timed at all: the
+    /// reads would cost more than the call, and what they measured would be
+    /// mostly the clock. Their time stays in the caller's own time, so
+    /// totals still add up. Such a node is probed, ever more rarely (up to
+    /// one in [`MAX_PERIOD`]), for a call that has become long.
     #[inline(always)]
     pub fn add_time(
         &mut self,
         node: NodeId,
         elapsed: f64,
         period: u32,
-        tiny: f64,
+        clock_cost: f64,
         random: &mut Random,
     ) {
         if let Some(n) = self.nodes.get_mut(node as usize) {
-            let short = elapsed < tiny;
-            if period == 1 || !short {
-                n.inclusive += elapsed;
-                n.timed_calls += 1;
-            }
-            n.period = if short {
-                (n.period * 2).min(MAX_PERIOD)
+            if elapsed < clock_cost * TINY_IN_CLOCK_COSTS {
+                n.untimed_short = true;
+                n.probing = true;
+                n.period = (n.period * 2).min(MAX_PERIOD);
             } else {
-                1
-            };
+                // A probe that finds a long call stands for that call alone:
+                // weighted by the probe's period, one interrupted call of a
+                // tiny function would count a thousand times.
+                let weight = if n.probing { 1 } else { period };
+                n.probing = false;
+                n.inclusive += elapsed * f64::from(weight);
+                n.timed_calls += u64::from(weight);
+                n.sampled |= weight > 1;
+                let stretch = clock_cost * LONG_IN_CLOCK_COSTS / elapsed;
+                n.period = if stretch < 2.0 {
+                    1
+                } else {
+                    // The largest power of two the stretch allows.
+                    1 << (stretch.min(MAX_MEDIUM_PERIOD as f64) as u32).ilog2()
+                };
+            }
             n.next_timed = n.calls + 1 + u64::from(random.geometric(n.period));
         }
     }
@@ -229,6 +254,8 @@ impl CallTree {
             let merged = &mut self.nodes[target as usize];
             merged.calls += node.calls;
             merged.timed_calls += node.timed_calls;
+            merged.untimed_short |= node.untimed_short;
+            merged.sampled |= node.sampled;
             merged.inclusive += node.inclusive;
             map[index] = target;
         }
@@ -246,6 +273,9 @@ impl Node {
             timed_calls: 0,
             inclusive: 0.0,
             next_timed: 0,
+            untimed_short: false,
+            probing: false,
+            sampled: false,
             period: 1,
         }
     }
@@ -366,14 +396,14 @@ mod tests {
                 0 => {}
                 weight => {
                     timed_tiny += 1;
-                    tree.add_time(tiny, 0.001, weight, 0.01, &mut random);
+                    tree.add_time(tiny, 0.001, weight, 0.001, &mut random);
                 }
             }
             match tree.enter(long) {
                 0 => {}
                 weight => {
                     timed_long += 1;
-                    tree.add_time(long, 1.0, weight, 0.01, &mut random);
+                    tree.add_time(long, 1.0, weight, 0.001, &mut random);
                 }
             }
         }
@@ -382,10 +412,10 @@ mod tests {
         assert!(timed_tiny < 500, "{timed_tiny} tiny calls timed");
         assert_eq!(timed_long, 10_000, "long calls are always timed");
         assert_eq!(tree.nodes()[long as usize].inclusive, 10_000.0);
-        // Only the first short call was timed at full rate and counted;
-        // the rest were probes.
-        assert_eq!(tiny_node.timed_calls, 1);
-        assert!((tiny_node.inclusive - 0.001).abs() < 1e-12);
+        // Short calls are probed, never counted.
+        assert_eq!(tiny_node.timed_calls, 0);
+        assert!(tiny_node.untimed_short && !tiny_node.sampled);
+        assert_eq!(tiny_node.inclusive, 0.0);
     }
 
     #[test]
@@ -400,7 +430,7 @@ mod tests {
             let duration = if i < 1000 { 0.001 } else { 1.0 };
             let period = tree.enter(node);
             if period != 0 {
-                tree.add_time(node, duration, period, 0.01, &mut random);
+                tree.add_time(node, duration, period, 0.001, &mut random);
                 if duration == 1.0 {
                     long_counted += 1.0;
                 }
@@ -409,7 +439,34 @@ mod tests {
         let n = tree.nodes()[node as usize];
         assert_eq!(n.calls, 20_000);
         assert!(long_counted > 18_000.0, "{long_counted} long calls timed");
-        assert!((n.inclusive - long_counted).abs() < 0.1);
+        // The long calls, all timed once the probe found the first.
+        assert!((n.inclusive - long_counted).abs() < 1e-6, "{}", n.inclusive);
+    }
+
+    #[test]
+    fn medium_calls_are_sampled_and_estimated_without_bias() {
+        // With a clock read of 0.001, calls of 0.01 to 0.1 are timed on a
+        // sample; a pattern in their durations must not bias the estimate.
+        let mut tree = CallTree::new(DEFAULT_CAP);
+        let node = tree.child(ROOT, 1);
+        let mut random = Random::new(7);
+        let mut truth = 0.0;
+        for i in 0..400_000u32 {
+            let duration = if i % 3 == 0 { 0.09 } else { 0.015 };
+            truth += duration;
+            let period = tree.enter(node);
+            if period != 0 {
+                tree.add_time(node, duration, period, 0.001, &mut random);
+            }
+        }
+        let n = tree.nodes()[node as usize];
+        assert!(n.sampled && !n.untimed_short);
+        assert!(
+            (n.inclusive / truth - 1.0).abs() < 0.03,
+            "{} vs {truth}",
+            n.inclusive
+        );
+        assert!((n.timed_calls as f64 / 400_000.0 - 1.0).abs() < 0.03);
     }
 
     #[test]

@@ -197,6 +197,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
                 inclusive_nanos: 0.0,
                 open: false,
                 partly_timed: false,
+                sampled: false,
             });
             into.nodes.len() - 1
         });
@@ -205,6 +206,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
         merged.inclusive_nanos += node.inclusive_nanos;
         merged.open |= node.open;
         merged.partly_timed |= node.partly_timed;
+        merged.sampled |= node.sampled;
         node_map[index] = target;
     }
     into.overflow_calls += other.overflow_calls;
@@ -265,6 +267,7 @@ mod tests {
                     inclusive_nanos: 0.0,
                     open: false,
                     partly_timed: false,
+                    sampled: false,
                 },
                 Node {
                     parent: Some(0),
@@ -273,6 +276,7 @@ mod tests {
                     inclusive_nanos: 100.0,
                     open: false,
                     partly_timed: false,
+                    sampled: false,
                 },
                 Node {
                     parent: Some(1),
@@ -281,6 +285,7 @@ mod tests {
                     inclusive_nanos: 40.0,
                     open: false,
                     partly_timed: false,
+                    sampled: false,
                 },
             ],
             overflow_calls: 0,

@@ -117,6 +117,10 @@ pub struct Node {
     /// is in the parent's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partly_timed: bool,
+    /// The calls were timed on a sample (they were short enough for timing
+    /// each to cost too much): `inclusive_nanos` is estimated from it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sampled: bool,
 }
 
 impl Profile {

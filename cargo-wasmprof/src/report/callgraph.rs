@@ -655,6 +655,7 @@ mod tests {
             inclusive_nanos: 77.0,
             open: false,
             partly_timed: false,
+            sampled: false,
         });
         profile.overflow_calls = 42;
         let graph = CallGraph::build(&profile);
@@ -680,6 +681,7 @@ mod tests {
                 inclusive_nanos: 0.0,
                 open: false,
                 partly_timed: false,
+                sampled: false,
             });
         }
         for node in profile.nodes.iter_mut() {

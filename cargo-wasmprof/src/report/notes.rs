@@ -53,29 +53,35 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             }
         }
     }
-    let partly_timed: std::collections::BTreeSet<&str> = profile
-        .nodes
-        .iter()
-        .filter(|n| n.partly_timed)
-        .filter_map(|n| n.function)
-        .map(|f| profile.functions[f].name.as_str())
-        .collect();
-    if !partly_timed.is_empty() {
-        let names: Vec<&str> = partly_timed
+    let names_where = |flag: fn(&crate::profile::Node) -> bool| {
+        let names: std::collections::BTreeSet<&str> = profile
+            .nodes
             .iter()
-            .copied()
-            .take(MAX_PARTLY_TIMED_NAMES)
+            .filter(|n| flag(n))
+            .filter_map(|n| n.function)
+            .map(|f| profile.functions[f].name.as_str())
             .collect();
-        let more = partly_timed.len().saturating_sub(MAX_PARTLY_TIMED_NAMES);
-        lines.push(format!(
-            "NOTE: calls shorter than about ten clock reads are counted but not timed, their time \
-             staying in their callers' own time; {}{} had such calls.",
-            names.join(", "),
-            if more > 0 {
+        let more = names.len().saturating_sub(MAX_NAMED);
+        let listed: Vec<&str> = names.into_iter().take(MAX_NAMED).collect();
+        (!listed.is_empty()).then(|| {
+            let more = if more > 0 {
                 format!(" and {more} more")
             } else {
                 String::new()
-            }
+            };
+            format!("{}{more}", listed.join(", "))
+        })
+    };
+    if let Some(names) = names_where(|n| n.sampled) {
+        lines.push(format!(
+            "NOTE: short calls were timed on a random sample, each timed call standing for \
+             several; the times of {names} are estimates (their counts are exact)."
+        ));
+    }
+    if let Some(names) = names_where(|n| n.partly_timed) {
+        lines.push(format!(
+            "NOTE: calls shorter than about ten clock reads are counted but not timed, their \
+             time staying in their callers' own time; {names} had such calls."
         ));
     }
     if let Some(min) = profile.run.min_statements {
@@ -95,7 +101,8 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
 }
 
 const MAX_OPEN_STACKS: usize = 3;
-const MAX_PARTLY_TIMED_NAMES: usize = 5;
+/// Functions named in a note before `and N more`.
+const MAX_NAMED: usize = 5;
 /// Longer stacks show their first and last frames around an ellipsis.
 const MAX_STACK_SEGMENTS: usize = 10;
 

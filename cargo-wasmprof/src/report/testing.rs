@@ -56,6 +56,7 @@ impl ProfileBuilder {
                 inclusive_nanos: 0.0,
                 open: false,
                 partly_timed: false,
+                sampled: false,
             }],
             overflow_calls: 0,
         };
@@ -104,6 +105,7 @@ impl ProfileBuilder {
                         inclusive_nanos: 0.0,
                         open: false,
                         partly_timed: false,
+                        sampled: false,
                     });
                     self.self_nanos.push(0.0);
                     let child = self.profile.nodes.len() - 1;

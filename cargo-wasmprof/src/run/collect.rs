@@ -30,14 +30,15 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
         .iter()
         .zip(times)
         .enumerate()
-        .map(|(index, (n, (inclusive_ms, partly_timed)))| Node {
+        .map(|(index, (n, (inclusive_ms, timing)))| Node {
             parent: (index != 0).then_some(n.parent as usize),
             function: (index != 0 && (n.function as usize) < snapshot.functions.len())
                 .then_some(n.function as usize),
             calls: n.calls,
             inclusive_nanos: (inclusive_ms * NANOS_PER_MS).max(0.0),
             open: open.contains(&index),
-            partly_timed,
+            partly_timed: timing.partly_timed,
+            sampled: timing.sampled,
         })
         .collect::<Vec<_>>();
     let nodes = if nodes.is_empty() {
@@ -48,6 +49,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             inclusive_nanos: 0.0,
             open: false,
             partly_timed: false,
+            sampled: false,
         }]
     } else {
         nodes
@@ -158,6 +160,7 @@ mod tests {
                     function: u32::MAX,
                     calls: 0,
                     timed_calls: 0,
+                    flags: 0,
                     inclusive: 0.0,
                 },
                 SnapshotNode {
@@ -165,6 +168,7 @@ mod tests {
                     function: 0,
                     calls: 1,
                     timed_calls: 1,
+                    flags: 0,
                     inclusive: 2.0,
                 },
                 SnapshotNode {
@@ -172,6 +176,7 @@ mod tests {
                     function: 1,
                     calls: 3,
                     timed_calls: 3,
+                    flags: 0,
                     inclusive: 1.5,
                 },
             ],

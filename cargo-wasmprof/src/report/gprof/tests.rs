@@ -180,6 +180,7 @@ fn incomplete() -> Profile {
         inclusive_nanos: 99_999.0,
         open: false,
         partly_timed: false,
+        sampled: false,
     });
     profile.overflow_calls = 1234;
     profile

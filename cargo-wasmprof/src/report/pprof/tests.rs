@@ -141,6 +141,7 @@ fn overflow_gets_a_location_of_its_own() {
         inclusive_nanos: 3.0,
         open: false,
         partly_timed: false,
+        sampled: false,
     });
     let message = decode(&encode(&profile));
     assert!(samples(&message).contains(&(vec![OVERFLOW_NAME], vec![7, 0])));
