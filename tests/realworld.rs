@@ -76,29 +76,6 @@ fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly(
     // (b) Every function that ran is reported at its own file and line, as
     // they are in the original sources (not the rewritten copy).
     for function in &profile.functions {
-        let path = if std::path::Path::new(&function.file).is_absolute() {
-            std::path::PathBuf::from(&function.file)
-        } else {
-            examples_dir().join(&function.file)
-        };
-        assert!(
-            !path.to_string_lossy().contains("/wasmprof/"),
-            "{} points into the rewritten copy",
-            function.file
-        );
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let line = text
-            .lines()
-            .nth(function.line as usize - 1)
-            .unwrap_or_default();
-        let short = function.name.rsplit("::").next().unwrap();
-        assert!(
-            line.contains(&format!("fn {short}")),
-            "{} at {}:{} reads {line:?}",
-            function.name,
-            function.file,
-            function.line
-        );
+        assert_function_at_its_line(function, &examples_dir());
     }
 }

@@ -39,19 +39,6 @@ const MODES: [(&str, &[&str]); 3] = [
     ),
 ];
 
-fn program_seconds(stderr: &str) -> f64 {
-    let line = stderr
-        .lines()
-        .find_map(|l| l.trim_start().strip_prefix("Ran for "))
-        .unwrap_or_else(|| panic!("no `Ran for` line in:\n{stderr}"));
-    let mut words = line.split_whitespace();
-    let number: f64 = words.next().and_then(|n| n.parse().ok()).expect("a number");
-    match words.next() {
-        Some("ms") => number / 1e3,
-        _ => number,
-    }
-}
-
 fn wasm_size(mode: &str, target_dir: &std::path::Path) -> u64 {
     let path = target_dir
         .join("wasmprof")

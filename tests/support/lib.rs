@@ -162,3 +162,44 @@ pub fn go_available() -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
+
+/// Asserts that `function` is reported at a line of its source file that
+/// reads `fn <its last name segment>`: the file as the user's editor shows
+/// it, never the rewritten copy. Relative files are taken from `base`.
+pub fn assert_function_at_its_line(function: &cargo_wasmprof::profile::Function, base: &Path) {
+    let path = base.join(&function.file);
+    assert!(
+        !path.to_string_lossy().contains("/wasmprof/"),
+        "{} points into the rewritten copy ({})",
+        function.name,
+        function.file
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let line = text
+        .lines()
+        .nth(function.line as usize - 1)
+        .unwrap_or_default();
+    let short = function.name.rsplit("::").next().unwrap();
+    assert!(
+        line.contains(&format!("fn {short}")),
+        "{} at {}:{} reads {line:?}",
+        function.name,
+        function.file,
+        function.line
+    );
+}
+
+/// The program's own run time in seconds, from `run`'s `Ran for …` line.
+pub fn program_seconds(stderr: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Ran for "))
+        .unwrap_or_else(|| panic!("no `Ran for` line in:\n{stderr}"));
+    let mut words = line.split_whitespace();
+    let number: f64 = words.next().and_then(|n| n.parse().ok()).expect("a number");
+    match words.next() {
+        Some("ms") => number / 1e3,
+        Some("s") => number,
+        other => panic!("unknown unit {other:?}"),
+    }
+}

@@ -260,15 +260,7 @@ mod tests {
                 },
             ],
             nodes: vec![
-                Node {
-                    parent: None,
-                    function: None,
-                    calls: 0,
-                    inclusive_nanos: 0.0,
-                    open: false,
-                    partly_timed: false,
-                    sampled: false,
-                },
+                Node::root(),
                 Node {
                     parent: Some(0),
                     function: Some(0),

@@ -123,6 +123,21 @@ pub struct Node {
     pub sampled: bool,
 }
 
+impl Node {
+    /// The root: the host, with no parent, no function and no calls.
+    pub fn root() -> Node {
+        Node {
+            parent: None,
+            function: None,
+            calls: 0,
+            inclusive_nanos: 0.0,
+            open: false,
+            partly_timed: false,
+            sampled: false,
+        }
+    }
+}
+
 impl Profile {
     /// The root node's index.
     pub const ROOT: usize = 0;

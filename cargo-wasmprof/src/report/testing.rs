@@ -49,15 +49,7 @@ impl ProfileBuilder {
                 resolution_nanos: (mode == TimerMode::Host).then_some(1000.0),
             },
             functions: Vec::new(),
-            nodes: vec![Node {
-                parent: None,
-                function: None,
-                calls: 0,
-                inclusive_nanos: 0.0,
-                open: false,
-                partly_timed: false,
-                sampled: false,
-            }],
+            nodes: vec![Node::root()],
             overflow_calls: 0,
         };
         ProfileBuilder {

@@ -42,15 +42,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
         })
         .collect::<Vec<_>>();
     let nodes = if nodes.is_empty() {
-        vec![Node {
-            parent: None,
-            function: None,
-            calls: 0,
-            inclusive_nanos: 0.0,
-            open: false,
-            partly_timed: false,
-            sampled: false,
-        }]
+        vec![Node::root()]
     } else {
         nodes
     };
