@@ -1,52 +1,69 @@
-//! Equal work takes equal time: the thesis's validation program (appendix B)
-//! with `--timer host`. This binary holds one test so that nothing else runs
-//! beside it; the bound is on ratios and wide enough for a loaded 2-core
-//! machine (`cargo bench --bench overhead` measures the real figures).
+//! Are wasmprof's times right? The thesis's validation program (appendix B)
+//! runs with `--timer host` while V8's own sampling profiler watches the same
+//! execution (`node --cpu-prof`); the time each `f_main_*` and `f_half_2`
+//! gets from wasmprof must agree with what V8's samples say.
+//!
+//! The thesis expects the four `f_main_*` to take the same time. Built from
+//! Rust and compiled by V8 they do not quite: V8's sampler shows one of them
+//! faster than the others, in plain and instrumented builds alike (the
+//! functions compile to different code). So equal work is checked only
+//! loosely, and agreement with an independent measurement closely.
+//!
+//! This binary holds one test so that nothing else runs beside it; bounds
+//! are wide enough for a loaded 2-core machine.
 
 use wasmprof_tests::*;
 
-const RUNS: usize = 3;
+const FUNCTIONS: [&str; 5] = ["f_main_1", "f_main_2", "f_main_3", "f_main_4", "f_half_2"];
 
 #[test]
-fn appendix_b_equal_work_takes_equal_time() {
-    let main = "appendix_b::main";
-    // f_main_1..4, f_half_2, f_half, f_quarter, summed over the runs.
-    let mut sums = [0f64; 7];
+fn appendix_b_times_agree_with_v8s_own_sampler() {
+    let dir = std::env::temp_dir().join(format!("wasmprof-accuracy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     // A first run builds the module and warms the machine; it is not used.
     wasmprof(&["run", "-p", "appendix-b", "--release", "--top", "0"]).assert_success();
-    for _ in 0..RUNS {
-        let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--top", "0"]);
-        run.assert_success();
-        let profile = run.profile();
-        let paths = [
-            "appendix_b::f_main_1",
-            "appendix_b::f_main_2",
-            "appendix_b::f_main_3",
-            "appendix_b::f_main_4",
-            "appendix_b::f_half_2",
-            "appendix_b::f_half",
-            "appendix_b::f_quarter",
-        ];
-        for (sum, f) in sums.iter_mut().zip(paths) {
-            *sum += time_of_path(&profile, &[main, f]);
-        }
+    let cpu_prof_dir = format!("--node-arg=--cpu-prof-dir={}", dir.display());
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "appendix-b",
+        "--release",
+        "--top",
+        "0",
+        "--node-arg=--cpu-prof",
+        "--node-arg=--cpu-prof-interval=50",
+        &cpu_prof_dir,
+    ]);
+    run.assert_success();
+    let profile = run.profile();
+    let cpuprofile = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "cpuprofile"))
+        .expect("node wrote a .cpuprofile");
+    let sampled = v8_sampled_ms(&cpuprofile, &FUNCTIONS);
+
+    let mut measured = Vec::new();
+    for f in FUNCTIONS {
+        let ours = time_of_path(&profile, &["appendix_b::main", &format!("appendix_b::{f}")]) / 1e6;
+        let v8 = sampled[f];
+        assert!(
+            (ours / v8 - 1.0).abs() < 0.2,
+            "{f}: wasmprof {ours:.1} ms, V8's sampler {v8:.1} ms"
+        );
+        measured.push(ours);
     }
-    let mains = &sums[..4];
+    // Equal work, loosely: see the module's comment.
+    let mains = &measured[..4];
     let (min, max) = mains
         .iter()
         .fold((f64::MAX, 0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-    assert!(min > 0.0);
-    assert!(max / min < 1.25, "f_main_* times {mains:?}");
-    let mean = mains.iter().sum::<f64>() / 4.0;
-    for (name, time, share) in [
-        ("f_half_2", sums[4], 0.5),
-        ("f_half", sums[5], 0.5),
-        ("f_quarter", sums[6], 0.25),
-    ] {
-        let measured = time / mean;
-        assert!(
-            (measured / share - 1.0).abs() < 0.2,
-            "{name} is {measured:.3} of f_main, expected {share}"
-        );
-    }
+    assert!(max / min < 1.5, "f_main_* {mains:?} ms");
+    let half_2 = measured[4] / (mains.iter().sum::<f64>() / 4.0);
+    assert!(
+        (0.35..0.65).contains(&half_2),
+        "f_half_2 is {half_2:.3} of f_main"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

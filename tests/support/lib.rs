@@ -203,3 +203,41 @@ pub fn program_seconds(stderr: &str) -> f64 {
         other => panic!("unknown unit {other:?}"),
     }
 }
+
+/// Milliseconds that V8's samples in a `.cpuprofile` spent in each function
+/// whose name contains one of `names`, callees included: each sample goes
+/// to its innermost frame that matches.
+pub fn v8_sampled_ms<'a>(
+    cpuprofile: &Path,
+    names: &[&'a str],
+) -> std::collections::HashMap<&'a str, f64> {
+    use std::collections::HashMap;
+    let text = std::fs::read_to_string(cpuprofile).unwrap();
+    let profile: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut name_of = HashMap::new();
+    let mut parent_of = HashMap::new();
+    for node in profile["nodes"].as_array().unwrap() {
+        let id = node["id"].as_u64().unwrap();
+        name_of.insert(id, node["callFrame"]["functionName"].as_str().unwrap_or(""));
+        for child in node["children"].as_array().into_iter().flatten() {
+            parent_of.insert(child.as_u64().unwrap(), id);
+        }
+    }
+    let samples = profile["samples"].as_array().unwrap();
+    let deltas = profile["timeDeltas"].as_array().unwrap();
+    let mut ms = HashMap::new();
+    // A sample's time is the delta that follows it.
+    for (i, sample) in samples.iter().enumerate() {
+        let weight = deltas.get(i + 1).and_then(|d| d.as_f64()).unwrap_or(0.0) / 1e3;
+        let mut at = sample.as_u64();
+        while let Some(id) = at {
+            let name = name_of.get(&id).copied().unwrap_or("");
+            if let Some(f) = names.iter().find(|f| name.contains(**f)) {
+                *ms.entry(*f).or_insert(0.0) += weight;
+                break;
+            }
+            at = parent_of.get(&id).copied();
+        }
+    }
+    ms
+}
