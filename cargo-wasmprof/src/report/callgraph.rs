@@ -247,6 +247,31 @@ impl CallGraph {
         let stats = &self.functions[function];
         stats.calls > 0 || stats.self_nanos > 0.0
     }
+
+    /// `functions` in the order of gprof's flat profile: by self time, then
+    /// by `calls` (both decreasing), then by name.
+    pub fn ranked_by_self_time(
+        &self,
+        mut functions: Vec<FunctionId>,
+        calls: impl Fn(&FunctionStats) -> u64,
+    ) -> Vec<FunctionId> {
+        functions.sort_by(|&a, &b| {
+            let (fa, fb) = (&self.functions[a], &self.functions[b]);
+            fb.self_nanos
+                .total_cmp(&fa.self_nanos)
+                .then(calls(fb).cmp(&calls(fa)))
+                .then_with(|| fa.name.cmp(&fb.name))
+                .then(a.cmp(&b))
+        });
+        functions
+    }
+
+    /// The functions worth a line (see [`CallGraph::is_active`]).
+    pub fn active_functions(&self) -> Vec<FunctionId> {
+        (0..self.functions.len())
+            .filter(|&f| self.is_active(f))
+            .collect()
+    }
 }
 
 /// The function of every node: `None` for the root, the overflow id for the

@@ -121,15 +121,8 @@ struct CycleRow<'a> {
 
 fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
     let name = |f: FunctionId| graph.functions[f].name.as_str();
-    let mut order: Vec<FunctionId> = (0..graph.functions.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (fa, fb) = (&graph.functions[a], &graph.functions[b]);
-        fb.self_nanos
-            .total_cmp(&fa.self_nanos)
-            .then(fb.calls.cmp(&fa.calls))
-            .then_with(|| fa.name.cmp(&fb.name))
-            .then(a.cmp(&b))
-    });
+    let order =
+        graph.ranked_by_self_time((0..graph.functions.len()).collect(), |stats| stats.calls);
     let functions = order
         .into_iter()
         .map(|id| {

@@ -75,18 +75,7 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
 
 /// Functions that ran, by self time, then calls (decreasing), then name.
 fn ranked(graph: &CallGraph) -> Vec<FunctionId> {
-    let mut functions: Vec<FunctionId> = (0..graph.functions.len())
-        .filter(|&f| graph.is_active(f))
-        .collect();
-    functions.sort_by(|&a, &b| {
-        let (fa, fb) = (&graph.functions[a], &graph.functions[b]);
-        fb.self_nanos
-            .total_cmp(&fa.self_nanos)
-            .then(fb.calls.cmp(&fa.calls))
-            .then_with(|| fa.name.cmp(&fb.name))
-            .then(a.cmp(&b))
-    });
-    functions
+    graph.ranked_by_self_time(graph.active_functions(), |stats| stats.calls)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! function reads between 1 and 1000.
 
 use super::GprofWriter;
-use crate::report::callgraph::FunctionId;
+use crate::report::callgraph::{FunctionId, FunctionStats};
 use crate::report::units::TimeUnit;
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {
@@ -60,21 +60,10 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
     }
 }
 
-/// gprof's order: self time, then calls (both decreasing), then name.
+/// gprof's order: self time, then non-recursive calls, then name.
 fn by_self_time(report: &GprofWriter) -> Vec<FunctionId> {
     let graph = &report.graph;
-    let mut functions: Vec<FunctionId> = (0..graph.functions.len())
-        .filter(|&f| graph.is_active(f))
-        .collect();
-    functions.sort_by(|&a, &b| {
-        let (fa, fb) = (&graph.functions[a], &graph.functions[b]);
-        fb.self_nanos
-            .total_cmp(&fa.self_nanos)
-            .then(fb.non_recursive_calls().cmp(&fa.non_recursive_calls()))
-            .then_with(|| fa.name.cmp(&fb.name))
-            .then(a.cmp(&b))
-    });
-    functions
+    graph.ranked_by_self_time(graph.active_functions(), FunctionStats::non_recursive_calls)
 }
 
 /// The unit in which the largest total time per call reads at least 1;
