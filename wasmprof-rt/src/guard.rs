@@ -1,11 +1,13 @@
 //! The guard an instrumented function holds from entry to every exit.
 //!
 //! Entry finds the node for (current node, this function) — usually with a
-//! single compare against the site's cached node — counts the call and reads
-//! the clock. Drop, which runs on `return`, `?`, the end of the body and
-//! unwinding alike, adds the elapsed time and restores the current node.
-//! Nothing here allocates once the node exists, and nothing calls out of the
-//! module but the clock.
+//! single compare against the site's cached node, else against the current
+//! node's newest child — counts the call and, if the node times this call
+//! (see [`CallTree::add_time`](crate::tree::CallTree::add_time)), reads the
+//! clock. Drop, which runs on `return`, `?`, the end of the body and
+//! unwinding alike, restores the current node and, for a timed call, adds
+//! its time out of line. Nothing here allocates once the node exists, and
+//! nothing calls out of the module but the clock.
 
 use std::sync::atomic::Ordering::Relaxed;
 
