@@ -39,7 +39,7 @@ pub struct Snapshot {
     pub timed: bool,
     pub functions: Vec<SnapshotFunction>,
     pub nodes: Vec<SnapshotNode>,
-    /// Innermost node still running; [`ROOT`] when none is.
+    /// Innermost node still running; 0 (the root) when none is.
     pub current: NodeId,
     pub overflow: Option<NodeId>,
     pub cap: u32,
