@@ -182,7 +182,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::{appendix_b, recursion};
+    use crate::report::testing::{appendix_b, recursion, FullDisk};
     use serde_json::Value;
 
     fn to_value(profile: &Profile) -> Value {
@@ -239,16 +239,7 @@ mod tests {
 
     #[test]
     fn a_failing_writer_is_an_error_not_a_panic() {
-        struct Broken;
-        impl Write for Broken {
-            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-                Err(std::io::Error::other("disk full"))
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let err = write_json(&appendix_b(false), &mut Broken).unwrap_err();
+        let err = write_json(&appendix_b(false), &mut FullDisk).unwrap_err();
         assert!(format!("{err:#}").contains("disk full"), "{err:#}");
     }
 }

@@ -270,3 +270,16 @@ fn fib_20_makes_21891_calls() {
     assert_eq!(counts.iter().sum::<u64>(), 21_891);
     assert_eq!(200 * (21_891 - 1), 4_378_000);
 }
+
+/// A writer that always fails, as a full disk would: report writers must
+/// return its error, never panic.
+pub(crate) struct FullDisk;
+
+impl std::io::Write for FullDisk {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::other("disk full"))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

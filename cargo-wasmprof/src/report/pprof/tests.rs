@@ -7,7 +7,7 @@ use std::process::Command;
 
 use super::*;
 use crate::report::callgraph::CallGraph;
-use crate::report::testing::{appendix_b, recursion, ProfileBuilder};
+use crate::report::testing::{appendix_b, recursion, FullDisk, ProfileBuilder};
 
 fn encode(profile: &Profile) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -168,16 +168,7 @@ fn deep_stacks_keep_both_ends() {
 
 #[test]
 fn a_failing_writer_is_an_error_not_a_panic() {
-    struct Broken;
-    impl Write for Broken {
-        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-            Err(std::io::Error::other("disk full"))
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let err = write_pprof(&appendix_b(true), &mut Broken).unwrap_err();
+    let err = write_pprof(&appendix_b(true), &mut FullDisk).unwrap_err();
     assert!(format!("{err:#}").contains("disk full"), "{err:#}");
 }
 
