@@ -107,7 +107,14 @@ fn every_function_is_counted_at_its_own_file_and_line_and_the_sources_stay_untou
     let before = user_files();
     let plain = wasmprof(&["run", "-p", "crate-wide", "--no-instrument"]);
     plain.assert_success();
-    let run = wasmprof(&["run", "-p", "crate-wide", "--instrument-all"]);
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "crate-wide",
+        "--instrument-all",
+        "--min-size",
+        "0",
+    ]);
     run.assert_success();
     assert!(
         run.stderr
@@ -121,7 +128,7 @@ fn every_function_is_counted_at_its_own_file_and_line_and_the_sources_stay_untou
 
     let profile = run.profile();
     assert!(profile.run.complete);
-    assert_eq!(profile.run.min_statements, None);
+    assert_eq!(profile.run.min_size, None);
     let calls = calls_by_function(&profile);
     let expected: BTreeMap<String, u64> = CRATE_WIDE_CALLS
         .iter()
@@ -194,7 +201,14 @@ fn every_function_is_counted_at_its_own_file_and_line_and_the_sources_stay_untou
     // cargo recompiles nothing, even after a build with other flags (its own
     // shadow copy) in the same target directory.
     wasmprof(&["build", "-p", "opt-in"]).assert_success();
-    let again = wasmprof(&["build", "-p", "crate-wide", "--instrument-all"]);
+    let again = wasmprof(&[
+        "build",
+        "-p",
+        "crate-wide",
+        "--instrument-all",
+        "--min-size",
+        "0",
+    ]);
     again.assert_success();
     assert!(
         !again.stderr.contains("Compiling"),
@@ -207,44 +221,48 @@ fn every_function_is_counted_at_its_own_file_and_line_and_the_sources_stay_untou
 }
 
 #[test]
-fn min_statements_leaves_small_functions_out_and_the_report_says_so() {
-    let target_dir = examples_dir().join("target").join("e2e-min-statements");
+fn by_default_small_functions_without_a_loop_are_left_out_and_the_report_says_so() {
+    let target_dir = examples_dir().join("target").join("e2e-min-size");
     let target = target_dir.to_str().unwrap();
     let run = wasmprof(&[
         "run",
         "-p",
         "crate-wide",
         "--instrument-all",
-        "--min-statements",
-        "2",
         "--target-dir",
         target,
     ]);
     run.assert_success();
     assert!(
-        run.stderr
-            .contains("15 functions instrumented crate-wide (left out: 2 below 2 statements"),
+        run.stderr.contains(
+            "4 functions instrumented crate-wide (left out: 13 small ones (size below 40, no loop)"
+        ),
         "{}",
         run.stderr
     );
     let profile = run.profile();
-    assert_eq!(profile.run.min_statements, Some(2));
+    assert_eq!(profile.run.min_size, Some(40));
     let calls = calls_by_function(&profile);
-    // `tiny` and `Square::new` have one statement each.
+    // `main` is the entry, `total_area` and `count_words` loop, `fib`
+    // recurses: every other function is a few lines without a loop.
     let expected: BTreeMap<String, u64> = CRATE_WIDE_CALLS
         .iter()
         .filter(|(name, _)| {
-            !matches!(
+            matches!(
                 *name,
-                "crate_wide::tiny" | "crate_wide::geometry::Square::new"
+                "crate_wide::main"
+                    | "crate_wide::total_area"
+                    | "crate_wide::text::count_words"
+                    | "crate_wide::numbers::fib"
             )
         })
         .map(|&(name, count)| (name.to_owned(), count))
         .collect();
     assert_eq!(calls, expected);
 
-    let note = "NOTE: built with --min-statements 2: functions with fewer than 2 statements \
-                were not instrumented; their time is in their callers' self time.";
+    let note = "NOTE: built with --min-size 40: functions smaller than that, with no loop or \
+                recursion, were not instrumented; their time is in their callers' self time \
+                (--min-size 0 instruments them all).";
     assert!(run.stderr.contains(note), "summary:\n{}", run.stderr);
     let path = run.profile_path();
     let report = wasmprof(&["report", "--input", path.to_str().unwrap()]);
@@ -286,6 +304,8 @@ fn a_registry_dependency_is_instrumented_in_place() {
         "crate-wide",
         "--instrument-crate",
         "semver",
+        "--min-size",
+        "0",
         "--target-dir",
         target_dir.to_str().unwrap(),
     ]);
@@ -473,6 +493,8 @@ fn a_path_dependency_outside_the_workspace_in_edition_2015_and_a_taken_wasmprof_
             "--instrument-all",
             "--instrument-crate",
             "old",
+            "--min-size",
+            "0",
             "--offline",
         ],
     );

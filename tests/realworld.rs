@@ -17,6 +17,9 @@ const INSTRUMENTED: &[&str] = &[
     "miniz_oxide",
 ];
 
+/// Every function, tiny accessors included.
+const EVERY_FUNCTION: &[&str] = &["--min-size", "0"];
+
 /// Rounds of the example's pipeline (`realworld::ROUNDS`).
 const ROUNDS: u64 = 12;
 
@@ -24,7 +27,7 @@ const ROUNDS: u64 = 12;
 fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly() {
     let plain = wasmprof(&["run", "-p", "realworld", "--release", "--no-instrument"]);
     plain.assert_success();
-    let run = wasmprof(INSTRUMENTED);
+    let run = wasmprof(&[INSTRUMENTED, EVERY_FUNCTION].concat());
     run.assert_success();
 
     // (a) The program computes exactly what the plain one does.
@@ -77,5 +80,51 @@ fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly(
     // they are in the original sources (not the rewritten copy).
     for function in &profile.functions {
         assert_function_at_its_line(function, &examples_dir());
+    }
+}
+
+#[test]
+fn by_default_accessors_are_left_out_and_what_remains_is_counted_exactly() {
+    // Each set of flags builds in a directory of its own: the two builds,
+    // one after the other, must not reuse each other's code.
+    let every = wasmprof(&[INSTRUMENTED, EVERY_FUNCTION].concat());
+    every.assert_success();
+    let default = wasmprof(INSTRUMENTED);
+    default.assert_success();
+    assert_eq!(default.stdout, every.stdout);
+    let all_calls = calls_by_function(&every.profile());
+    let profile = default.profile();
+    assert_eq!(profile.run.min_size, Some(40));
+    let calls = calls_by_function(&profile);
+
+    // The accessors the parser calls a million times are out; the functions
+    // with loops, and the entry, are in.
+    for accessor in [
+        "pulldown_cmark::tree::TreeIndex::get",
+        "pulldown_cmark::tree::Tree::index",
+        "miniz_oxide::deflate::core::DictOxide::read_unaligned_u64",
+    ] {
+        assert!(all_calls.contains_key(accessor), "{accessor} ran");
+        assert!(!calls.contains_key(accessor), "{accessor} instrumented");
+    }
+    for kept in [
+        "realworld::main",
+        "pulldown_cmark::parse::Parser::next",
+        "pulldown_cmark::firstpass::FirstPass::parse_line",
+        "miniz_oxide::deflate::core::DictOxide::find_match",
+    ] {
+        assert!(calls.contains_key(kept), "{kept} missing");
+    }
+    let total = |calls: &std::collections::BTreeMap<String, u64>| calls.values().sum::<u64>();
+    assert!(
+        total(&calls) * 4 < total(&all_calls),
+        "{} of {} calls still instrumented",
+        total(&calls),
+        total(&all_calls)
+    );
+
+    // Leaving functions out changes no count of those kept.
+    for (name, count) in &calls {
+        assert_eq!(Some(count), all_calls.get(name), "{name}");
     }
 }

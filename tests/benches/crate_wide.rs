@@ -39,11 +39,25 @@ const MODES: [(&str, &[&str]); 3] = [
     ),
 ];
 
+/// The size of the module a build left under `target_dir`: the plain one
+/// in its mode's directory, a crate-wide one in its shadow copy's.
 fn wasm_size(mode: &str, target_dir: &std::path::Path) -> u64 {
-    let path = target_dir
-        .join("wasmprof")
-        .join(mode)
-        .join("wasm32-wasip1/release/realworld.wasm");
+    fn find(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        for entry in std::fs::read_dir(dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.ends_with("wasm32-wasip1/release/realworld.wasm") {
+                return Some(path);
+            }
+            if path.is_dir() {
+                if let Some(found) = find(&path) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+    let dir = target_dir.join("wasmprof").join(mode);
+    let path = find(&dir).unwrap_or_else(|| panic!("no realworld.wasm under {}", dir.display()));
     std::fs::metadata(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .len()

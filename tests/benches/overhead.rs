@@ -4,7 +4,10 @@
 //! same Node, repeated, and the medians compared as ratios to the plain
 //! build. Then the accuracy of the thesis's validation program (appendix B).
 //!
-//! `cargo bench -p wasmprof-tests --bench overhead [-- REPETITIONS]`
+//! `cargo bench -p wasmprof-tests --bench overhead [-- REPETITIONS] [WORD...]`
+//!
+//! With words, only the workloads whose names contain one of them run, and
+//! the accuracy part is skipped.
 //!
 //! The time is the program's own, from its entry call to its end, as the
 //! host measures it: without Node's start-up or compiling the module.
@@ -37,13 +40,26 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "realworld, crate-wide (3 crates)",
-        args: &["-p", "realworld"],
+        args: &["-p", "realworld", "--", "60"],
         instrumented: &[
             "--instrument-all",
             "--instrument-crate",
             "pulldown-cmark",
             "--instrument-crate",
             "miniz_oxide",
+        ],
+    },
+    Workload {
+        name: "realworld, every function (--min-size 0)",
+        args: &["-p", "realworld", "--", "60"],
+        instrumented: &[
+            "--instrument-all",
+            "--instrument-crate",
+            "pulldown-cmark",
+            "--instrument-crate",
+            "miniz_oxide",
+            "--min-size",
+            "0",
         ],
     },
 ];
@@ -85,10 +101,17 @@ fn run_args<'a>(workload: &'a Workload, mode: &'a [&'a str]) -> Vec<&'a str> {
 }
 
 fn main() {
-    let repetitions: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(5);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let repetitions: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(5);
+    // Any other word picks the workloads whose name contains it; `cargo
+    // bench` itself passes `--bench`.
+    let only: Vec<&String> = args
+        .iter()
+        .filter(|a| a.parse::<usize>().is_err() && !a.starts_with('-'))
+        .collect();
+    let chosen = |workload: &Workload| {
+        only.is_empty() || only.iter().any(|w| workload.name.contains(w.as_str()))
+    };
     println!(
         "wasmprof overhead: {repetitions} runs of each build, taken in turn; median (min-max) of the program's time; Node {}, {} cores",
         node_version(),
@@ -99,7 +122,7 @@ fn main() {
         "{:<34} {:>22} {:>22} {:>22} {:>8} {:>8}",
         "workload", "plain ms", "--timer none ms", "--timer host ms", "none", "host"
     );
-    for workload in WORKLOADS {
+    for workload in WORKLOADS.iter().filter(|w| chosen(w)) {
         // One untimed run of each builds the modules and warms the caches.
         for (_, mode) in MODES {
             wasmprof(&run_args(workload, mode)).assert_success();
@@ -131,8 +154,10 @@ fn main() {
         );
     }
     println!();
-    accuracy(repetitions);
-    agreement_with_v8(repetitions);
+    if only.is_empty() {
+        accuracy(repetitions);
+        agreement_with_v8(repetitions);
+    }
 }
 
 /// Appendix B with `--timer host`: the relations the program was written

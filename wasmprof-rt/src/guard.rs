@@ -1,8 +1,8 @@
 //! The guard an instrumented function holds from entry to every exit.
 //!
 //! Entry finds the node for (current node, this function) — usually with a
-//! single compare against the site's cached node, else against the current
-//! node's newest child — counts the call and, if the node times this call
+//! single compare against the node the site cached for this parent, else
+//! against the current node's first child — counts the call and, if the node times this call
 //! (see [`CallTree::add_time`](crate::tree::CallTree::add_time)), reads the
 //! clock. Drop, which runs on `return`, `?`, the end of the body and
 //! unwinding alike, restores the current node and, for a timed call, adds
@@ -38,7 +38,7 @@ const UNRECORDED: NodeId = u32::MAX;
 pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
     let (node, parent, weight, timed_before) = with_thread(|thread| {
         let parent = thread.current;
-        let cached = site.cache.load(Relaxed);
+        let cached = site.cache(parent).load(Relaxed);
         // With one tree, a site's cached node is always of the site's own
         // function, so its parent is all there is to check; with a tree per
         // thread the cache may come from another thread's tree.
@@ -94,7 +94,7 @@ fn enter_slow(
     let node = thread.tree.child(parent, function);
     // The overflow node is shared by every function: never a site's cache.
     if Some(node) != thread.tree.overflow() {
-        site.cache.store(node, Relaxed);
+        site.cache(parent).store(node, Relaxed);
     }
     // One integer comes back in a register; a pair would need a stack
     // frame in every instrumented function.

@@ -25,9 +25,15 @@ pub struct Site {
     line: u32,
     /// Function id plus one; zero until first entry.
     id: AtomicU32,
-    /// The node this site last entered: a hint, checked before use.
-    pub(crate) cache: AtomicU32,
+    /// The node this site last entered under each of a few parents (the
+    /// slot a parent's id picks): a hint, checked before use. A function
+    /// called in turn from several places (a scanner used by every part of
+    /// a parser) finds its node here instead of searching for it.
+    cache: [AtomicU32; CACHE_SLOTS],
 }
+
+/// Slots in a site's cache: a power of two.
+const CACHE_SLOTS: usize = 16;
 
 /// Every registered function, indexed by id.
 static FUNCTIONS: Mutex<Vec<FunctionInfo>> = Mutex::new(Vec::new());
@@ -46,8 +52,14 @@ impl Site {
             file,
             line,
             id: AtomicU32::new(0),
-            cache: AtomicU32::new(u32::MAX),
+            cache: [const { AtomicU32::new(u32::MAX) }; CACHE_SLOTS],
         }
+    }
+
+    /// The cache slot for calls from `parent`.
+    #[inline(always)]
+    pub(crate) fn cache(&self, parent: u32) -> &AtomicU32 {
+        &self.cache[parent as usize & (CACHE_SLOTS - 1)]
     }
 
     /// This site's function id, registering it on first use. `self_type`

@@ -99,12 +99,17 @@ impl CallTree {
         if parent == self.overflow {
             return self.overflow;
         }
+        let mut previous = NONE;
         let mut link = self.nodes[parent as usize].first_child;
         while link != NONE {
             let node = &self.nodes[link as usize];
             if node.function == function {
+                if previous != NONE {
+                    self.move_to_front(parent, previous, link);
+                }
                 return link;
             }
+            previous = link;
             link = node.next_sibling;
         }
         // Keep one slot for the overflow node.
@@ -112,6 +117,16 @@ impl CallTree {
             return self.overflow_node();
         }
         self.push_child(parent, function)
+    }
+
+    /// Makes `child` (now after `previous`) the first of its parent's
+    /// children: the guard's second fast path looks only at the first, and
+    /// the child just looked up is the one likely to be entered again.
+    fn move_to_front(&mut self, parent: NodeId, previous: NodeId, child: NodeId) {
+        let next = self.nodes[child as usize].next_sibling;
+        self.nodes[previous as usize].next_sibling = next;
+        self.nodes[child as usize].next_sibling = self.nodes[parent as usize].first_child;
+        self.nodes[parent as usize].first_child = child;
     }
 
     fn push_child(&mut self, parent: NodeId, function: u32) -> NodeId {
@@ -351,6 +366,26 @@ mod tests {
         assert_eq!(tree.enter_first_child(a, 2).map(|(n, _)| n), Some(b));
         assert_eq!(tree.enter_first_child(a, 7), None);
         assert_eq!(tree.enter_first_child(b, 2), None, "b has no child");
+    }
+
+    #[test]
+    fn a_child_looked_up_becomes_the_first_and_no_sibling_is_lost() {
+        let mut tree = CallTree::new(DEFAULT_CAP);
+        let children: Vec<NodeId> = (10..15).map(|f| tree.child(ROOT, f)).collect();
+        assert_eq!(
+            tree.enter_first_child(ROOT, 14).map(|(n, _)| n),
+            Some(children[4])
+        );
+        assert_eq!(tree.enter_first_child(ROOT, 11), None, "not first yet");
+        assert_eq!(tree.child(ROOT, 11), children[1]);
+        assert_eq!(
+            tree.enter_first_child(ROOT, 11).map(|(n, _)| n),
+            Some(children[1])
+        );
+        for (f, &node) in (10..15).zip(&children) {
+            assert_eq!(tree.child(ROOT, f), node, "function {f} still found");
+        }
+        assert_eq!(tree.nodes().len(), 6, "nothing created twice");
     }
 
     #[test]

@@ -26,9 +26,9 @@ pub struct BuiltModule {
     pub js: Option<PathBuf>,
     /// `host`, `none`, or `None` when built without instrumentation.
     pub instrument: Option<&'static str>,
-    /// Functions with fewer statements were left uninstrumented by
-    /// crate-wide instrumentation (`--min-statements`).
-    pub min_statements: Option<usize>,
+    /// Crate-wide instrumentation left out functions smaller than this
+    /// (`--min-size`); `None` when it left none out for their size.
+    pub min_size: Option<usize>,
 }
 
 /// The instrumentation mode these flags ask for.
@@ -58,14 +58,23 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
         Some(_) => crate_wide(args, workspace, &units, &target_dir, &mode_dir)?,
         None => None,
     };
-    // The same flags for every instrumented build, shadow or not: cargo
-    // then shares the artifacts of the crates that are not rewritten.
+    // The same flags for every instrumented build, shadow or not, so that
+    // annotated builds in one directory share their artifacts.
     let extra_rustflags = match (&shadow, instrument) {
         (Some(shadow), _) => shadow.rustflags.clone(),
         (None, Some(_)) => crate::rewrite::shadow::remap_flags(),
         (None, None) => Vec::new(),
     };
-    let min_statements = shadow.as_ref().and_then(|s| s.min_statements);
+    let min_size = shadow.as_ref().map(|s| s.min_size).filter(|&n| n > 0);
+    // Each set of crate-wide flags builds into a target directory of its
+    // own: cargo names a rewritten crate's artifacts by its path relative
+    // to the workspace, which every shadow copy shares, and judges them
+    // fresh by its original sources' times, so two sets sharing one
+    // directory would each reuse the other's code.
+    let build_dir = match &shadow {
+        Some(shadow) => shadow.shadow.root.join("target"),
+        None => mode_dir.clone(),
+    };
     units
         .into_iter()
         .map(|unit| {
@@ -98,7 +107,7 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                 cargo: &args.cargo,
                 unit: &unit,
                 target: &target,
-                target_dir: &mode_dir,
+                target_dir: &build_dir,
                 instrument,
                 manifest_path: &manifest_path,
                 extra_rustflags: &extra_rustflags,
@@ -109,14 +118,14 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
             let module = finish_module(
                 unit,
                 wasm,
-                &mode_dir.join("bindgen").join(&profile),
+                &build_dir.join("bindgen").join(&profile),
                 args.cargo.offline,
             )?;
             check_module(&module)?;
             ui::status("Finished", &format!("{}", module.wasm.display()));
             Ok(BuiltModule {
                 instrument,
-                min_statements,
+                min_size,
                 ..module
             })
         })
@@ -136,7 +145,7 @@ fn crate_wide(
     let settings = Settings {
         instrument_all: args.instrument_all,
         crates: args.instrument_crate.clone(),
-        min_statements: args.min_statements,
+        min_size: args.min_size,
     };
     let selected: Vec<&cargo_metadata::Package> = units
         .iter()
@@ -185,7 +194,7 @@ fn finish_module(
             wasm,
             js: None,
             instrument: None,
-            min_statements: None,
+            min_size: None,
         });
     }
     let bytes =
@@ -211,7 +220,7 @@ fn finish_module(
         wasm,
         js: Some(js),
         instrument: None,
-        min_statements: None,
+        min_size: None,
     })
 }
 

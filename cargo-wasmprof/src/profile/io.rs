@@ -241,7 +241,7 @@ mod tests {
                 incomplete_reason: None,
                 exit_code: 0,
                 wall_nanos: 10,
-                min_statements: None,
+                min_size: None,
             },
             timer: TimerInfo {
                 mode: TimerMode::Host,

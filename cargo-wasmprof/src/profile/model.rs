@@ -60,10 +60,11 @@ pub struct RunInfo {
     /// Wall-clock time of the whole run as the host measured it, in nanoseconds.
     pub wall_nanos: u64,
     /// Crate-wide instrumentation left out functions with fewer statements
-    /// than this (`--min-statements`): their time is their callers' self
-    /// time. Absent when no threshold was used.
+    /// than this (`--min-size`, in syntax nodes) that had no loop: their
+    /// time is their callers' self time. Absent when none were left out
+    /// for their size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_statements: Option<u64>,
+    pub min_size: Option<u64>,
 }
 
 /// How times in this profile were measured.
@@ -195,13 +196,11 @@ mod tests {
             "command":[],"entry":"main","complete":true,"incomplete_reason":null,
             "exit_code":0,"wall_nanos":1}"#;
         let mut run: RunInfo = serde_json::from_str(old).unwrap();
-        assert_eq!(run.min_statements, None);
-        assert!(!serde_json::to_string(&run)
-            .unwrap()
-            .contains("min_statements"));
-        run.min_statements = Some(3);
+        assert_eq!(run.min_size, None);
+        assert!(!serde_json::to_string(&run).unwrap().contains("min_size"));
+        run.min_size = Some(3);
         let text = serde_json::to_string(&run).unwrap();
-        assert!(text.contains(r#""min_statements":3"#), "{text}");
+        assert!(text.contains(r#""min_size":3"#), "{text}");
         assert_eq!(serde_json::from_str::<RunInfo>(&text).unwrap(), run);
     }
 }

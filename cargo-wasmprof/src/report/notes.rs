@@ -84,10 +84,11 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
              time staying in their callers' own time; {names} had such calls."
         ));
     }
-    if let Some(min) = profile.run.min_statements {
+    if let Some(min) = profile.run.min_size {
         lines.push(format!(
-            "NOTE: built with --min-statements {min}: functions with fewer than {min} statements \
-             were not instrumented; their time is in their callers' self time."
+            "NOTE: built with --min-size {min}: functions smaller than that, with no loop \
+             or recursion, were not instrumented; their time is in their callers' self \
+             time (--min-size 0 instruments them all)."
         ));
     }
     if profile.overflow_calls > 0 {
@@ -212,14 +213,15 @@ mod tests {
     }
 
     #[test]
-    fn a_statement_threshold_is_mentioned() {
+    fn a_size_threshold_is_mentioned() {
         let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
-        profile.run.min_statements = Some(3);
+        profile.run.min_size = Some(3);
         assert_eq!(
             warnings(&profile),
             vec![
-                "NOTE: built with --min-statements 3: functions with fewer than 3 statements \
-                 were not instrumented; their time is in their callers' self time."
+                "NOTE: built with --min-size 3: functions smaller than that, with no loop \
+                 or recursion, were not instrumented; their time is in their callers' self \
+                 time (--min-size 0 instruments them all)."
             ]
         );
     }

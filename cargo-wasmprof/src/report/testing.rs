@@ -42,7 +42,7 @@ impl ProfileBuilder {
                 incomplete_reason: None,
                 exit_code: 0,
                 wall_nanos: 0,
-                min_statements: None,
+                min_size: None,
             },
             timer: TimerInfo {
                 mode,

@@ -16,10 +16,10 @@ use std::path::PathBuf;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::ext::IdentExt;
-use syn::visit::Visit;
 use syn::{Attribute, Block, ImplItem, Item, ItemImpl, ItemMod, ItemTrait, Meta, TraitItem, Type};
 
 use super::modules::{is_inside, ModDir};
+use super::size::{is_entry, Size};
 use super::source::Source;
 use super::{CrateSpec, Planned, PlannedKind, RewriteError, Stats};
 
@@ -83,7 +83,7 @@ impl<'a> FileWalk<'a> {
             return;
         }
         let path = join(module, &[function.sig.ident.unraw().to_string()]);
-        if !self.wanted(&path, &function.block) {
+        if !self.wanted(&path, &function.sig.ident, &function.attrs, &function.block) {
             return;
         }
         let at = self.item_start(function.to_token_stream());
@@ -204,7 +204,7 @@ impl<'a> FileWalk<'a> {
             self.stats.not_instrumentable += 1;
             return Some((false, path));
         }
-        let wanted = self.wanted(&path, block);
+        let wanted = self.wanted(&path, &sig.ident, attrs, block);
         Some((wanted, path))
     }
 
@@ -301,13 +301,12 @@ impl<'a> FileWalk<'a> {
     }
 
     /// Whether the patterns and the size threshold let the function in.
-    fn wanted(&mut self, path: &str, block: &Block) -> bool {
+    fn wanted(&mut self, path: &str, name: &syn::Ident, attrs: &[Attribute], body: &Block) -> bool {
         if !self.spec.filter.allows_path(&self.spec.crate_name, path) {
             self.stats.excluded += 1;
             return false;
         }
-        if self.spec.filter.min_statements.is_some()
-            && !self.spec.filter.allows_size(count_statements(block))
+        if !is_entry(name, attrs) && !Size::of(name, body).worth_a_guard(self.spec.filter.min_size)
         {
             self.stats.small += 1;
             return false;
@@ -477,26 +476,6 @@ fn is_type_parameter(ty: &Type, generics: &syn::Generics) -> bool {
         return false;
     };
     path.qself.is_none() && generics.type_params().any(|param| param.ident == *ident)
-}
-
-/// Statements in a body and in the blocks nested in it (branches, loops,
-/// closures), not counting items declared inside it.
-pub fn count_statements(block: &Block) -> usize {
-    struct Counter(usize);
-    impl<'ast> Visit<'ast> for Counter {
-        fn visit_block(&mut self, block: &'ast Block) {
-            self.0 += block
-                .stmts
-                .iter()
-                .filter(|s| !matches!(s, syn::Stmt::Item(_)))
-                .count();
-            syn::visit::visit_block(self, block);
-        }
-        fn visit_item(&mut self, _: &'ast Item) {}
-    }
-    let mut counter = Counter(0);
-    counter.visit_block(block);
-    counter.0
 }
 
 /// Source files a crate reads as text with `include_str!`/`include_bytes!`

@@ -22,6 +22,7 @@ pub mod modules;
 pub mod pattern;
 pub mod plan;
 pub mod shadow;
+pub mod size;
 mod source;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,7 +95,7 @@ pub struct CrateSpec {
 pub struct Stats {
     /// Functions that will be instrumented.
     pub instrumented: usize,
-    /// Left out by `--min-statements`.
+    /// Left out by `--min-size`.
     pub small: usize,
     /// Left out by include/exclude patterns.
     pub excluded: usize,

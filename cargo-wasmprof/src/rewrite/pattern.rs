@@ -8,15 +8,17 @@
 //! `parser::*` both cover `parser::Parser::expr`. A pattern may start with
 //! the crate name (`my_crate::parser::*`).
 
-/// The include and exclude lists and the statement threshold of one crate.
+/// The include and exclude lists and the size threshold of one crate.
+/// The default lets everything in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
     /// When not empty, only functions matching one of these are instrumented.
     pub include: Vec<String>,
     /// Functions matching one of these are left alone.
     pub exclude: Vec<String>,
-    /// Functions whose body has fewer statements are left alone.
-    pub min_statements: Option<usize>,
+    /// Functions smaller than this, without a loop or recursion, are left
+    /// alone (see [`super::size`]).
+    pub min_size: usize,
 }
 
 /// Stands for "anything inside this module": only a `*` can match it.
@@ -35,11 +37,6 @@ impl Filter {
     pub fn excludes_module(&self, crate_name: &str, path: &str) -> bool {
         let inside = format!("{path}{INSIDE}");
         self.exclude.iter().any(|p| covers(p, crate_name, &inside))
-    }
-
-    /// Whether a body of `statements` statements is big enough.
-    pub fn allows_size(&self, statements: usize) -> bool {
-        self.min_statements.is_none_or(|min| statements >= min)
     }
 }
 
@@ -90,7 +87,7 @@ mod tests {
         Filter {
             include: include.iter().map(|s| s.to_string()).collect(),
             exclude: exclude.iter().map(|s| s.to_string()).collect(),
-            min_statements: None,
+            min_size: 0,
         }
     }
 
@@ -129,14 +126,5 @@ mod tests {
         assert!(!f.excludes_module("app", "a"));
         let f = filter(&[], &["util::parse"]);
         assert!(!f.excludes_module("app", "util"));
-    }
-
-    #[test]
-    fn sizes() {
-        let mut f = Filter::default();
-        assert!(f.allows_size(0));
-        f.min_statements = Some(2);
-        assert!(!f.allows_size(1));
-        assert!(f.allows_size(2));
     }
 }

@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use super::manifest::{self, RuntimeSource};
 use super::modules::normalize;
 use super::shadow::{self, ShadowRoot};
+use super::size::DEFAULT_MIN_SIZE;
 use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, RENAMED_RUNTIME};
 use crate::ui;
 
@@ -30,8 +31,8 @@ pub struct Settings {
     pub instrument_all: bool,
     /// `--instrument-crate NAME[@VERSION]`.
     pub crates: Vec<String>,
-    /// `--min-statements N`.
-    pub min_statements: Option<usize>,
+    /// `--min-size N`.
+    pub min_size: Option<usize>,
 }
 
 /// `[package.metadata.wasmprof]`.
@@ -41,8 +42,8 @@ pub struct ManifestConfig {
     pub all: bool,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
-    /// `min-statements = N`.
-    pub min_statements: Option<usize>,
+    /// `min-size = N`.
+    pub min_size: Option<usize>,
 }
 
 /// Reads `[package.metadata.wasmprof]` from what cargo metadata reports.
@@ -92,14 +93,14 @@ pub fn manifest_config(package: &Package) -> Result<ManifestConfig> {
                     config.exclude = patterns;
                 }
             }
-            "min-statements" | "min_statements" => {
+            "min-size" | "min_size" => {
                 let n = value
                     .as_u64()
                     .with_context(|| format!("{}: `{key}` must be a whole number", place()))?;
-                config.min_statements = Some(n as usize);
+                config.min_size = Some(n as usize);
             }
             other => ui::warning(&format!(
-                "{}: unknown key `{other}` (known: instrument, include, exclude, min-statements)",
+                "{}: unknown key `{other}` (known: instrument, include, exclude, min-size)",
                 place()
             )),
         }
@@ -116,8 +117,9 @@ pub struct ShadowBuild {
     workspace_root: PathBuf,
     /// Flags mapping the copies' paths back to the originals.
     pub rustflags: Vec<String>,
-    /// The statement threshold in force, if any.
-    pub min_statements: Option<usize>,
+    /// The smallest size threshold of the rewritten crates (0: every
+    /// function was instrumented).
+    pub min_size: usize,
     /// Each rewritten crate and what was done to it.
     pub crates: Vec<(String, Stats)>,
 }
@@ -168,9 +170,9 @@ pub fn prepare(
     let copied = |path: &Path| in_workspace_copy(path, &workspace_root, &skip);
     let chosen = choose(settings, metadata, selected, &copied)?;
     if chosen.is_empty() {
-        if settings.min_statements.is_some() {
+        if settings.min_size.is_some() {
             ui::warning(
-                "--min-statements applies to crate-wide instrumentation, and no crate is \
+                "--min-size applies to crate-wide instrumentation, and no crate is \
                  instrumented crate-wide (use --instrument-all or --instrument-crate NAME)",
             );
         }
@@ -348,15 +350,17 @@ pub fn prepare(
     manifest_texts.extend(dep_manifests);
     sync_lock(&shadow, &workspace_root, &workspace_copy, &manifest_texts)?;
 
-    let min_statements = settings
-        .min_statements
-        .or_else(|| chosen.iter().filter_map(|c| c.filter.min_statements).min());
+    let min_size = chosen
+        .iter()
+        .map(|c| c.filter.min_size)
+        .min()
+        .unwrap_or(DEFAULT_MIN_SIZE);
     Ok(Some(ShadowBuild {
         rustflags: shadow::remap_flags(),
         shadow,
         workspace_copy,
         workspace_root,
-        min_statements,
+        min_size,
         crates: reports,
     }))
 }
@@ -425,7 +429,10 @@ fn choose<'a>(
             filter: Filter {
                 include: config.include,
                 exclude: config.exclude,
-                min_statements: settings.min_statements.or(config.min_statements),
+                min_size: settings
+                    .min_size
+                    .or(config.min_size)
+                    .unwrap_or(DEFAULT_MIN_SIZE),
             },
         });
         Ok(())
@@ -600,7 +607,7 @@ fn shadow_key(settings: &Settings) -> String {
     if settings.instrument_all {
         parts.push("all".to_owned());
     }
-    if let Some(n) = settings.min_statements {
+    if let Some(n) = settings.min_size {
         parts.push(format!("min{n}"));
     }
     if !settings.crates.is_empty() {
@@ -790,9 +797,8 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
     let mut left_out = Vec::new();
     if stats.small > 0 {
         left_out.push(format!(
-            "{} below {} statements",
-            stats.small,
-            filter.min_statements.unwrap_or(0)
+            "{} small ones (size below {}, no loop)",
+            stats.small, filter.min_size
         ));
     }
     if stats.excluded > 0 {

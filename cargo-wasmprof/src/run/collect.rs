@@ -15,8 +15,8 @@ pub struct RunContext {
     pub module_sha256: String,
     pub command: Vec<String>,
     pub entry: String,
-    /// The `--min-statements` threshold the module was built with.
-    pub min_statements: Option<usize>,
+    /// The `--min-size` threshold the module was built with.
+    pub min_size: Option<usize>,
 }
 
 /// Builds the profile. Frames still running when the snapshot was taken are
@@ -69,7 +69,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             incomplete_reason,
             exit_code: host.exit_code,
             wall_nanos: host.wall_nanos,
-            min_statements: context.min_statements.map(|n| n as u64),
+            min_size: context.min_size.map(|n| n as u64),
         },
         timer: TimerInfo {
             mode: if snapshot.timed {
@@ -186,7 +186,7 @@ mod tests {
             module_sha256: "ff".into(),
             command: vec![],
             entry: "main".into(),
-            min_statements: None,
+            min_size: None,
         }
     }
 

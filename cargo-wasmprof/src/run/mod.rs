@@ -115,7 +115,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
             module_sha256: sha256_hex(&module.wasm)?,
             command: command_line,
             entry,
-            min_statements: module.min_statements,
+            min_size: module.min_size,
         },
         args.top,
     )?;

@@ -1,6 +1,6 @@
 //! A program without a single wasmprof annotation, and without wasmprof
 //! among its dependencies. `cargo wasmprof run -p crate-wide
-//! --instrument-all` instruments every function below anyway: free
+//! --instrument-all --min-size 0` instruments every function below anyway: free
 //! functions, methods, trait default methods, generic and `impl Trait`
 //! functions, in inline, file and `#[path]` modules.
 
@@ -78,7 +78,7 @@ fn evens_below(n: u32) -> impl Iterator<Item = u32> {
     (0..limit).filter(|x| x % 2 == 0)
 }
 
-/// One statement: left out by `--min-statements 2`.
+/// Small and without a loop: left out unless `--min-size 0`.
 fn tiny(x: u32) -> u32 {
     x + 1
 }
