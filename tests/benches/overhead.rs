@@ -20,6 +20,9 @@ struct Workload {
     args: &'static [&'static str],
     /// Flags for the instrumented builds only.
     instrumented: &'static [&'static str],
+    /// A second plain program to compare with, run in turn with the others:
+    /// what it is, and its flags in place of `args`.
+    reference: Option<(&'static str, &'static [&'static str])>,
 }
 
 const WORKLOADS: &[Workload] = &[
@@ -27,16 +30,25 @@ const WORKLOADS: &[Workload] = &[
         name: "fib(32), every call instrumented",
         args: &["-p", "fib", "--invoke", "fib_js", "--", "32"],
         instrumented: &[],
+        // rustc turns the plain `fib`'s second call into a loop, which the
+        // guard's exit rules out in an instrumented build, and so does any
+        // code after the calls: this is the plain `fib` without the loop.
+        reference: Some((
+            "fib, a store after its calls",
+            &["-p", "fib", "--invoke", "fib_unlooped_js", "--", "32"],
+        )),
     },
     Workload {
         name: "appendix B (52.5 M calls of add)",
         args: &["-p", "appendix-b"],
         instrumented: &[],
+        reference: None,
     },
     Workload {
         name: "quicksort of 200,000 numbers",
         args: &["-p", "shapes", "--invoke", "sort", "--", "200000"],
         instrumented: &[],
+        reference: None,
     },
     Workload {
         name: "realworld, crate-wide (3 crates)",
@@ -48,6 +60,7 @@ const WORKLOADS: &[Workload] = &[
             "--instrument-crate",
             "miniz_oxide",
         ],
+        reference: None,
     },
     Workload {
         name: "realworld, every function (--min-size 0)",
@@ -61,6 +74,7 @@ const WORKLOADS: &[Workload] = &[
             "--min-size",
             "0",
         ],
+        reference: None,
     },
 ];
 
@@ -127,12 +141,26 @@ fn main() {
         for (_, mode) in MODES {
             wasmprof(&run_args(workload, mode)).assert_success();
         }
+        let reference = workload.reference.map(|(what, args)| {
+            let mut run = vec!["run", "--release", "-q", "--top", "0", "--no-instrument"];
+            run.extend(args);
+            (what, run)
+        });
+        if let Some((_, args)) = &reference {
+            wasmprof(args).assert_success();
+        }
         let mut times = vec![Vec::new(); MODES.len()];
+        let mut reference_times = Vec::new();
         for _ in 0..repetitions {
             for (i, (_, mode)) in MODES.iter().enumerate() {
                 let run = wasmprof(&run_args(workload, mode));
                 run.assert_success();
                 times[i].push(program_seconds(&run.stderr) * 1e3);
+            }
+            if let Some((_, args)) = &reference {
+                let run = wasmprof(args);
+                run.assert_success();
+                reference_times.push(program_seconds(&run.stderr) * 1e3);
             }
         }
         let cells: Vec<String> = times
@@ -152,6 +180,19 @@ fn main() {
             median(&times[1]) / plain,
             median(&times[2]) / plain
         );
+        if let Some((what, _)) = reference {
+            let (lo, hi) = min_max(&reference_times);
+            let base = median(&reference_times);
+            println!(
+                "  {:<32} {:>22} {:>22} {:>22} {:>7.2}x {:>7.2}x",
+                format!("vs {what}"),
+                format!("{base:.1} ({lo:.1}-{hi:.1})"),
+                "",
+                "",
+                median(&times[1]) / base,
+                median(&times[2]) / base
+            );
+        }
     }
     println!();
     if only.is_empty() {

@@ -14,7 +14,9 @@ fn step(i: u32, limit: u32) -> u32 {
 #[wasmprof::instrument]
 #[inline(never)]
 fn steps(limit: u32) -> u32 {
-    (0..u32::MAX).map(|i| step(i, limit)).fold(0, u32::wrapping_add)
+    (0..u32::MAX)
+        .map(|i| step(i, limit))
+        .fold(0, u32::wrapping_add)
 }
 
 /// Calls `step` until call number `limit` (0-based) panics, trapping the module.

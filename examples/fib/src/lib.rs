@@ -61,3 +61,25 @@ pub fn start() {
 pub fn fib_js(n: u32) -> f64 {
     fib(n) as f64
 }
+
+/// The overhead benchmark's second baseline: `fib` with one store after its
+/// calls, never instrumented. The plain `fib` is not the program an
+/// instrumented one can be: rustc turns its second call into a loop, which
+/// code after the calls (the guard's exit, or this store) rules out.
+#[wasm_bindgen]
+pub fn fib_unlooped_js(n: u32) -> f64 {
+    fib_unlooped(n) as f64
+}
+
+fn fib_unlooped(n: u32) -> u64 {
+    // `#[used]`: a static nothing reads would go, and its stores with it.
+    #[used]
+    static LAST: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let value = if n < 2 {
+        n as u64
+    } else {
+        fib_unlooped(n - 1) + fib_unlooped(n - 2)
+    };
+    LAST.store(n, std::sync::atomic::Ordering::Relaxed);
+    value
+}

@@ -38,7 +38,9 @@ fn render(markdown: &str) -> String {
 
 /// FNV-1a, to print a fingerprint of the bytes instead of the bytes.
 fn fingerprint(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    bytes.iter().fold(0xcbf29ce484222325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 fn main() {
