@@ -14,14 +14,30 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::clock;
 use crate::site::Site;
 use crate::state::{with_thread, ThreadState, ONE_TREE};
-use crate::tree::{NodeId, ROOT};
+use crate::tree::NodeId;
 
 /// Records one call of an instrumented function while it is alive.
+///
+/// Two words, and nothing here takes its address: the guard lives in
+/// registers, and an untimed call gets no stack frame for it. What a timed
+/// call needs at its exit waits on the thread's stack of timed calls.
 #[must_use = "the call is timed until the guard is dropped"]
 pub struct Guard {
-    node: NodeId,
+    /// The node to make current again on exit; [`UNRECORDED`] when the call
+    /// could not be recorded.
     parent: NodeId,
-    /// The calls this timed call stands for; 0 when it is not timed.
+    /// This call is timed: its frame is on top of the timed-call stack.
+    timed: bool,
+}
+
+/// Node value for a call that could not be recorded (thread teardown).
+const UNRECORDED: NodeId = u32::MAX;
+
+/// What the exit of a timed call needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TimedFrame {
+    node: NodeId,
+    /// The calls this timed call stands for.
     weight: u32,
     /// Timed calls made before this one's clock was read.
     timed_before: u64,
@@ -29,14 +45,11 @@ pub struct Guard {
     start: f64,
 }
 
-/// Node value for a call that could not be recorded (thread teardown).
-const UNRECORDED: NodeId = u32::MAX;
-
 /// Enters the function of `site`. `self_type` names the `Self` type of a
 /// method; it is called once, when the site registers.
 #[inline(always)]
 pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
-    let (node, parent, weight, timed_before) = with_thread(|thread| {
+    let entered = with_thread(|thread| {
         let parent = thread.current;
         let cached = site.cache(parent).load(Relaxed);
         // With one tree, a site's cached node is always of the site's own
@@ -58,25 +71,42 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
             }
         };
         thread.current = node;
-        let mut timed_before = 0;
-        if clock::TIMED && weight != 0 {
-            timed_before = thread.timed_total;
-            thread.timed_total += 1;
+        (parent, weight)
+    });
+    match entered {
+        Some((parent, weight)) => {
+            let timed = clock::TIMED && weight != 0;
+            if timed {
+                begin_timed(weight);
+            }
+            Guard { parent, timed }
         }
-        (node, parent, weight, timed_before)
-    })
-    .unwrap_or((UNRECORDED, ROOT, 0, 0));
-    Guard {
-        node,
-        parent,
-        weight,
-        timed_before,
-        start: if clock::TIMED && weight != 0 {
-            clock::now()
-        } else {
-            0.0
+        None => Guard {
+            parent: UNRECORDED,
+            timed: false,
         },
     }
+}
+
+/// The entry of a timed call, out of line: push its frame, then read the
+/// clock, last, so that the reading is as close to the body as can be.
+#[inline(never)]
+fn begin_timed(weight: u32) {
+    with_thread(|thread| {
+        thread.timed.push(TimedFrame {
+            node: thread.current,
+            weight,
+            timed_before: thread.timed_total,
+            start: 0.0,
+        });
+        thread.timed_total += 1;
+    });
+    let start = clock::now();
+    with_thread(|thread| {
+        if let Some(frame) = thread.timed.last_mut() {
+            frame.start = start;
+        }
+    });
 }
 
 /// A call through a path this site has not just used: find or create the
@@ -114,43 +144,40 @@ fn unpack(packed: u64) -> (NodeId, u32) {
 impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
-        if clock::TIMED && self.weight != 0 {
+        if clock::TIMED && self.timed {
             // Out of line: the untimed exit, the common one, stays a store.
-            self.finish_timed();
+            finish_timed(self.parent);
             return;
         }
-        if !ONE_TREE && self.node == UNRECORDED {
+        if !ONE_TREE && self.parent == UNRECORDED {
             return;
         }
         with_thread(|thread| thread.current = self.parent);
     }
 }
 
-impl Guard {
-    /// The exit of a timed call: read the clock, take the clock's own cost
-    /// out and add the time.
-    #[inline(never)]
-    fn finish_timed(&mut self) {
-        let end = clock::now();
-        if self.node == UNRECORDED {
-            return;
-        }
-        with_thread(|thread| {
+/// The exit of a timed call: read the clock, take the clock's own cost out,
+/// add the time, and make `parent` current again.
+#[inline(never)]
+fn finish_timed(parent: NodeId) {
+    let end = clock::now();
+    with_thread(|thread| {
+        if let Some(frame) = thread.timed.pop() {
             // The span between this call's two reads holds one whole read,
             // and two for every timed call made within it.
-            let nested = (thread.timed_total - self.timed_before - 1) as f64;
-            let elapsed = end - self.start - thread.clock_cost * (1.0 + 2.0 * nested);
+            let nested = (thread.timed_total - frame.timed_before - 1) as f64;
+            let elapsed = end - frame.start - thread.clock_cost * (1.0 + 2.0 * nested);
             let clock_cost = thread.clock_cost;
             thread.tree.add_time(
-                self.node,
+                frame.node,
                 elapsed,
-                self.weight,
+                frame.weight,
                 clock_cost,
                 &mut thread.random,
             );
-            thread.current = self.parent;
-        });
-    }
+        }
+        thread.current = parent;
+    });
 }
 
 #[cfg(test)]

@@ -26,6 +26,8 @@ pub(crate) struct ThreadState {
     pub timed_total: u64,
     /// Draws which calls of a sampled node are timed.
     pub random: crate::tree::Random,
+    /// The timed calls still running, innermost last.
+    pub timed: Vec<crate::guard::TimedFrame>,
 }
 
 impl ThreadState {
@@ -36,6 +38,7 @@ impl ThreadState {
             clock_cost: -1.0,
             timed_total: 0,
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
+            timed: Vec::new(),
         }
     }
 
