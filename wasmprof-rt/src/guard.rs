@@ -2,12 +2,14 @@
 //!
 //! Entry finds the node for (current node, this function) — usually with a
 //! single compare against the node the site cached for this parent, else
-//! against the current node's first child — counts the call and, if the node times this call
-//! (see [`CallTree::add_time`](crate::tree::CallTree::add_time)), reads the
-//! clock. Drop, which runs on `return`, `?`, the end of the body and
-//! unwinding alike, restores the current node and, for a timed call, adds
-//! its time out of line. Nothing here allocates once the node exists, and
-//! nothing calls out of the module but the clock.
+//! against the current node's first child — and counts the call; if the
+//! node times this call (see
+//! [`CallTree::add_time`](crate::tree::CallTree::add_time)), an out-of-line
+//! step pushes a frame and reads the clock. Drop, which runs on `return`,
+//! `?`, the end of the body and unwinding alike, restores the current node
+//! and, for a timed call, pops the frame and adds its time out of line.
+//! Nothing calls out of the module but the clock, and nothing allocates
+//! once the node exists but the timed-call stack when it grows.
 
 use std::sync::atomic::Ordering::Relaxed;
 
