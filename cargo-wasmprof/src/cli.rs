@@ -1,4 +1,4 @@
-//! Command-line interface: `cargo wasmprof build | run | report`.
+//! Command-line interface: `cargo wasmprof build | run | bench | report`.
 
 use std::path::PathBuf;
 
@@ -21,6 +21,7 @@ pub enum CargoCli {
 ///   cargo wasmprof run --release      build to wasm, run in Node, save the profile
 ///   cargo wasmprof report             print it as GNU gprof would
 ///   cargo wasmprof report --format pprof -o prof.pb.gz
+///   cargo wasmprof bench --release    what instrumentation costs this program
 #[derive(Debug, Args)]
 #[command(version, about, long_about, verbatim_doc_comment)]
 pub struct Cli {
@@ -47,6 +48,15 @@ pub enum Command {
     /// program's. A panic, trap or timeout still saves the profile collected
     /// so far, marked incomplete.
     Run(RunArgs),
+    /// Measure what instrumentation costs your program: plain vs. instrumented.
+    ///
+    /// Builds the package three ways (plain, `--timer none`, `--timer host`,
+    /// each with the same crate-wide flags), runs each once to warm up and
+    /// check that all three print the same, then N times in turn, and prints
+    /// the program's median time (entry call to end, without Node's start-up),
+    /// its range, the `.wasm` sizes and the ratios to the plain build. No
+    /// profile is saved.
+    Bench(BenchArgs),
     /// Print or write a saved profile.
     ///
     /// Reads the newest profile of this workspace unless `--input` is given;
@@ -139,6 +149,13 @@ pub struct BuildArgs {
         conflicts_with_all = ["timer", "instrument_all", "instrument_crate", "min_size"]
     )]
     pub no_instrument: bool,
+    #[command(flatten)]
+    pub crate_wide: CrateWideArgs,
+}
+
+/// Which functions to instrument without annotations.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CrateWideArgs {
     /// Instrument the functions of the selected package(s), without annotations
     ///
     /// Free functions, methods, trait default methods, in every module. The
@@ -172,6 +189,16 @@ pub struct BuildArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// How many functions the summary after the run lists
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+}
+
+/// How the module is run: entry point, host, limits, arguments.
+#[derive(Debug, Clone, Default, Args)]
+pub struct HostArgs {
     /// Call this exported function instead of the start function or `main`
     ///
     /// Arguments after `--` are passed to it as numbers.
@@ -186,12 +213,28 @@ pub struct RunArgs {
     /// An extra flag for `node` (repeatable), e.g. `--node-arg=--liftoff`
     #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
     pub node_arg: Vec<String>,
-    /// How many functions the summary after the run lists
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub top: usize,
     /// Arguments for the program (`main`'s argv, or --invoke's arguments)
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub cargo: CargoArgs,
+    #[command(flatten)]
+    pub crate_wide: CrateWideArgs,
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// How many times each build runs (after one warm-up run each)
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "N",
+        default_value_t = 5,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub runs: u32,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cargo_wasmprof::cli::{CargoCli, Command};
-use cargo_wasmprof::{build, report_command, run};
+use cargo_wasmprof::{bench, build, report_command, run};
 
 fn main() -> ExitCode {
     let CargoCli::Wasmprof(cli) = CargoCli::parse_from(args_for_clap());
@@ -37,6 +37,11 @@ fn execute(command: Command) -> anyhow::Result<i32> {
             let workspace = build::Workspace::load(&args.build.cargo)?;
             let command_line = std::env::args().collect();
             run::run(&args, &workspace, command_line)
+        }
+        Command::Bench(args) => {
+            let workspace = build::Workspace::load(&args.cargo)?;
+            bench::bench(&args, &workspace)?;
+            Ok(0)
         }
         Command::Report(args) => {
             report_command::report(&args)?;

@@ -143,9 +143,9 @@ fn crate_wide(
     mode_dir: &Path,
 ) -> Result<Option<ShadowBuild>> {
     let settings = Settings {
-        instrument_all: args.instrument_all,
-        crates: args.instrument_crate.clone(),
-        min_size: args.min_size,
+        instrument_all: args.crate_wide.instrument_all,
+        crates: args.crate_wide.instrument_crate.clone(),
+        min_size: args.crate_wide.min_size,
     };
     let selected: Vec<&cargo_metadata::Package> = units
         .iter()

@@ -1,9 +1,9 @@
 //! `cargo wasmprof run`: build, run in a host, save the profile, summarise.
 
 mod collect;
-mod node;
+pub(crate) mod node;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -11,11 +11,11 @@ use sha2::{Digest, Sha256};
 use wasmprof::snapshot::Snapshot;
 
 use crate::build::{self, BuiltModule, ModuleKind, Workspace};
-use crate::cli::RunArgs;
+use crate::cli::{CargoArgs, HostArgs, RunArgs};
 use crate::profile;
 use crate::ui;
 use collect::RunContext;
-use node::{HostConfig, HostResult, Node};
+use node::{HostConfig, HostResult, HostRun, Node};
 
 /// Without `--timeout` the run is bounded only by this (V8 needs a number).
 const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -23,76 +23,21 @@ const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// Runs the program and returns the exit status `cargo wasmprof` should end
 /// with: the program's own.
 pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
-    if args.build.cargo.workspace || args.build.cargo.package.len() > 1 {
-        bail!("`cargo wasmprof run` runs one package: choose it with -p NAME");
-    }
+    one_package(&args.build.cargo, "run")?;
     // Before the long build: is there a host at all?
-    let mut node = Node::locate(args.node.as_deref())?;
-    node.node_args.extend(args.node_arg.iter().cloned());
+    let node = locate_node(&args.host)?;
     let module = build::build(&args.build, workspace)?
         .pop()
         .context("nothing was built")?;
-    let entry = entry_point(&module, args)?;
+    let entry = entry_point(&module, &args.host)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
-    // One directory per run, so that runs of the same package side by side
-    // cannot read each other's results.
-    let run_dir = build::wasmprof_dir(&target_dir)
-        .join(module.instrument.unwrap_or("plain"))
-        .join("run")
-        .join(format!("{}-{}", module.unit.package, std::process::id()));
-    let config = HostConfig {
-        kind: match module.unit.kind {
-            ModuleKind::Bindgen => "bindgen",
-            ModuleKind::Plain => "plain",
-            ModuleKind::Wasi => "wasi",
-        },
-        wasm: module.wasm.clone(),
-        js: module.js.clone(),
-        invoke: args.invoke.clone(),
-        args: if args.invoke.is_some() {
-            args.args.clone()
-        } else {
-            Vec::new()
-        },
-        argv: std::iter::once(
-            module
-                .unit
-                .bin
-                .clone()
-                .unwrap_or_else(|| module.unit.package.clone()),
-        )
-        .chain(args.args.iter().cloned())
-        .collect(),
-        timeout_ms: args.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
-        snapshot_out: run_dir.join("snapshot.bin"),
-        result_out: run_dir.join("result.json"),
-    };
+    let run_dir = run_dir(&target_dir, &module);
+    let config = host_config(&module, &args.host, &run_dir);
     ui::status(
         "Running",
         &format!("{} in {} ({entry})", module.wasm.display(), node.version),
     );
-    let result = node.run(&config, &run_dir)?.unwrap_or_else(|| HostResult {
-        status: "error".into(),
-        message: Some("Node exited without reporting a result".into()),
-        exit_code: 1,
-        return_value: None,
-        host: format!("node {}", node.version),
-        timer_resolution_nanos: None,
-        wall_nanos: 0,
-        program_nanos: 0,
-        snapshot: config.snapshot_out.exists(),
-        snapshot_error: None,
-    });
-    if result.status == "usage" {
-        let _ = std::fs::remove_dir_all(&run_dir);
-        bail!(
-            "{}",
-            result
-                .message
-                .as_deref()
-                .unwrap_or("the host refused the run")
-        );
-    }
+    let result = launch(&node, &config, &run_dir, false)?.0;
     ui::status(
         "Ran",
         &format!(
@@ -129,6 +74,97 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         )),
     }
     Ok(result.exit_code)
+}
+
+/// `run` and `bench` take one package.
+pub(crate) fn one_package(cargo: &CargoArgs, verb: &str) -> Result<()> {
+    if cargo.workspace || cargo.package.len() > 1 {
+        bail!("`cargo wasmprof {verb}` runs one package: choose it with -p NAME");
+    }
+    Ok(())
+}
+
+/// Node, with the user's extra flags.
+pub(crate) fn locate_node(host: &HostArgs) -> Result<Node> {
+    let mut node = Node::locate(host.node.as_deref())?;
+    node.node_args.extend(host.node_arg.iter().cloned());
+    Ok(node)
+}
+
+/// One directory per run, so that runs of the same package side by side
+/// cannot read each other's results.
+pub(crate) fn run_dir(target_dir: &Path, module: &BuiltModule) -> PathBuf {
+    build::wasmprof_dir(target_dir)
+        .join(module.instrument.unwrap_or("plain"))
+        .join("run")
+        .join(format!("{}-{}", module.unit.package, std::process::id()))
+}
+
+/// What the host script is told.
+pub(crate) fn host_config(module: &BuiltModule, host: &HostArgs, run_dir: &Path) -> HostConfig {
+    HostConfig {
+        kind: match module.unit.kind {
+            ModuleKind::Bindgen => "bindgen",
+            ModuleKind::Plain => "plain",
+            ModuleKind::Wasi => "wasi",
+        },
+        wasm: module.wasm.clone(),
+        js: module.js.clone(),
+        invoke: host.invoke.clone(),
+        args: if host.invoke.is_some() {
+            host.args.clone()
+        } else {
+            Vec::new()
+        },
+        argv: std::iter::once(
+            module
+                .unit
+                .bin
+                .clone()
+                .unwrap_or_else(|| module.unit.package.clone()),
+        )
+        .chain(host.args.iter().cloned())
+        .collect(),
+        timeout_ms: host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
+        snapshot_out: run_dir.join("snapshot.bin"),
+        result_out: run_dir.join("result.json"),
+    }
+}
+
+/// Runs the module once. A run the host refused (a wrong `--invoke`) is an
+/// error; a program that failed is a result, with its status and message.
+/// With `capture`, the program's output comes back instead of reaching the
+/// terminal.
+pub(crate) fn launch(
+    node: &Node,
+    config: &HostConfig,
+    run_dir: &Path,
+    capture: bool,
+) -> Result<(HostResult, HostRun)> {
+    let mut run = node.run(config, run_dir, capture)?;
+    let result = run.result.take().unwrap_or_else(|| HostResult {
+        status: "error".into(),
+        message: Some("Node exited without reporting a result".into()),
+        exit_code: 1,
+        return_value: None,
+        host: format!("node {}", node.version),
+        timer_resolution_nanos: None,
+        wall_nanos: 0,
+        program_nanos: 0,
+        snapshot: config.snapshot_out.exists(),
+        snapshot_error: None,
+    });
+    if result.status == "usage" {
+        let _ = std::fs::remove_dir_all(run_dir);
+        bail!(
+            "{}",
+            result
+                .message
+                .as_deref()
+                .unwrap_or("the host refused the run")
+        );
+    }
+    Ok((result, run))
 }
 
 /// Writes the profile (if the module produced one) and prints the summary.
@@ -184,7 +220,7 @@ fn save_profile(
 }
 
 /// How the module is entered, checked against what it exports.
-fn entry_point(module: &BuiltModule, args: &RunArgs) -> Result<String> {
+pub(crate) fn entry_point(module: &BuiltModule, args: &HostArgs) -> Result<String> {
     let bytes = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
     let info = build::wasm_info::inspect(&bytes)?;
@@ -216,7 +252,7 @@ fn entry_point(module: &BuiltModule, args: &RunArgs) -> Result<String> {
 }
 
 /// `12.345 ms` or `3.210 s`: enough digits to compare runs.
-fn seconds_or_millis(nanos: u64) -> String {
+pub(crate) fn seconds_or_millis(nanos: u64) -> String {
     if nanos < 1_000_000_000 {
         format!("{:.3} ms", nanos as f64 / 1e6)
     } else {

@@ -64,6 +64,14 @@ pub struct HostResult {
     pub snapshot_error: Option<String>,
 }
 
+/// One run of the host: its report, and the program's output if captured.
+pub struct HostRun {
+    /// `None` when Node ended without writing one.
+    pub result: Option<HostResult>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
 impl Node {
     /// `--node`, else `$WASMPROF_NODE`, else `node` on PATH.
     pub fn locate(explicit: Option<&Path>) -> Result<Node> {
@@ -99,9 +107,10 @@ impl Node {
         }
     }
 
-    /// Writes the host files into `dir` and runs the module; the program's
-    /// output goes straight to the terminal.
-    pub fn run(&self, config: &HostConfig, dir: &Path) -> Result<Option<HostResult>> {
+    /// Writes the host files into `dir` and runs the module. The program's
+    /// output goes straight to the terminal, or with `capture` into the
+    /// returned [`HostRun`].
+    pub fn run(&self, config: &HostConfig, dir: &Path, capture: bool) -> Result<HostRun> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("could not create {}", dir.display()))?;
         let host = dir.join("wasmprof-host.js");
@@ -120,26 +129,39 @@ impl Node {
         std::fs::write(&config_path, serde_json::to_vec_pretty(config)?)?;
         let _ = std::fs::remove_file(&config.result_out);
         let _ = std::fs::remove_file(&config.snapshot_out);
-        let status = Command::new(&self.exe)
+        let mut command = Command::new(&self.exe);
+        command
             .arg("--no-warnings")
             .args(&self.node_args)
             .arg(&host)
-            .arg(&config_path)
-            .status()
-            .with_context(|| format!("could not start {}", self.exe.display()))?;
-        match std::fs::read(&config.result_out) {
-            Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).with_context(|| {
+            .arg(&config_path);
+        let started = |e: std::io::Error| {
+            anyhow::Error::new(e).context(format!("could not start {}", self.exe.display()))
+        };
+        let (status, stdout, stderr) = if capture {
+            let output = command.output().map_err(started)?;
+            (output.status, output.stdout, output.stderr)
+        } else {
+            (command.status().map_err(started)?, Vec::new(), Vec::new())
+        };
+        let result = match std::fs::read(&config.result_out) {
+            Ok(bytes) => Some(serde_json::from_slice(&bytes).with_context(|| {
                 format!(
                     "the host wrote an unreadable result ({})",
                     config.result_out.display()
                 )
-            })?)),
+            })?),
             Err(_) => {
                 crate::ui::warning(&format!(
                     "Node ended ({status}) without reporting how the run went"
                 ));
-                Ok(None)
+                None
             }
-        }
+        };
+        Ok(HostRun {
+            result,
+            stdout,
+            stderr,
+        })
     }
 }

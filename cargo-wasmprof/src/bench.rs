@@ -1,0 +1,310 @@
+//! `cargo wasmprof bench`: what instrumentation costs one program, measured
+//! side by side. The plain build, the counts-only build and the timed build
+//! run in turn in the same host, so that a machine that slows down for a
+//! while slows all three alike; the medians and the `.wasm` sizes are
+//! compared with the plain build's.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use crate::build::{self, BuiltModule, Workspace};
+use crate::cli::{BenchArgs, BuildArgs, CrateWideArgs, HostArgs, Timer};
+use crate::run::node::{HostResult, HostRun, Node};
+use crate::run::{self, seconds_or_millis};
+use crate::ui;
+
+/// The builds compared, in the order they run: a label, and the timer of an
+/// instrumented build (`None`: plain).
+const BUILDS: [(&str, Option<Timer>); 3] = [
+    ("plain", None),
+    ("--timer none", Some(Timer::None)),
+    ("--timer host", Some(Timer::Host)),
+];
+
+/// One build and what was measured of it.
+struct Measured {
+    label: &'static str,
+    module: BuiltModule,
+    wasm_bytes: u64,
+    /// The program's own time of each counted run.
+    nanos: Vec<u64>,
+}
+
+/// Builds, warms up, measures and prints the table on standard output.
+pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
+    run::one_package(&args.cargo, "bench")?;
+    // Before the long builds: is there a host at all?
+    let node = run::locate_node(&args.host)?;
+    if !args.cargo.release && args.cargo.profile.is_none() {
+        ui::warning(
+            "benchmarking the dev profile, which is not optimised: add --release to measure \
+             what you ship",
+        );
+    }
+    let target_dir = workspace.target_dir(&args.cargo);
+    let mut builds = Vec::with_capacity(BUILDS.len());
+    let mut entry = String::new();
+    for (label, timer) in BUILDS {
+        let module = build::build(&build_args(args, timer), workspace)?
+            .pop()
+            .context("nothing was built")?;
+        entry = run::entry_point(&module, &args.host)?;
+        let wasm_bytes = std::fs::metadata(&module.wasm)
+            .with_context(|| format!("could not read {}", module.wasm.display()))?
+            .len();
+        builds.push(Measured {
+            label,
+            module,
+            wasm_bytes,
+            nanos: Vec::new(),
+        });
+    }
+
+    ui::status(
+        "Warming up",
+        &format!("one run of each build in {}", node.version),
+    );
+    let mut outputs = Vec::with_capacity(builds.len());
+    for build in &builds {
+        outputs.push(run_once(&node, build, &args.host, &target_dir)?.1.stdout);
+    }
+    if let Some(differs) = first_different_output(&builds, &outputs) {
+        ui::warning(&format!(
+            "the {differs} build printed something other than the plain build: is the \
+             program's output deterministic?"
+        ));
+    }
+    for round in 1..=args.runs {
+        ui::status("Running", &format!("round {round} of {}", args.runs));
+        for build in &mut builds {
+            let result = run_once(&node, build, &args.host, &target_dir)?.0;
+            build.nanos.push(result.program_nanos);
+        }
+    }
+
+    let package = &builds[0].module.unit.package;
+    println!(
+        "{package} ({entry}): {} run{} of each build in turn after a warm-up, in Node {}",
+        args.runs,
+        if args.runs == 1 { "" } else { "s" },
+        node.version.trim_start_matches('v')
+    );
+    print!("{}", table(&builds));
+    Ok(())
+}
+
+/// The flags of one of the three builds: cargo's and the crate-wide ones as
+/// the user gave them, the instrumentation as the row needs.
+fn build_args(args: &BenchArgs, timer: Option<Timer>) -> BuildArgs {
+    BuildArgs {
+        cargo: args.cargo.clone(),
+        timer: timer.unwrap_or(Timer::Host),
+        no_instrument: timer.is_none(),
+        crate_wide: match timer {
+            Some(_) => args.crate_wide.clone(),
+            None => CrateWideArgs::default(),
+        },
+    }
+}
+
+/// Runs one build once, its output captured; a run that fails ends the
+/// benchmark, with what the program said.
+fn run_once(
+    node: &Node,
+    build: &Measured,
+    host: &HostArgs,
+    target_dir: &Path,
+) -> Result<(HostResult, HostRun)> {
+    let run_dir = run::run_dir(target_dir, &build.module);
+    let config = run::host_config(&build.module, host, &run_dir);
+    let outcome = run::launch(node, &config, &run_dir, true);
+    let _ = std::fs::remove_dir_all(&run_dir);
+    let (result, output) = outcome?;
+    let finished = matches!(result.status.as_str(), "ok" | "exit") && result.exit_code == 0;
+    if !finished {
+        let said = String::from_utf8_lossy(&output.stderr);
+        let said = said.trim();
+        bail!(
+            "the {} build failed after {} (exit status {}): {}{}{}\n\
+             A benchmark needs a program that finishes; `cargo wasmprof run` shows the profile \
+             up to the failure.",
+            build.label,
+            seconds_or_millis(result.program_nanos),
+            result.exit_code,
+            result.message.as_deref().unwrap_or(&result.status),
+            if said.is_empty() {
+                ""
+            } else {
+                "\nits output:\n"
+            },
+            said
+        );
+    }
+    Ok((result, output))
+}
+
+/// The label of the first build whose output differs from the plain one's.
+fn first_different_output(builds: &[Measured], outputs: &[Vec<u8>]) -> Option<&'static str> {
+    let plain = outputs.first()?;
+    builds
+        .iter()
+        .zip(outputs)
+        .skip(1)
+        .find(|(_, output)| *output != plain)
+        .map(|(build, _)| build.label)
+}
+
+/// Median, least and greatest of some run times, in nanoseconds.
+fn spread(nanos: &[u64]) -> (f64, f64, f64) {
+    let mut sorted = nanos.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    let median = match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2] as f64,
+        _ => (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0,
+    };
+    let least = sorted.first().copied().unwrap_or(0) as f64;
+    let greatest = sorted.last().copied().unwrap_or(0) as f64;
+    (median, least, greatest)
+}
+
+/// Milliseconds with three significant digits or more.
+fn millis(nanos: f64) -> String {
+    let ms = nanos / 1e6;
+    match ms {
+        _ if ms >= 100.0 => format!("{ms:.0}"),
+        _ if ms >= 10.0 => format!("{ms:.1}"),
+        _ => format!("{ms:.2}"),
+    }
+}
+
+fn ratio(value: f64, plain: f64) -> String {
+    if plain > 0.0 {
+        format!("{:.2}×", value / plain)
+    } else {
+        "–".into()
+    }
+}
+
+/// The table: one row a build, time and size, each with its ratio.
+fn table(builds: &[Measured]) -> String {
+    let rows: Vec<(&str, String, String, String, String)> = builds
+        .iter()
+        .map(|build| {
+            let (median, least, greatest) = spread(&build.nanos);
+            let (plain_median, _, _) = spread(&builds[0].nanos);
+            (
+                build.label,
+                format!(
+                    "{} ({}–{})",
+                    millis(median),
+                    millis(least),
+                    millis(greatest)
+                ),
+                ratio(median, plain_median),
+                format!("{:.1}", build.wasm_bytes as f64 / 1024.0),
+                ratio(build.wasm_bytes as f64, builds[0].wasm_bytes as f64),
+            )
+        })
+        .collect();
+    let width = |pick: fn(&(&str, String, String, String, String)) -> usize, title: &str| {
+        rows.iter().map(pick).max().unwrap_or(0).max(title.len())
+    };
+    let w_time = width(|r| r.1.chars().count(), "time ms (range)");
+    let w_size = width(|r| r.3.len(), ".wasm KiB");
+    let mut out = format!(
+        "{:<12}  {:>w_time$}  {:>8}  {:>w_size$}  {:>8}\n",
+        "build", "time ms (range)", "time", ".wasm KiB", "size"
+    );
+    for (label, time, time_ratio, size, size_ratio) in rows {
+        out.push_str(&format!(
+            "{label:<12}  {time:>w_time$}  {time_ratio:>8}  {size:>w_size$}  {size_ratio:>8}\n"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{ModuleKind, Unit};
+
+    fn measured(label: &'static str, wasm_bytes: u64, nanos: &[u64]) -> Measured {
+        Measured {
+            label,
+            module: BuiltModule {
+                unit: Unit {
+                    package: "app".into(),
+                    manifest_path: "Cargo.toml".into(),
+                    kind: ModuleKind::Wasi,
+                    bin: None,
+                    bindgen_version: None,
+                },
+                wasm: "app.wasm".into(),
+                js: None,
+                instrument: None,
+                min_size: None,
+            },
+            wasm_bytes,
+            nanos: nanos.to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(spread(&[5, 1, 3]), (3.0, 1.0, 5.0));
+        assert_eq!(spread(&[4, 1, 3, 10]), (3.5, 1.0, 10.0));
+        assert_eq!(spread(&[7]), (7.0, 7.0, 7.0));
+    }
+
+    #[test]
+    fn the_table_gives_times_sizes_and_ratios_to_the_plain_build() {
+        let builds = [
+            measured("plain", 102_400, &[10_000_000, 12_000_000, 11_000_000]),
+            measured(
+                "--timer none",
+                112_640,
+                &[13_000_000, 13_200_000, 14_000_000],
+            ),
+            measured(
+                "--timer host",
+                122_880,
+                &[16_500_000, 15_000_000, 18_000_000],
+            ),
+        ];
+        assert_eq!(
+            table(&builds),
+            "build          time ms (range)      time  .wasm KiB      size\n\
+             plain         11.0 (10.0–12.0)     1.00×      100.0     1.00×\n\
+             --timer none  13.2 (13.0–14.0)     1.20×      110.0     1.10×\n\
+             --timer host  16.5 (15.0–18.0)     1.50×      120.0     1.20×\n"
+        );
+    }
+
+    #[test]
+    fn a_build_that_printed_something_else_is_named() {
+        let builds = [
+            measured("plain", 1, &[]),
+            measured("--timer none", 1, &[]),
+            measured("--timer host", 1, &[]),
+        ];
+        let same = vec![b"42\n".to_vec(); 3];
+        assert_eq!(first_different_output(&builds, &same), None);
+        let mut other = same.clone();
+        other[2] = b"43\n".to_vec();
+        assert_eq!(
+            first_different_output(&builds, &other),
+            Some("--timer host")
+        );
+    }
+
+    #[test]
+    fn small_and_large_times_keep_three_digits() {
+        assert_eq!(millis(1_234_567.0), "1.23");
+        assert_eq!(millis(12_345_678.0), "12.3");
+        assert_eq!(millis(123_456_789.0), "123");
+        assert_eq!(ratio(2.0, 0.0), "–");
+    }
+}
