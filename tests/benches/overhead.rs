@@ -52,7 +52,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "realworld, crate-wide (3 crates)",
-        args: &["-p", "realworld", "--", "60"],
+        args: &["-p", "realworld", "--", "150"],
         instrumented: &[
             "--instrument-all",
             "--instrument-crate",
@@ -64,7 +64,7 @@ const WORKLOADS: &[Workload] = &[
     },
     Workload {
         name: "realworld, every function (--min-size 0)",
-        args: &["-p", "realworld", "--", "60"],
+        args: &["-p", "realworld", "--", "150"],
         instrumented: &[
             "--instrument-all",
             "--instrument-crate",

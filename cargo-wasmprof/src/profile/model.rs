@@ -59,10 +59,9 @@ pub struct RunInfo {
     pub exit_code: i32,
     /// Wall-clock time of the whole run as the host measured it, in nanoseconds.
     pub wall_nanos: u64,
-    /// Crate-wide instrumentation left out functions with fewer statements
-    /// than this (`--min-size`, in syntax nodes) that had no loop: their
-    /// time is their callers' self time. Absent when none were left out
-    /// for their size.
+    /// Crate-wide instrumentation left out functions smaller than this
+    /// (`--min-size`, in syntax nodes) that had no loop: their time is
+    /// their callers' self time. Absent when no size threshold applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_size: Option<u64>,
 }
@@ -191,7 +190,7 @@ mod tests {
     use super::RunInfo;
 
     #[test]
-    fn run_info_without_a_statement_threshold_reads_and_writes_as_before() {
+    fn run_info_without_a_size_threshold_reads_and_writes_as_before() {
         let old = r#"{"package":"p","module":"m.wasm","module_sha256":"00","host":"node",
             "command":[],"entry":"main","complete":true,"incomplete_reason":null,
             "exit_code":0,"wall_nanos":1}"#;
