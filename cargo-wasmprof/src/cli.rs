@@ -204,7 +204,7 @@ pub struct HostArgs {
     /// Arguments after `--` are passed to it as numbers.
     #[arg(long, value_name = "NAME")]
     pub invoke: Option<String>,
-    /// End the program after this long and keep the profile so far (e.g. 30s, 2m, 500ms)
+    /// Stop the program after this long (e.g. 30s, 2m, 500ms); `run` keeps the profile so far
     #[arg(long, value_name = "DURATION", value_parser = crate::run::parse_duration)]
     pub timeout: Option<std::time::Duration>,
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
