@@ -85,7 +85,8 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
 
     let package = &builds[0].module.unit.package;
     println!(
-        "{package} ({entry}): {} run{} of each build in turn after a warm-up, in Node {}",
+        "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in Node {}",
+        crate_wide_flags(&args.crate_wide),
         args.runs,
         if args.runs == 1 { "" } else { "s" },
         node.version.trim_start_matches('v')
@@ -106,6 +107,21 @@ fn build_args(args: &BenchArgs, timer: Option<Timer>) -> BuildArgs {
             None => CrateWideArgs::default(),
         },
     }
+}
+
+/// The crate-wide flags the instrumented builds had, for the table's title.
+fn crate_wide_flags(flags: &CrateWideArgs) -> String {
+    let mut words = Vec::new();
+    if flags.instrument_all {
+        words.push("--instrument-all".to_owned());
+    }
+    for krate in &flags.instrument_crate {
+        words.push(format!("--instrument-crate {krate}"));
+    }
+    if let Some(n) = flags.min_size {
+        words.push(format!("--min-size {n}"));
+    }
+    words.iter().map(|w| format!(", {w}")).collect()
 }
 
 /// Runs one build once, its output captured; a run that fails ends the
@@ -297,6 +313,20 @@ mod tests {
         assert_eq!(
             first_different_output(&builds, &other),
             Some("--timer host")
+        );
+    }
+
+    #[test]
+    fn the_title_repeats_the_crate_wide_flags() {
+        assert_eq!(crate_wide_flags(&CrateWideArgs::default()), "");
+        let flags = CrateWideArgs {
+            instrument_all: true,
+            instrument_crate: vec!["semver".into()],
+            min_size: Some(0),
+        };
+        assert_eq!(
+            crate_wide_flags(&flags),
+            ", --instrument-all, --instrument-crate semver, --min-size 0"
         );
     }
 

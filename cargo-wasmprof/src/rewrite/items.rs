@@ -83,7 +83,8 @@ impl<'a> FileWalk<'a> {
             return;
         }
         let path = join(module, &[function.sig.ident.unraw().to_string()]);
-        if !self.wanted(&path, &function.sig.ident, &function.attrs, &function.block) {
+        let entry = is_entry(&function.sig.ident, &function.attrs);
+        if !self.wanted(&path, &function.sig.ident, entry, &function.block) {
             return;
         }
         let at = self.item_start(function.to_token_stream());
@@ -127,10 +128,15 @@ impl<'a> FileWalk<'a> {
             let ImplItem::Fn(function) = item else {
                 continue;
             };
+            // `#[wasm_bindgen] impl` exports its public methods.
+            let entry = is_entry(&function.sig.ident, &function.attrs)
+                || (matches!(function.vis, syn::Visibility::Public(_))
+                    && is_entry(&function.sig.ident, &imp.attrs));
             if let Some(take) = self.block_member(
                 &function.attrs,
                 &function.sig,
                 &function.block,
+                entry,
                 module,
                 &owner,
             ) {
@@ -160,8 +166,9 @@ impl<'a> FileWalk<'a> {
             let Some(block) = &function.default else {
                 continue;
             };
+            let entry = is_entry(&function.sig.ident, &function.attrs);
             if let Some(take) =
-                self.block_member(&function.attrs, &function.sig, block, module, &owner)
+                self.block_member(&function.attrs, &function.sig, block, entry, module, &owner)
             {
                 let entry = (function.to_token_stream(), &function.sig.ident, take.1);
                 if take.0 {
@@ -188,6 +195,7 @@ impl<'a> FileWalk<'a> {
         attrs: &[Attribute],
         sig: &syn::Signature,
         block: &Block,
+        entry: bool,
         module: &[String],
         owner: &str,
     ) -> Option<(bool, String)> {
@@ -204,7 +212,7 @@ impl<'a> FileWalk<'a> {
             self.stats.not_instrumentable += 1;
             return Some((false, path));
         }
-        let wanted = self.wanted(&path, &sig.ident, attrs, block);
+        let wanted = self.wanted(&path, &sig.ident, entry, block);
         Some((wanted, path))
     }
 
@@ -300,14 +308,14 @@ impl<'a> FileWalk<'a> {
         }
     }
 
-    /// Whether the patterns and the size threshold let the function in.
-    fn wanted(&mut self, path: &str, name: &syn::Ident, attrs: &[Attribute], body: &Block) -> bool {
+    /// Whether the patterns and the size threshold let the function in; an
+    /// `entry` (`main`, an export) is never too small.
+    fn wanted(&mut self, path: &str, name: &syn::Ident, entry: bool, body: &Block) -> bool {
         if !self.spec.filter.allows_path(&self.spec.crate_name, path) {
             self.stats.excluded += 1;
             return false;
         }
-        if !is_entry(name, attrs) && !Size::of(name, body).worth_a_guard(self.spec.filter.min_size)
-        {
+        if !entry && !Size::of(name, body).worth_a_guard(self.spec.filter.min_size) {
             self.stats.small += 1;
             return false;
         }

@@ -667,3 +667,25 @@ fn syncing_writes_only_what_changed_and_removes_what_is_gone() {
         "cargo's\n"
     );
 }
+
+#[test]
+fn entries_are_instrumented_however_small_and_small_helpers_are_not() {
+    let lib = r#"
+fn main() {}
+#[no_mangle]
+pub extern "C" fn run() -> u32 { 1 }
+fn helper() -> u32 { 1 }
+#[wasm_bindgen]
+impl Counter {
+    pub fn get(&self) -> u32 { self.0 }
+    fn private(&self) -> u32 { self.0 }
+}
+"#;
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.filter.min_size = super::size::DEFAULT_MIN_SIZE;
+    let out = krate.rewrite(&spec);
+    let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["main", "run", "Counter::get"]);
+    assert_eq!(out.stats.small, 2, "helper and Counter::private");
+}
