@@ -125,3 +125,27 @@ fn bad_arguments_are_refused_before_anything_runs() {
         two.stderr
     );
 }
+
+#[test]
+fn a_program_with_nothing_instrumented_is_pointed_out() {
+    // `realworld` has no annotation; without --instrument-all the three
+    // builds are the same program.
+    let run = wasmprof(&[
+        "bench",
+        "--release",
+        "-p",
+        "realworld",
+        "-n",
+        "1",
+        "--",
+        "1",
+    ]);
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("no function of this program is instrumented, so the builds are alike"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(rows(&run.stdout).len(), 3, "{}", run.stdout);
+}

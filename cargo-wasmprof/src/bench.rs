@@ -66,8 +66,17 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         &format!("one run of each build in {}", node.version),
     );
     let mut outputs = Vec::with_capacity(builds.len());
+    let mut uninstrumented = false;
     for build in &builds {
-        outputs.push(run_once(&node, build, &args.host, &target_dir)?.1.stdout);
+        let (result, output) = run_once(&node, build, &args.host, &target_dir)?;
+        uninstrumented |= build.module.instrument.is_some() && !result.snapshot;
+        outputs.push(output.stdout);
+    }
+    if uninstrumented {
+        ui::warning(
+            "no function of this program is instrumented, so the builds are alike: annotate \
+             functions with #[wasmprof::instrument] or add --instrument-all",
+        );
     }
     if let Some(differs) = first_different_output(&builds, &outputs) {
         ui::warning(&format!(
