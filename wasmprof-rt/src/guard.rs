@@ -28,8 +28,9 @@ pub struct Guard {
     /// The node to make current again on exit; [`UNRECORDED`] when the call
     /// could not be recorded.
     parent: NodeId,
-    /// This call is timed: its frame is on top of the timed-call stack.
-    timed: bool,
+    /// For a timed call, the depth of the timed-call stack with this
+    /// call's frame on top; 0 for an untimed call.
+    timed_depth: u32,
 }
 
 /// Node value for a call that could not be recorded (thread teardown).
@@ -76,25 +77,27 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
         (parent, weight)
     });
     match entered {
-        Some((parent, weight)) => {
-            let timed = clock::TIMED && weight != 0;
-            if timed {
-                begin_timed(weight);
-            }
-            Guard { parent, timed }
-        }
+        Some((parent, weight)) => Guard {
+            parent,
+            timed_depth: if clock::TIMED && weight != 0 {
+                begin_timed(weight)
+            } else {
+                0
+            },
+        },
         None => Guard {
             parent: UNRECORDED,
-            timed: false,
+            timed_depth: 0,
         },
     }
 }
 
 /// The entry of a timed call, out of line: push its frame, then read the
 /// clock, last, so that the reading is as close to the body as can be.
+/// Returns the stack's depth with the frame on it.
 #[inline(never)]
-fn begin_timed(weight: u32) {
-    with_thread(|thread| {
+fn begin_timed(weight: u32) -> u32 {
+    let depth = with_thread(|thread| {
         thread.timed.push(TimedFrame {
             node: thread.current,
             weight,
@@ -102,13 +105,16 @@ fn begin_timed(weight: u32) {
             start: 0.0,
         });
         thread.timed_total += 1;
-    });
+        thread.timed.len() as u32
+    })
+    .unwrap_or(0);
     let start = clock::now();
     with_thread(|thread| {
         if let Some(frame) = thread.timed.last_mut() {
             frame.start = start;
         }
     });
+    depth
 }
 
 /// A call through a path this site has not just used: find or create the
@@ -146,9 +152,9 @@ fn unpack(packed: u64) -> (NodeId, u32) {
 impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
-        if clock::TIMED && self.timed {
+        if clock::TIMED && self.timed_depth != 0 {
             // Out of line: the untimed exit, the common one, stays a store.
-            finish_timed(self.parent);
+            finish_timed(self.parent, self.timed_depth);
             return;
         }
         if !ONE_TREE && self.parent == UNRECORDED {
@@ -158,13 +164,19 @@ impl Drop for Guard {
     }
 }
 
-/// The exit of a timed call: read the clock, take the clock's own cost out,
-/// add the time, and make `parent` current again.
+/// The exit of a timed call whose frame is at `depth`: read the clock, take
+/// the clock's own cost out, add the time, and make `parent` current again.
+///
+/// Frames above `depth` belong to calls that never returned: a JavaScript
+/// exception unwinds wasm frames without running their destructors. They
+/// are dropped, so that this call's time is not taken for theirs.
 #[inline(never)]
-fn finish_timed(parent: NodeId) {
+fn finish_timed(parent: NodeId, depth: u32) {
     let end = clock::now();
     with_thread(|thread| {
-        if let Some(frame) = thread.timed.pop() {
+        thread.timed.truncate(depth as usize);
+        let ours = thread.timed.len() == depth as usize;
+        if let Some(frame) = thread.timed.pop().filter(|_| ours) {
             // The span between this call's two reads holds one whole read,
             // and two for every timed call made within it.
             let nested = (thread.timed_total - frame.timed_before - 1) as f64;
@@ -278,6 +290,37 @@ mod tests {
             40_000
         );
         assert_eq!(calls_of(&s, &["guard_tests::leaf"]), 0);
+    }
+
+    #[test]
+    fn a_frame_left_by_a_call_that_never_returned_does_not_take_its_callers_time() {
+        static CALLER: Site = Site::new("guard_tests", "caller", "src/guard.rs", 7);
+        static LOST: Site = Site::new("guard_tests", "lost", "src/guard.rs", 8);
+        std::thread::spawn(|| {
+            {
+                let _caller = enter(&CALLER, None);
+                // What a JavaScript exception does to the wasm frames it
+                // unwinds: no destructor runs.
+                std::mem::forget(enter(&LOST, None));
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let s = take();
+            let node = |path: &[&str]| {
+                s.nodes
+                    .iter()
+                    .enumerate()
+                    .find(|(i, _)| s.path_names(*i) == path)
+                    .map(|(_, n)| (n.calls, n.timed_calls, n.inclusive))
+                    .unwrap()
+            };
+            let (calls, timed, time) = node(&["guard_tests::caller"]);
+            assert_eq!((calls, timed), (1, 1));
+            assert!(time >= 20.0, "caller {time} ms");
+            let (calls, timed, _) = node(&["guard_tests::caller", "guard_tests::lost"]);
+            assert_eq!((calls, timed), (1, 0), "the lost call never ended");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
