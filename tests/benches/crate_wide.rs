@@ -75,30 +75,19 @@ fn main() {
             .join(format!("bench-crate-wide-{mode}"));
         let _ = std::fs::remove_dir_all(&target_dir);
         let target = target_dir.to_str().unwrap().to_owned();
-        let mut build = vec![
-            "build",
-            "--release",
-            "-q",
-            "-p",
-            "realworld",
-            "--target-dir",
-            &target,
-        ];
-        build.extend(flags.iter().copied());
+        // `build` and `run` take the same flags.
+        let command = |verb: &'static str| {
+            let mut args = vec![verb, "--release", "-q", "-p", "realworld", "--target-dir"];
+            args.push(&target);
+            args.extend(flags.iter().copied());
+            args
+        };
+        let build = command("build");
         let started = Instant::now();
         wasmprof(&build).assert_success();
         let build_seconds = started.elapsed().as_secs_f64();
         let size = wasm_size(mode, &target_dir);
-        let mut run = vec![
-            "run",
-            "--release",
-            "-q",
-            "-p",
-            "realworld",
-            "--target-dir",
-            &target,
-        ];
-        run.extend(flags.iter().copied());
+        let run = command("run");
         let mut times: Vec<f64> = (0..repetitions)
             .map(|_| {
                 let r = wasmprof(&run);

@@ -15,7 +15,7 @@ use crate::cli::{CargoArgs, HostArgs, RunArgs};
 use crate::profile;
 use crate::ui;
 use collect::RunContext;
-use node::{HostConfig, HostResult, HostRun, Node};
+use node::{Captured, HostConfig, HostResult, Node};
 
 /// Without `--timeout` the run is bounded only by this (V8 needs a number).
 const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -140,9 +140,9 @@ pub(crate) fn launch(
     config: &HostConfig,
     run_dir: &Path,
     capture: bool,
-) -> Result<(HostResult, HostRun)> {
-    let mut run = node.run(config, run_dir, capture)?;
-    let result = run.result.take().unwrap_or_else(|| HostResult {
+) -> Result<(HostResult, Captured)> {
+    let (result, captured) = node.run(config, run_dir, capture)?;
+    let result = result.unwrap_or_else(|| HostResult {
         status: "error".into(),
         message: Some("Node exited without reporting a result".into()),
         exit_code: 1,
@@ -164,7 +164,7 @@ pub(crate) fn launch(
                 .unwrap_or("the host refused the run")
         );
     }
-    Ok((result, run))
+    Ok((result, captured))
 }
 
 /// Writes the profile (if the module produced one) and prints the summary.

@@ -64,10 +64,9 @@ pub struct HostResult {
     pub snapshot_error: Option<String>,
 }
 
-/// One run of the host: its report, and the program's output if captured.
-pub struct HostRun {
-    /// `None` when Node ended without writing one.
-    pub result: Option<HostResult>,
+/// What the program printed, when its output was captured.
+#[derive(Debug, Default)]
+pub struct Captured {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
@@ -109,8 +108,14 @@ impl Node {
 
     /// Writes the host files into `dir` and runs the module. The program's
     /// output goes straight to the terminal, or with `capture` into the
-    /// returned [`HostRun`].
-    pub fn run(&self, config: &HostConfig, dir: &Path, capture: bool) -> Result<HostRun> {
+    /// returned [`Captured`]. The result is `None` when Node ended without
+    /// writing one.
+    pub fn run(
+        &self,
+        config: &HostConfig,
+        dir: &Path,
+        capture: bool,
+    ) -> Result<(Option<HostResult>, Captured)> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("could not create {}", dir.display()))?;
         let host = dir.join("wasmprof-host.js");
@@ -158,10 +163,6 @@ impl Node {
                 None
             }
         };
-        Ok(HostRun {
-            result,
-            stdout,
-            stderr,
-        })
+        Ok((result, Captured { stdout, stderr }))
     }
 }
