@@ -10,8 +10,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::build::{self, BuiltModule, Workspace};
 use crate::cli::{BenchArgs, BuildArgs, CrateWideArgs, HostArgs, Timer};
-use crate::run::node::{Captured, HostResult, Node};
-use crate::run::{self, seconds_or_millis};
+use crate::run::host::{self, Captured, Host, HostResult};
+use crate::run::{self, files, seconds_or_millis};
 use crate::ui;
 
 /// The builds compared, in the order they run: a label, and the timer of an
@@ -34,8 +34,17 @@ struct Measured {
 /// Builds, warms up, measures and prints the table on standard output.
 pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     run::one_package(&args.cargo, "bench")?;
-    // Before the long builds: is there a host at all?
-    let node = run::locate_node(&args.host)?;
+    if args.host.until_exit {
+        bail!(
+            "--until-exit cannot be benchmarked: in the plain build `wasmprof::exit` does              nothing, so that run would never end"
+        );
+    }
+    // Before the long builds: is there a host at all, and can it run this?
+    run::check_host_options(args.host_kind, &args.host)?;
+    let mut host = host::select(args.host_kind, &args.host)?;
+    for unit in workspace.units(&args.cargo)? {
+        host.check_kind(unit.kind)?;
+    }
     if !args.cargo.release && args.cargo.profile.is_none() {
         ui::warning(
             "benchmarking the dev profile, which is not optimised: add --release to measure \
@@ -66,12 +75,12 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
 
     ui::status(
         "Warming up",
-        &format!("one run of each build in {}", node.version),
+        &format!("one run of each build in {}", host.describe()),
     );
     let mut outputs = Vec::with_capacity(builds.len());
     let mut uninstrumented = false;
     for build in &builds {
-        let (result, output) = run_once(&node, build, &args.host, &target_dir)?;
+        let (result, output) = run_once(host.as_mut(), build, &args.host, &target_dir)?;
         uninstrumented |= build.module.instrument.is_some() && !result.snapshot;
         outputs.push(output.stdout);
     }
@@ -90,18 +99,18 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     for round in 1..=args.runs {
         ui::status("Running", &format!("round {round} of {}", args.runs));
         for build in &mut builds {
-            let result = run_once(&node, build, &args.host, &target_dir)?.0;
+            let result = run_once(host.as_mut(), build, &args.host, &target_dir)?.0;
             build.nanos.push(result.program_nanos);
         }
     }
 
     let package = &builds[0].module.unit.package;
     println!(
-        "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in Node {}",
+        "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in {}",
         crate_wide_flags(&args.crate_wide),
         args.runs,
         if args.runs == 1 { "" } else { "s" },
-        node.version.trim_start_matches('v')
+        host.describe()
     );
     print!("{}", table(&builds));
     Ok(())
@@ -112,6 +121,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
 fn build_args(args: &BenchArgs, timer: Option<Timer>) -> BuildArgs {
     BuildArgs {
         cargo: args.cargo.clone(),
+        host: args.host_kind,
         timer: timer.unwrap_or(Timer::Host),
         no_instrument: timer.is_none(),
         crate_wide: match timer {
@@ -139,14 +149,14 @@ fn crate_wide_flags(flags: &CrateWideArgs) -> String {
 /// Runs one build once, its output captured; a run that fails ends the
 /// benchmark, with what the program said.
 fn run_once(
-    node: &Node,
+    host: &mut dyn Host,
     build: &Measured,
-    host: &HostArgs,
+    host_args: &HostArgs,
     target_dir: &Path,
 ) -> Result<(HostResult, Captured)> {
-    let run_dir = run::run_dir(target_dir, &build.module);
-    let config = run::host_config(&build.module, host, &run_dir);
-    let outcome = run::launch(node, &config, &run_dir, true);
+    let run_dir = files::new_run_dir(target_dir, &build.module);
+    let config = run::host_config(&build.module, host_args, &run_dir);
+    let outcome = run::launch(host, &config, &run_dir, true);
     let _ = std::fs::remove_dir_all(&run_dir);
     let (result, output) = outcome?;
     let finished = matches!(result.status.as_str(), "ok" | "exit") && result.exit_code == 0;

@@ -40,13 +40,22 @@ pub enum Command {
     /// module. Everything goes to `<target-dir>/wasmprof/`, so ordinary
     /// builds are not invalidated.
     Build(BuildArgs),
-    /// Build (if needed), run the module in Node and save its profile.
+    /// Build (if needed), run the module in Node or headless Chromium and save its profile.
     ///
     /// The entry point is the crate's `#[wasm_bindgen(start)]` function, a
     /// binary's `main`, or `--invoke NAME` for an exported function. The
     /// program's output reaches the terminal; the exit status is the
-    /// program's. A panic, trap or timeout still saves the profile collected
-    /// so far, marked incomplete.
+    /// program's (101 for a panic or trap, 124 for a timeout). A panic, trap
+    /// or timeout still saves the profile collected so far, marked
+    /// incomplete.
+    ///
+    /// `--host browser` serves the module and a generated page (or your own,
+    /// `--page`) from 127.0.0.1 and runs it in headless Chromium; the console
+    /// is relayed to the terminal. The run ends when the entry point has
+    /// returned (or its promise settled) and the page has been quiet for
+    /// `--grace`; with `--until-exit`, when the program calls
+    /// `wasmprof::exit(code)`. `--serve` serves the page for a browser of
+    /// your own instead, with a button that saves the profile.
     Run(RunArgs),
     /// Measure what instrumentation costs your program: plain vs. instrumented.
     ///
@@ -62,6 +71,26 @@ pub enum Command {
     /// Reads the newest profile of this workspace unless `--input` is given;
     /// several `--input` files are merged.
     Report(ReportArgs),
+}
+
+/// Where the module runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum HostKind {
+    /// Node.js (wasm-bindgen's `nodejs` bindings; WASI binaries through node:wasi)
+    #[default]
+    Node,
+    /// Headless Chromium, driven through the DevTools protocol (wasm-bindgen's `web` bindings)
+    Browser,
+}
+
+impl HostKind {
+    /// The `--target` wasm-bindgen generates bindings for.
+    pub fn bindgen_target(self) -> &'static str {
+        match self {
+            HostKind::Node => "nodejs",
+            HostKind::Browser => "web",
+        }
+    }
 }
 
 /// Which timer the instrumentation reads.
@@ -143,6 +172,9 @@ pub struct BuildArgs {
     /// What the guards measure
     #[arg(long, value_enum, default_value_t = Timer::Host)]
     pub timer: Timer,
+    /// Where the module will run: wasm-bindgen's bindings are made for it
+    #[arg(long, value_enum, default_value_t = HostKind::Node)]
+    pub host: HostKind,
     /// Build without instrumentation, to compare with a plain build side by side
     #[arg(
         long,
@@ -194,10 +226,28 @@ pub struct RunArgs {
     /// How many functions the summary after the run lists
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+    /// Serve the page without launching a browser, for a browser of your own (implies --host browser)
+    ///
+    /// Prints the URL; the page has a "Save profile" button (or call
+    /// `wasmprof.save()` in its console) that sends the profile back, and
+    /// each one saved is named in the terminal. Ctrl-C ends it.
+    #[arg(long, help_heading = "Browser")]
+    pub serve: bool,
+    /// With --serve: the address to listen on [default: 127.0.0.1]
+    ///
+    /// Anything other than a loopback address lets other machines on the
+    /// network load the page; they still need the page's token to save.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "serve",
+        help_heading = "Browser"
+    )]
+    pub bind: Option<std::net::IpAddr>,
 }
 
 /// How the module is run: entry point, host, limits, arguments.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct HostArgs {
     /// Call this exported function instead of the start function or `main`
     ///
@@ -207,12 +257,48 @@ pub struct HostArgs {
     /// Stop the program after this long (e.g. 30s, 2m, 500ms); `run` keeps the profile so far
     #[arg(long, value_name = "DURATION", value_parser = crate::run::parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// With --host browser, end only when the program calls `wasmprof::exit(code)`
+    ///
+    /// For programs that keep working after their entry point returns
+    /// (timers, animation frames, promises). `--timeout` still bounds the
+    /// run. In Node, the run waits for the call even once nothing is left
+    /// to do.
+    #[arg(long)]
+    pub until_exit: bool,
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
     #[arg(long, value_name = "PATH")]
     pub node: Option<PathBuf>,
     /// An extra flag for `node` (repeatable), e.g. `--node-arg=--liftoff`
     #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
     pub node_arg: Vec<String>,
+    /// The browser executable [default: $WASMPROF_BROWSER, else chromium, chromium-browser or google-chrome on PATH]
+    #[arg(long, value_name = "PATH", help_heading = "Browser")]
+    pub browser: Option<PathBuf>,
+    /// An extra flag for the browser (repeatable), e.g. `--browser-arg=--js-flags=--liftoff-only`
+    #[arg(
+        long,
+        value_name = "FLAG",
+        allow_hyphen_values = true,
+        help_heading = "Browser"
+    )]
+    pub browser_arg: Vec<String>,
+    /// Serve your own page: a directory with index.html (trunk's dist/, wasm-pack's www/) or an HTML file
+    ///
+    /// The host API is injected before the page's scripts, and requests for
+    /// the crate's wasm-bindgen files (`NAME.js`, `NAME_bg.wasm`, trunk's
+    /// `NAME-HASH.js` and `NAME-HASH_bg.wasm`) get the instrumented build.
+    /// The page must load the module as wasm-bindgen's `web` target does.
+    #[arg(long, value_name = "DIR_OR_HTML", help_heading = "Browser")]
+    pub page: Option<PathBuf>,
+    /// How long the page must be quiet (no console output, no error) after the entry point settles
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "500ms",
+        value_parser = crate::run::parse_duration,
+        help_heading = "Browser"
+    )]
+    pub grace: std::time::Duration,
     /// Arguments for the program (`main`'s argv, or --invoke's arguments)
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -222,6 +308,9 @@ pub struct HostArgs {
 pub struct BenchArgs {
     #[command(flatten)]
     pub cargo: CargoArgs,
+    /// Where the builds run
+    #[arg(long = "host", value_enum, default_value_t = HostKind::Node)]
+    pub host_kind: HostKind,
     #[command(flatten)]
     pub crate_wide: CrateWideArgs,
     #[command(flatten)]

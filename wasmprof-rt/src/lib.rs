@@ -27,6 +27,7 @@
 //! or use its library name directly: the library is called `wasmprof`.
 
 mod clock;
+mod exit;
 mod guard;
 mod site;
 #[doc(hidden)]
@@ -34,6 +35,7 @@ pub mod snapshot;
 mod state;
 mod tree;
 
+pub use exit::exit;
 pub use wasmprof_macros::{instrument, skip};
 
 /// Whether this build records profiles (built by `cargo wasmprof`).

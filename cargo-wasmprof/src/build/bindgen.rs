@@ -108,13 +108,19 @@ fn exe(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
 }
 
-/// Runs the CLI on `wasm`, writing Node bindings into `out_dir`. Returns the
-/// generated JS file and the processed `.wasm`.
-pub fn generate(cli: &Path, wasm: &Path, out_dir: &Path) -> Result<(PathBuf, PathBuf)> {
+/// Runs the CLI on `wasm`, writing bindings for `target` (`nodejs` or
+/// `web`) into `out_dir`. Returns the generated JS file and the processed
+/// `.wasm`.
+pub fn generate(
+    cli: &Path,
+    wasm: &Path,
+    out_dir: &Path,
+    target: &str,
+) -> Result<(PathBuf, PathBuf)> {
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("could not create {}", out_dir.display()))?;
     let output = Command::new(cli)
-        .args(["--target", "nodejs", "--out-dir"])
+        .args(["--target", target, "--out-dir"])
         .arg(out_dir)
         .arg(wasm)
         .output()

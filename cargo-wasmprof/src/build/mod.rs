@@ -115,10 +115,15 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
             };
             let wasm = build.run()?;
             let profile = build.profile_name();
+            let bindgen_target = args.host.bindgen_target();
             let module = finish_module(
                 unit,
                 wasm,
-                &build_dir.join("bindgen").join(&profile),
+                &build_dir
+                    .join("bindgen")
+                    .join(&profile)
+                    .join(bindgen_target),
+                bindgen_target,
                 args.cargo.offline,
             )?;
             check_module(&module)?;
@@ -186,6 +191,7 @@ fn finish_module(
     unit: Unit,
     wasm: PathBuf,
     bindgen_dir: &Path,
+    bindgen_target: &str,
     offline: bool,
 ) -> Result<BuiltModule> {
     if unit.kind != ModuleKind::Bindgen {
@@ -214,7 +220,7 @@ fn finish_module(
     }
     let cli = bindgen::find_or_install(&version, offline)?;
     let out_dir = bindgen_dir.join(&unit.package);
-    let (js, wasm) = bindgen::generate(&cli, &wasm, &out_dir)?;
+    let (js, wasm) = bindgen::generate(&cli, &wasm, &out_dir, bindgen_target)?;
     Ok(BuiltModule {
         unit,
         wasm,

@@ -6,9 +6,9 @@
 // normal return, after a trap or panic, after `process.exit`, and after a
 // timeout, so nothing the module collected is lost.
 //
-// Usage: node wasmprof-host.js CONFIG.json
+// Usage: node wasmprof-host.js CONFIG.json (host-api.js beside it)
 // CONFIG: { kind: "bindgen" | "wasi" | "plain", wasm, js?, invoke?, args[],
-//           argv[], timeoutMs, snapshotOut, resultOut }
+//           argv[], timeoutMs, untilExit, snapshotOut, resultOut }
 // The result file says how the run ended; the snapshot file holds the raw
 // snapshot bytes (format documented in wasmprof-rt's snapshot module).
 'use strict';
@@ -20,41 +20,10 @@ const { performance } = require('perf_hooks');
 const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const started = performance.now();
 
-// ---- The host API -------------------------------------------------------
-// `getTime` is the only function an instrumented module needs. The thesis's
-// arc functions are provided too, as no-ops, so that modules instrumented
-// by other tools following that API still link.
-const hostApi = {
-  getTime: () => performance.now(),
-  clearResults: () => {},
-  addArcData: () => {},
-  setArcData: () => {},
-  printResults: () => {},
-};
-globalThis.__wasmprofHostApi = hostApi;
-
-// ---- Find the instance --------------------------------------------------
-// Whoever instantiates the module (wasm-bindgen's generated JS, or this
-// file), the instance that exports `__wasmprof_snapshot` is the one to read.
-let profiled = null;
-function remember(instance) {
-  if (instance && instance.exports && typeof instance.exports.__wasmprof_snapshot === 'function') {
-    profiled = instance;
-  }
-  return instance;
-}
-const OriginalInstance = WebAssembly.Instance;
-function PatchedInstance(module, imports) {
-  return remember(new OriginalInstance(module, imports));
-}
-PatchedInstance.prototype = OriginalInstance.prototype;
-WebAssembly.Instance = PatchedInstance;
-const originalInstantiate = WebAssembly.instantiate;
-WebAssembly.instantiate = async function (source, imports) {
-  const result = await originalInstantiate.call(WebAssembly, source, imports);
-  remember(result instanceof OriginalInstance ? result : result.instance);
-  return result;
-};
+// ---- The host API (shared with the browser page) -------------------------
+require('./host-api.js');
+const host = globalThis.__wasmprofHost;
+const hostApi = host.api;
 
 // ---- Outcome bookkeeping ------------------------------------------------
 const result = {
@@ -63,7 +32,7 @@ const result = {
   exitCode: 0,
   returnValue: null,
   host: `node ${process.version}`,
-  timerResolutionNanos: measureResolution(),
+  timerResolutionNanos: host.measureResolution(),
   wallNanos: 0,
   // Time inside the program proper, from the entry call to the end of what
   // it scheduled, without Node's start-up or compiling the module (except
@@ -72,20 +41,6 @@ const result = {
   programNanos: 0,
   snapshot: false,
 };
-
-function measureResolution() {
-  // Smallest step of performance.now() seen over a short spin.
-  let smallest = Infinity;
-  let last = performance.now();
-  for (let i = 0; i < 20000 && smallest > 0.0001; i++) {
-    const now = performance.now();
-    if (now > last) {
-      smallest = Math.min(smallest, now - last);
-      last = now;
-    }
-  }
-  return Number.isFinite(smallest) ? smallest * 1e6 : null;
-}
 
 let programStarted = null;
 let finished = false;
@@ -107,14 +62,9 @@ function finish() {
 }
 
 function writeSnapshot() {
-  if (!profiled) {
-    return false;
-  }
-  const pointer = profiled.exports.__wasmprof_snapshot() >>> 0;
-  const memory = profiled.exports.memory;
-  const view = new DataView(memory.buffer);
-  const length = view.getUint32(pointer + 4, true);
-  fs.writeFileSync(config.snapshotOut, new Uint8Array(memory.buffer, pointer, length));
+  const bytes = host.snapshotBytes();
+  if (bytes === null) return false;
+  fs.writeFileSync(config.snapshotOut, bytes);
   return true;
 }
 
@@ -134,16 +84,21 @@ function classify(error) {
     result.status = 'timeout';
     result.exitCode = 124;
     result.message = `timed out after ${config.timeoutMs} ms`;
-  } else if (error instanceof WebAssembly.RuntimeError) {
-    result.status = 'trap';
-    result.exitCode = 101;
-    result.message = `${error.message} (a WebAssembly trap: a Rust panic, an out-of-bounds access or an abort)`;
   } else {
-    result.status = 'error';
-    result.exitCode = 1;
-    result.message = String(error && error.stack || error);
+    Object.assign(result, host.classify(error));
   }
 }
+
+// `wasmprof::exit(code)`: end the run once the current call has returned.
+host.onExit((code) => {
+  setImmediate(() => {
+    if (finished) return;
+    result.status = code ? 'exit' : 'ok';
+    result.exitCode = code;
+    finish();
+    realExit(code);
+  });
+});
 
 // ---- Entry points ---------------------------------------------------------
 function loadPlain() {
@@ -153,12 +108,10 @@ function loadPlain() {
     .filter((i) => !(imports[i.module] && i.name in imports[i.module]))
     .map((i) => `${i.module}.${i.name}`);
   if (missing.length) {
-    throw new UsageError(`the module imports ${missing.join(', ')}, which a plain host cannot provide; build it with wasm-bindgen or for wasm32-wasip1`);
+    throw new host.UsageError(`the module imports ${missing.join(', ')}, which a plain host cannot provide; build it with wasm-bindgen or for wasm32-wasip1`);
   }
   return new WebAssembly.Instance(module, imports).exports;
 }
-
-class UsageError extends Error {}
 
 // Marks the start of the program proper.
 function entering() {
@@ -166,22 +119,8 @@ function entering() {
 }
 
 function invoke(exports) {
-  const fn = exports[config.invoke];
-  if (typeof fn !== 'function') {
-    const names = Object.keys(exports).filter((k) => typeof exports[k] === 'function' && !k.startsWith('__'));
-    throw new UsageError(`--invoke ${config.invoke}: the module exports no function of that name; exported functions: ${names.join(', ') || '(none)'}`);
-  }
-  if (fn.length !== config.args.length) {
-    throw new UsageError(`--invoke ${config.invoke}: it takes ${fn.length} argument(s) but ${config.args.length} were given after --`);
-  }
-  const args = config.args.map((a) => {
-    if (/^-?\d+$/.test(a) && Math.abs(Number(a)) > Number.MAX_SAFE_INTEGER) return BigInt(a);
-    const n = Number(a);
-    if (Number.isNaN(n)) throw new UsageError(`--invoke ${config.invoke}: argument ${JSON.stringify(a)} is not a number`);
-    return n;
-  });
   entering();
-  return fn(...args);
+  return host.invoke(exports, config.invoke, config.args);
 }
 
 function main() {
@@ -219,7 +158,7 @@ function main() {
       return undefined;
     }
     default:
-      throw new UsageError(`unknown module kind ${config.kind}`);
+      throw new host.UsageError(`unknown module kind ${config.kind}`);
   }
 }
 
@@ -246,20 +185,22 @@ async function run() {
       result.returnValue = typeof value === 'bigint' ? value.toString() : value === undefined ? null : value;
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      result.status = 'usage';
-      result.exitCode = 2;
-      result.message = error.message;
-    } else {
-      classify(error);
-    }
+    classify(error);
     finish();
     realExit(result.exitCode);
     return;
   }
-  // Let work the program scheduled (futures, timers) run to the end.
+  // Let work the program scheduled (futures, timers) run to the end; with
+  // --until-exit, until it calls wasmprof::exit.
   process.exitCode = result.exitCode;
+  const keepAlive = config.untilExit ? setInterval(() => {}, 1 << 30) : null;
+  if (keepAlive) host.onExit(() => clearInterval(keepAlive));
   process.once('beforeExit', () => {
+    if (config.untilExit && host.exitCode() === null) {
+      result.status = 'error';
+      result.exitCode = 1;
+      result.message = 'the program ended without calling wasmprof::exit (--until-exit)';
+    }
     finish();
     realExit(result.exitCode);
   });

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use wasmprof::snapshot::Snapshot;
 
-use super::node::HostResult;
+use super::host::HostResult;
 use crate::profile::{self, Function, Node, Profile, RunInfo, TimerInfo, TimerMode};
 
 /// What the run was, independent of what it measured.

@@ -1,7 +1,12 @@
 //! `cargo wasmprof run`: build, run in a host, save the profile, summarise.
 
+pub mod browser;
 mod collect;
-pub(crate) mod node;
+pub mod files;
+pub mod host;
+mod interrupt;
+pub mod node;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,11 +16,11 @@ use sha2::{Digest, Sha256};
 use wasmprof::snapshot::Snapshot;
 
 use crate::build::{self, BuiltModule, ModuleKind, Workspace};
-use crate::cli::{CargoArgs, HostArgs, RunArgs};
+use crate::cli::{CargoArgs, HostArgs, HostKind, RunArgs};
 use crate::profile;
 use crate::ui;
 use collect::RunContext;
-use node::{Captured, HostConfig, HostResult, Node};
+use host::{Captured, Host, HostConfig, HostResult};
 
 /// Without `--timeout` the run is bounded only by this (V8 needs a number).
 const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -24,20 +29,25 @@ const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// with: the program's own.
 pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
     one_package(&args.build.cargo, "run")?;
-    // Before the long build: is there a host at all?
-    let node = locate_node(&args.host)?;
-    let module = build::build(&args.build, workspace)?
-        .pop()
-        .context("nothing was built")?;
-    let entry = entry_point(&module, &args.host)?;
+    if args.serve {
+        return serve::serve(args, workspace, command_line);
+    }
+    // Before the long build: is there a host at all, and can it run this?
+    let mut host = host::select(args.build.host, &args.host)?;
+    check_host_options(args.build.host, &args.host)?;
+    for unit in workspace.units(&args.build.cargo)? {
+        host.check_kind(unit.kind)?;
+    }
+    let (module, entry) = build_module_for(args, workspace, args.build.host)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
-    let run_dir = run_dir(&target_dir, &module);
+    let run_dir = files::new_run_dir(&target_dir, &module);
     let config = host_config(&module, &args.host, &run_dir);
     ui::status(
         "Running",
-        &format!("{} in {} ({entry})", module.wasm.display(), node.version),
+        &format!("{} in {} ({entry})", module.wasm.display(), host.describe()),
     );
-    let result = launch(&node, &config, &run_dir, false)?.0;
+    let result = launch(host.as_mut(), &config, &run_dir, false)?.0;
+    drop(host);
     ui::status(
         "Ran",
         &format!(
@@ -52,16 +62,9 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     save_profile(
         &module,
         &result,
-        &config,
+        &config.snapshot_out,
         &target_dir,
-        RunContext {
-            package: module.unit.package.clone(),
-            module: module.wasm.display().to_string(),
-            module_sha256: sha256_hex(&module.wasm)?,
-            command: command_line,
-            entry,
-            min_size: module.min_size,
-        },
+        run_context(&module, command_line, entry)?,
         args.top,
     )?;
     // The run's files served their purpose; what matters is in the profile.
@@ -76,28 +79,66 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     Ok(result.exit_code)
 }
 
+/// Builds the one module `run` runs, for `host`, and finds its entry point.
+fn build_module_for(
+    args: &RunArgs,
+    workspace: &Workspace,
+    host: HostKind,
+) -> Result<(BuiltModule, String)> {
+    let build_args = crate::cli::BuildArgs {
+        host,
+        ..args.build.clone()
+    };
+    let module = build::build(&build_args, workspace)?
+        .pop()
+        .context("nothing was built")?;
+    let entry = entry_point(&module, &args.host)?;
+    Ok((module, entry))
+}
+
+/// What the profile says about the run besides its measurements.
+fn run_context(module: &BuiltModule, command: Vec<String>, entry: String) -> Result<RunContext> {
+    Ok(RunContext {
+        package: module.unit.package.clone(),
+        module: module.wasm.display().to_string(),
+        module_sha256: sha256_hex(&module.wasm)?,
+        command,
+        entry,
+        min_size: module.min_size,
+    })
+}
+
+/// Flags that belong to the other host are refused rather than ignored.
+pub(crate) fn check_host_options(kind: HostKind, args: &HostArgs) -> Result<()> {
+    match kind {
+        HostKind::Node => {
+            let browser_only = [
+                (args.browser.is_some(), "--browser"),
+                (!args.browser_arg.is_empty(), "--browser-arg"),
+                (args.page.is_some(), "--page"),
+            ];
+            if let Some((_, flag)) = browser_only.iter().find(|(given, _)| *given) {
+                bail!("{flag} is for the browser host: add --host browser");
+            }
+        }
+        HostKind::Browser => {
+            if args.node.is_some() || !args.node_arg.is_empty() {
+                bail!("--node and --node-arg are for the Node host, not --host browser");
+            }
+            if args.page.is_some() && args.invoke.is_some() {
+                bail!("--page runs your page as it is; --invoke is for the generated page");
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `run` and `bench` take one package.
 pub(crate) fn one_package(cargo: &CargoArgs, verb: &str) -> Result<()> {
     if cargo.workspace || cargo.package.len() > 1 {
         bail!("`cargo wasmprof {verb}` runs one package: choose it with -p NAME");
     }
     Ok(())
-}
-
-/// Node, with the user's extra flags.
-pub(crate) fn locate_node(host: &HostArgs) -> Result<Node> {
-    let mut node = Node::locate(host.node.as_deref())?;
-    node.node_args.extend(host.node_arg.iter().cloned());
-    Ok(node)
-}
-
-/// One directory per run, so that runs of the same package side by side
-/// cannot read each other's results.
-pub(crate) fn run_dir(target_dir: &Path, module: &BuiltModule) -> PathBuf {
-    build::wasmprof_dir(target_dir)
-        .join(module.instrument.unwrap_or("plain"))
-        .join("run")
-        .join(format!("{}-{}", module.unit.package, std::process::id()))
 }
 
 /// What the host script is told.
@@ -126,6 +167,7 @@ pub(crate) fn host_config(module: &BuiltModule, host: &HostArgs, run_dir: &Path)
         .chain(host.args.iter().cloned())
         .collect(),
         timeout_ms: host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
+        until_exit: host.until_exit,
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
     }
@@ -136,23 +178,22 @@ pub(crate) fn host_config(module: &BuiltModule, host: &HostArgs, run_dir: &Path)
 /// With `capture`, the program's output comes back instead of reaching the
 /// terminal.
 pub(crate) fn launch(
-    node: &Node,
+    host: &mut dyn Host,
     config: &HostConfig,
     run_dir: &Path,
     capture: bool,
 ) -> Result<(HostResult, Captured)> {
-    let (result, captured) = node.run(config, run_dir, capture)?;
-    let result = result.unwrap_or_else(|| HostResult {
-        status: "error".into(),
-        message: Some("Node exited without reporting a result".into()),
-        exit_code: 1,
-        return_value: None,
-        host: format!("node {}", node.version),
-        timer_resolution_nanos: None,
-        wall_nanos: 0,
-        program_nanos: 0,
-        snapshot: config.snapshot_out.exists(),
-        snapshot_error: None,
+    std::fs::create_dir_all(run_dir)
+        .with_context(|| format!("could not create {}", run_dir.display()))?;
+    let _ = std::fs::remove_file(&config.result_out);
+    let _ = std::fs::remove_file(&config.snapshot_out);
+    let (result, captured) = host.run(config, run_dir, capture)?;
+    let result = result.unwrap_or_else(|| {
+        HostResult::failed(
+            host.describe(),
+            format!("{} ended without reporting a result", host.describe()),
+            config.snapshot_out.exists(),
+        )
     });
     if result.status == "usage" {
         let _ = std::fs::remove_dir_all(run_dir);
@@ -168,16 +209,16 @@ pub(crate) fn launch(
 }
 
 /// Writes the profile (if the module produced one) and prints the summary.
-fn save_profile(
+pub(crate) fn save_profile(
     module: &BuiltModule,
     result: &HostResult,
-    config: &HostConfig,
+    snapshot_path: &Path,
     target_dir: &Path,
     context: RunContext,
     top: usize,
-) -> Result<()> {
+) -> Result<Option<PathBuf>> {
     if module.instrument.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     if !result.snapshot {
         match &result.snapshot_error {
@@ -187,14 +228,14 @@ fn save_profile(
                  or the program failed before the module was loaded",
             ),
         }
-        return Ok(());
+        return Ok(None);
     }
-    let bytes = std::fs::read(&config.snapshot_out)
-        .with_context(|| format!("could not read {}", config.snapshot_out.display()))?;
+    let bytes = std::fs::read(snapshot_path)
+        .with_context(|| format!("could not read {}", snapshot_path.display()))?;
     let snapshot = Snapshot::decode(&bytes).with_context(|| {
         format!(
             "the module's snapshot ({}) is unreadable",
-            config.snapshot_out.display()
+            snapshot_path.display()
         )
     })?;
     let profile = collect::to_profile(&snapshot, result, context);
@@ -216,7 +257,7 @@ fn save_profile(
             }
         ),
     );
-    Ok(())
+    Ok(Some(path))
 }
 
 /// How the module is entered, checked against what it exports.

@@ -4,7 +4,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
+
+use super::files;
+use super::host::{Captured, Host, HostConfig, HostResult};
+use crate::build::ModuleKind;
+use crate::cli::HostArgs;
 
 /// The host script, shipped inside the binary.
 const HOST_JS: &str = include_str!("../host/node-host.js");
@@ -30,52 +34,13 @@ pub struct Node {
 /// `--node-arg=--wasm-lazy-compilation` restore V8's defaults.
 const DEFAULT_NODE_ARGS: &[&str] = &["--no-liftoff", "--no-wasm-lazy-compilation"];
 
-/// What the host script is told to do.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HostConfig {
-    pub kind: &'static str,
-    pub wasm: PathBuf,
-    pub js: Option<PathBuf>,
-    pub invoke: Option<String>,
-    pub args: Vec<String>,
-    pub argv: Vec<String>,
-    /// V8 needs a bound: an hour stands for "no timeout".
-    pub timeout_ms: u64,
-    pub snapshot_out: PathBuf,
-    pub result_out: PathBuf,
-}
-
-/// What the host script says about the run.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HostResult {
-    /// ok | exit | trap | timeout | error | usage
-    pub status: String,
-    pub message: Option<String>,
-    pub exit_code: i32,
-    pub return_value: Option<serde_json::Value>,
-    pub host: String,
-    pub timer_resolution_nanos: Option<f64>,
-    pub wall_nanos: u64,
-    #[serde(default)]
-    pub program_nanos: u64,
-    pub snapshot: bool,
-    pub snapshot_error: Option<String>,
-}
-
-/// What the program printed, when its output was captured.
-#[derive(Debug, Default)]
-pub struct Captured {
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-}
-
 impl Node {
-    /// `--node`, else `$WASMPROF_NODE`, else `node` on PATH.
-    pub fn locate(explicit: Option<&Path>) -> Result<Node> {
-        let exe = explicit
-            .map(Path::to_path_buf)
+    /// `--node`, else `$WASMPROF_NODE`, else `node` on PATH, with the
+    /// user's `--node-arg`s.
+    pub fn locate(args: &HostArgs) -> Result<Node> {
+        let exe = args
+            .node
+            .clone()
             .or_else(|| std::env::var_os("WASMPROF_NODE").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("node"));
         let output = Command::new(&exe).arg("--version").output();
@@ -97,7 +62,11 @@ impl Node {
             Some(m) if m >= MINIMUM_MAJOR => Ok(Node {
                 exe,
                 version,
-                node_args: DEFAULT_NODE_ARGS.iter().map(|a| a.to_string()).collect(),
+                node_args: DEFAULT_NODE_ARGS
+                    .iter()
+                    .map(|a| a.to_string())
+                    .chain(args.node_arg.iter().cloned())
+                    .collect(),
             }),
             _ => bail!(
                 "{} is Node.js {version}; wasmprof needs Node.js {MINIMUM_MAJOR} or newer",
@@ -105,35 +74,41 @@ impl Node {
             ),
         }
     }
+}
 
-    /// Writes the host files into `dir` and runs the module. The program's
-    /// output goes straight to the terminal, or with `capture` into the
-    /// returned [`Captured`]. The result is `None` when Node ended without
-    /// writing one.
-    pub fn run(
-        &self,
+impl Host for Node {
+    fn describe(&self) -> String {
+        format!("Node {}", self.version)
+    }
+
+    fn check_kind(&self, _kind: ModuleKind) -> Result<()> {
+        Ok(())
+    }
+
+    /// Copies the module into `dir` (so that a build running beside this
+    /// run cannot change it underneath), writes the host files there and
+    /// runs Node on them.
+    fn run(
+        &mut self,
         config: &HostConfig,
         dir: &Path,
         capture: bool,
     ) -> Result<(Option<HostResult>, Captured)> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("could not create {}", dir.display()))?;
+        let mut config = config.clone();
+        files::copy_module_into(&mut config, &dir.join("module"))?;
         let host = dir.join("wasmprof-host.js");
-        std::fs::write(&host, HOST_JS)
-            .with_context(|| format!("could not write {}", host.display()))?;
+        files::write(&host, HOST_JS)?;
+        files::write(&dir.join("host-api.js"), files::HOST_API_JS)?;
         if let Some(js) = &config.js {
             let prof = js
                 .parent()
                 .context("generated JS has no directory")?
                 .join("node_modules")
                 .join("prof");
-            std::fs::create_dir_all(&prof)?;
-            std::fs::write(prof.join("index.js"), PROF_MODULE_JS)?;
+            files::write(&prof.join("index.js"), PROF_MODULE_JS)?;
         }
         let config_path = dir.join("config.json");
-        std::fs::write(&config_path, serde_json::to_vec_pretty(config)?)?;
-        let _ = std::fs::remove_file(&config.result_out);
-        let _ = std::fs::remove_file(&config.snapshot_out);
+        files::write(&config_path, &serde_json::to_string_pretty(&config)?)?;
         let mut command = Command::new(&self.exe);
         command
             .arg("--no-warnings")

@@ -1,0 +1,168 @@
+// wasmprof's host API, one implementation for every JavaScript host: Node
+// loads it with `require`, the browser page with a classic <script> before
+// any module. It defines `globalThis.__wasmprofHost`:
+//
+//   api                 the import object of module "prof" (getTime, exit, and
+//                       the thesis's arc functions as no-ops)
+//   snapshotBytes()     the profile copied out of the instrumented instance's
+//                       linear memory (null when no instance exports
+//                       `__wasmprof_snapshot`); callable after a trap too
+//   snapshotBase64()    the same, as base64, for hosts that pull it as text
+//   invoke(exports, name, args)
+//                       calls an exported function with numeric arguments,
+//                       throwing UsageError when the call cannot be made
+//   classify(error)     { status, exitCode, message } for a thrown error
+//   measureResolution() the smallest step of the clock, in nanoseconds
+//   onExit(listener)    called with the code of `wasmprof::exit(code)`
+//
+// The instance is found by watching WebAssembly.instantiate(Streaming) and
+// `new WebAssembly.Instance`, so it works whoever instantiates the module:
+// wasm-bindgen's generated JS, a user's page, or the hosts themselves. A
+// module that imports "prof" gets this API even if its loader did not pass it.
+(function (global) {
+  'use strict';
+  if (global.__wasmprofHost) return;
+
+  const clock = global.performance;
+  const exitListeners = [];
+  let exitCode = null;
+
+  const api = {
+    getTime: () => clock.now(),
+    // `wasmprof::exit(code)`: the program says it is done. The host ends the
+    // run once the current call has returned to the event loop, so the
+    // calls on the stack are closed, not cut off.
+    exit: (code) => {
+      if (exitCode !== null) return;
+      exitCode = code | 0;
+      for (const listener of exitListeners) listener(exitCode);
+    },
+    clearResults: () => {},
+    addArcData: () => {},
+    setArcData: () => {},
+    printResults: () => {},
+  };
+
+  let profiled = null;
+  function remember(instance) {
+    if (instance && instance.exports && typeof instance.exports.__wasmprof_snapshot === 'function') {
+      profiled = instance;
+    }
+    return instance;
+  }
+
+  function withProf(module, imports) {
+    const wanted = WebAssembly.Module.imports(module).some((i) => i.module === 'prof');
+    if (!wanted || (imports && imports.prof)) return imports;
+    return Object.assign({}, imports, { prof: api });
+  }
+
+  const OriginalInstance = WebAssembly.Instance;
+  function PatchedInstance(module, imports) {
+    return remember(new OriginalInstance(module, withProf(module, imports)));
+  }
+  PatchedInstance.prototype = OriginalInstance.prototype;
+  WebAssembly.Instance = PatchedInstance;
+
+  const originalInstantiate = WebAssembly.instantiate;
+  WebAssembly.instantiate = async function (source, imports) {
+    if (source instanceof WebAssembly.Module) {
+      return remember(await originalInstantiate.call(WebAssembly, source, withProf(source, imports)));
+    }
+    const module = await WebAssembly.compile(source);
+    const instance = await originalInstantiate.call(WebAssembly, module, withProf(module, imports));
+    remember(instance);
+    return { module, instance };
+  };
+  if (typeof WebAssembly.instantiateStreaming === 'function') {
+    WebAssembly.instantiateStreaming = async function (response, imports) {
+      const module = await WebAssembly.compileStreaming(response);
+      const instance = await originalInstantiate.call(WebAssembly, module, withProf(module, imports));
+      remember(instance);
+      return { module, instance };
+    };
+  }
+
+  function snapshotBytes() {
+    if (!profiled) return null;
+    const pointer = profiled.exports.__wasmprof_snapshot() >>> 0;
+    const memory = profiled.exports.memory;
+    const length = new DataView(memory.buffer).getUint32(pointer + 4, true);
+    return new Uint8Array(memory.buffer.slice(pointer, pointer + length));
+  }
+
+  function snapshotBase64() {
+    const bytes = snapshotBytes();
+    if (bytes === null) return null;
+    if (typeof Buffer !== 'undefined') return Buffer.from(bytes).toString('base64');
+    let text = '';
+    const chunk = 0x8000;
+    for (let i = 0; i < bytes.length; i += chunk) {
+      text += String.fromCharCode.apply(null, bytes.subarray(i, i + chunk));
+    }
+    return btoa(text);
+  }
+
+  class UsageError extends Error {}
+
+  function invoke(exports, name, args) {
+    const fn = exports[name];
+    if (typeof fn !== 'function') {
+      const names = Object.keys(exports).filter((k) => typeof exports[k] === 'function' && !k.startsWith('__') && k !== 'default');
+      throw new UsageError(`--invoke ${name}: the module exports no function of that name; exported functions: ${names.join(', ') || '(none)'}`);
+    }
+    if (fn.length !== args.length) {
+      throw new UsageError(`--invoke ${name}: it takes ${fn.length} argument(s) but ${args.length} were given after --`);
+    }
+    const values = args.map((a) => {
+      if (/^-?\d+$/.test(a) && Math.abs(Number(a)) > Number.MAX_SAFE_INTEGER) return BigInt(a);
+      const n = Number(a);
+      if (Number.isNaN(n)) throw new UsageError(`--invoke ${name}: argument ${JSON.stringify(a)} is not a number`);
+      return n;
+    });
+    return fn(...values);
+  }
+
+  function classify(error) {
+    if (error instanceof UsageError) {
+      return { status: 'usage', exitCode: 2, message: error.message };
+    }
+    if (error instanceof WebAssembly.RuntimeError) {
+      return {
+        status: 'trap',
+        exitCode: 101,
+        message: `${error.message} (a WebAssembly trap: a Rust panic, an out-of-bounds access or an abort)`,
+      };
+    }
+    return { status: 'error', exitCode: 1, message: String((error && error.stack) || error) };
+  }
+
+  function measureResolution() {
+    // Smallest step of the clock seen over a short spin.
+    let smallest = Infinity;
+    let last = clock.now();
+    for (let i = 0; i < 20000 && smallest > 0.0001; i++) {
+      const now = clock.now();
+      if (now > last) {
+        smallest = Math.min(smallest, now - last);
+        last = now;
+      }
+    }
+    return Number.isFinite(smallest) ? smallest * 1e6 : null;
+  }
+
+  global.__wasmprofHost = {
+    api,
+    snapshotBytes,
+    snapshotBase64,
+    hasInstance: () => profiled !== null,
+    invoke,
+    classify,
+    UsageError,
+    measureResolution,
+    onExit: (listener) => exitListeners.push(listener),
+    exitCode: () => exitCode,
+  };
+  // What wasm-bindgen's `require("prof")` / `import … from "prof"` resolves to.
+  global.__wasmprofHostApi = api;
+})(globalThis);

@@ -1,0 +1,276 @@
+//! What the browser loads: the generated page that runs the module, or the
+//! user's own page (`--page`) with the host API injected and the
+//! instrumented module in place of its own; and, under `--serve`, the
+//! overlay that saves the profile.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use super::server::{Site, Substitute};
+use crate::run::files::HOST_API_JS;
+use crate::run::host::HostConfig;
+
+const PAGE_HOST_JS: &str = include_str!("../../host/page-host.js");
+const PAGE_WATCH_JS: &str = include_str!("../../host/page-watch.js");
+const SAVE_OVERLAY_JS: &str = include_str!("../../host/save-overlay.js");
+/// What `import … from "prof"` resolves to through the page's import map.
+const PROF_MODULE_JS: &str = "const api = globalThis.__wasmprofHostApi;\n\
+export const getTime = api.getTime;\n\
+export const exit = api.exit;\n\
+export const clearResults = api.clearResults;\n\
+export const addArcData = api.addArcData;\n\
+export const setArcData = api.setArcData;\n\
+export const printResults = api.printResults;\n";
+
+/// A site ready to serve, and the path the browser opens first.
+pub struct PageSite {
+    pub site: Site,
+    pub start_path: String,
+}
+
+/// Builds the site for one run: the module (already copied to
+/// `module_dir`) behind the generated page, or behind the user's page.
+pub fn site(
+    config: &HostConfig,
+    user_page: Option<&Path>,
+    run_dir: &Path,
+    token: &str,
+    with_overlay: bool,
+) -> Result<PageSite> {
+    let module_dir = config
+        .wasm
+        .parent()
+        .context("the module has no directory")?
+        .to_path_buf();
+    let mut generated = HashMap::from([
+        (
+            "/__wasmprof/host-api.js".to_owned(),
+            HOST_API_JS.as_bytes().to_vec(),
+        ),
+        (
+            "/__wasmprof/prof.js".to_owned(),
+            PROF_MODULE_JS.as_bytes().to_vec(),
+        ),
+        (
+            "/__wasmprof/page-host.js".to_owned(),
+            PAGE_HOST_JS.as_bytes().to_vec(),
+        ),
+        (
+            "/__wasmprof/page-watch.js".to_owned(),
+            PAGE_WATCH_JS.as_bytes().to_vec(),
+        ),
+        (
+            "/__wasmprof/save-overlay.js".to_owned(),
+            SAVE_OVERLAY_JS.as_bytes().to_vec(),
+        ),
+    ]);
+    let upload_dir = run_dir.join("uploads");
+    match user_page {
+        None => {
+            let file_url = |path: &Path| -> Result<String> {
+                Ok(format!(
+                    "/{}",
+                    path.file_name()
+                        .and_then(|n| n.to_str())
+                        .context("a module file name is not UTF-8")?
+                ))
+            };
+            let page_config = json!({
+                "kind": config.kind,
+                "jsUrl": config.js.as_deref().map(file_url).transpose()?,
+                "wasmUrl": file_url(&config.wasm)?,
+                "invoke": config.invoke,
+                "args": config.args,
+                "token": token,
+            });
+            let head = head_snippet(&page_config, false, with_overlay);
+            let title = config
+                .wasm
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("module");
+            let html = format!(
+                "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+                 <title>wasmprof: {}</title>\n{head}</head>\n<body>\n\
+                 <script type=\"module\" src=\"/__wasmprof/page-host.js\"></script>\n\
+                 </body>\n</html>\n",
+                html_escape(title)
+            );
+            generated.insert("/".to_owned(), html.clone().into_bytes());
+            generated.insert("/index.html".to_owned(), html.into_bytes());
+            Ok(PageSite {
+                site: Site {
+                    root: module_dir,
+                    generated,
+                    substitutes: Vec::new(),
+                    inject_into_html: None,
+                    token: token.to_owned(),
+                    upload_dir,
+                },
+                start_path: "/".into(),
+            })
+        }
+        Some(page) => {
+            let (root, start_path) = user_root(page)?;
+            let page_config = json!({ "kind": config.kind, "token": token });
+            Ok(PageSite {
+                site: Site {
+                    root,
+                    generated,
+                    substitutes: substitutes(config)?,
+                    inject_into_html: Some(head_snippet(&page_config, true, with_overlay)),
+                    token: token.to_owned(),
+                    upload_dir,
+                },
+                start_path,
+            })
+        }
+    }
+}
+
+/// The directory to serve and the page to open, for `--page DIR_OR_HTML`.
+fn user_root(page: &Path) -> Result<(PathBuf, String)> {
+    let meta = std::fs::metadata(page).with_context(|| {
+        format!(
+            "--page {}: no such file or directory; give a directory with an index.html \
+             (trunk's dist/, wasm-pack's www/) or an HTML file",
+            page.display()
+        )
+    })?;
+    if meta.is_dir() {
+        if !page.join("index.html").is_file() {
+            bail!(
+                "--page {}: the directory has no index.html; name the page's HTML file instead",
+                page.display()
+            );
+        }
+        return Ok((page.to_path_buf(), "/".into()));
+    }
+    let name = page
+        .file_name()
+        .and_then(|n| n.to_str())
+        .context("--page: the file name is not UTF-8")?;
+    if !(name.ends_with(".html") || name.ends_with(".htm")) {
+        bail!("--page {}: not an HTML file or a directory", page.display());
+    }
+    let dir = page
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok((dir.to_path_buf(), format!("/{name}")))
+}
+
+/// The page's own copies of the module files are answered with the
+/// instrumented build: `NAME.js` and `NAME_bg.wasm` as wasm-pack names
+/// them, `NAME-HASH.js` and `NAME-HASH_bg.wasm` as trunk does.
+fn substitutes(config: &HostConfig) -> Result<Vec<Substitute>> {
+    let Some(js) = &config.js else {
+        bail!(
+            "--page needs a wasm-bindgen crate: a page loads its module through the JS \
+             wasm-bindgen generates"
+        );
+    };
+    let stem = js
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .context("the generated JS has no name")?
+        .to_owned();
+    let for_suffix = |suffix: &'static str, file: PathBuf| {
+        let stem = stem.clone();
+        Substitute {
+            matches: Box::new(move |name: &str| names_the_module(name, &stem, suffix)),
+            file,
+        }
+    };
+    Ok(vec![
+        for_suffix("_bg.wasm", config.wasm.clone()),
+        for_suffix(".js", js.clone()),
+    ])
+}
+
+/// `app.js`, `app-5f3a9c.js` for stem `app` and suffix `.js`.
+fn names_the_module(name: &str, stem: &str, suffix: &str) -> bool {
+    let Some(rest) = name.strip_prefix(stem) else {
+        return false;
+    };
+    let Some(middle) = rest.strip_suffix(suffix) else {
+        return false;
+    };
+    middle.is_empty()
+        || middle
+            .strip_prefix('-')
+            .is_some_and(|hash| !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The scripts that go first in the page's head: the host API, the run's
+/// configuration, the import map for `prof`, and what watches (user page)
+/// or saves (`--serve`).
+fn head_snippet(config: &serde_json::Value, watch: bool, overlay: bool) -> String {
+    let mut snippet = format!(
+        "<script src=\"/__wasmprof/host-api.js\"></script>\n\
+         <script>__wasmprofHost.config = {};</script>\n\
+         <script type=\"importmap\">{{\"imports\":{{\"prof\":\"/__wasmprof/prof.js\"}}}}</script>\n",
+        script_json(config)
+    );
+    if watch {
+        snippet.push_str("<script src=\"/__wasmprof/page-watch.js\"></script>\n");
+    }
+    if overlay {
+        snippet.push_str("<script src=\"/__wasmprof/save-overlay.js\"></script>\n");
+    }
+    snippet
+}
+
+/// JSON that cannot end the `<script>` it is written into.
+fn script_json(value: &serde_json::Value) -> String {
+    value
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wasm_pack_and_trunk_names_are_the_modules_files() {
+        assert!(names_the_module("app.js", "app", ".js"));
+        assert!(names_the_module("app_bg.wasm", "app", "_bg.wasm"));
+        assert!(names_the_module("app-9a3f01bc.js", "app", ".js"));
+        assert!(names_the_module("app-9a3f01bc_bg.wasm", "app", "_bg.wasm"));
+        assert!(!names_the_module("app-extra.js", "app", ".js"));
+        assert!(!names_the_module("app2.js", "app", ".js"));
+        assert!(!names_the_module("application.js", "app", ".js"));
+        assert!(!names_the_module("app-.js", "app", ".js"));
+    }
+
+    #[test]
+    fn arguments_cannot_close_the_config_script() {
+        let text = script_json(&json!({ "args": ["</script><script>alert(1)"] }));
+        assert!(!text.contains("</script>"), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["args"][0], "</script><script>alert(1)");
+    }
+
+    #[test]
+    fn a_page_directory_needs_an_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = user_root(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("no index.html"), "{error}");
+        std::fs::write(dir.path().join("app.html"), "<html></html>").unwrap();
+        let (root, start) = user_root(&dir.path().join("app.html")).unwrap();
+        assert_eq!((root.as_path(), start.as_str()), (dir.path(), "/app.html"));
+        assert!(user_root(&dir.path().join("missing")).is_err());
+    }
+}

@@ -1,0 +1,228 @@
+//! Each rule of the server, tried over a real socket.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, TcpStream};
+
+use super::*;
+
+const TOKEN: &str = "secret-token-of-this-run";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    outside: PathBuf,
+    uploads: PathBuf,
+    server: Server,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    std::fs::create_dir_all(root.join("pkg")).unwrap();
+    std::fs::write(
+        root.join("index.html"),
+        "<html><head><title>t</title></head><body>hi</body></html>",
+    )
+    .unwrap();
+    std::fs::write(root.join("pkg/app_bg.wasm"), b"\0asm-original").unwrap();
+    let outside = dir.path().join("secret.txt");
+    std::fs::write(&outside, "not for the web").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), root.join("linkdir")).unwrap();
+    let instrumented = dir.path().join("instrumented_bg.wasm");
+    std::fs::write(&instrumented, b"\0asm-instrumented").unwrap();
+    let uploads = dir.path().join("uploads");
+    let site = Site {
+        root,
+        generated: HashMap::from([("/__wasmprof/host-api.js".to_owned(), b"// api".to_vec())]),
+        substitutes: vec![Substitute {
+            matches: Box::new(|name| name == "app_bg.wasm"),
+            file: instrumented,
+        }],
+        inject_into_html: Some("<script>injected</script>".into()),
+        token: TOKEN.into(),
+        upload_dir: uploads.clone(),
+    };
+    let server = Server::start(IpAddr::V4(Ipv4Addr::LOCALHOST), site).unwrap();
+    Fixture {
+        _dir: dir,
+        outside,
+        uploads,
+        server,
+    }
+}
+
+/// Sends a raw request and returns the status code and the whole response.
+fn send(server: &Server, request: &str, body: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let code = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (code, text)
+}
+
+fn get(server: &Server, path: &str) -> (u16, String) {
+    let host = server.addr();
+    send(
+        server,
+        &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        b"",
+    )
+}
+
+#[test]
+fn serves_the_site_cross_origin_isolated_with_the_host_api_injected() {
+    let f = fixture();
+    let (code, text) = get(&f.server, "/");
+    assert_eq!(code, 200, "{text}");
+    assert!(
+        text.contains("<head><script>injected</script><title>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Cross-Origin-Opener-Policy: same-origin"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Cross-Origin-Embedder-Policy: require-corp"),
+        "{text}"
+    );
+    let (code, text) = get(&f.server, "/__wasmprof/host-api.js");
+    assert_eq!(code, 200);
+    assert!(text.contains("text/javascript"), "{text}");
+}
+
+#[test]
+fn the_instrumented_module_replaces_the_pages_own_as_application_wasm() {
+    let f = fixture();
+    let (code, text) = get(&f.server, "/pkg/app_bg.wasm");
+    assert_eq!(code, 200);
+    assert!(text.contains("Content-Type: application/wasm"), "{text}");
+    assert!(text.ends_with("asm-instrumented"), "{text}");
+}
+
+#[test]
+fn paths_outside_the_site_are_refused() {
+    let f = fixture();
+    for path in [
+        "/../secret.txt",
+        "/pkg/../../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/pkg%2f..%2f..%2fsecret.txt",
+        "/..%5csecret.txt",
+        "/link.txt",
+        "/linkdir/secret.txt",
+        "/pkg/./app.js",
+        "/nothing-here.html",
+    ] {
+        let (code, text) = get(&f.server, path);
+        assert!(code >= 400, "{path} was served:\n{text}");
+        assert!(!text.contains("not for the web"), "{path} leaked the file");
+    }
+    assert!(f.outside.exists());
+}
+
+#[test]
+fn requests_for_another_host_name_are_refused() {
+    let f = fixture();
+    let port = f.server.addr().port();
+    for host in [
+        format!("attacker.example:{port}"),
+        format!("127.0.0.2:{port}"),
+        "127.0.0.1:1".to_owned(),
+        "127.0.0.1".to_owned(),
+    ] {
+        let (code, _) = send(
+            &f.server,
+            &format!("GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+            b"",
+        );
+        assert_eq!(code, 421, "Host: {host}");
+    }
+    let (code, _) = send(&f.server, "GET / HTTP/1.0\r\n\r\n", b"");
+    assert_eq!(code, 421, "no Host at all");
+    let (code, _) = send(
+        &f.server,
+        &format!("GET / HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"),
+        b"",
+    );
+    assert_eq!(
+        code, 200,
+        "localhost is the loopback address it is bound to"
+    );
+}
+
+fn post(f: &Fixture, token: Option<&str>, body: &[u8], claimed_length: usize) -> (u16, String) {
+    let host = f.server.addr();
+    let token = token
+        .map(|t| format!("{TOKEN_HEADER}: {t}\r\n"))
+        .unwrap_or_default();
+    send(
+        &f.server,
+        &format!(
+            "POST {UPLOAD_PATH} HTTP/1.1\r\nHost: {host}\r\n{token}Content-Length: {claimed_length}\r\nConnection: close\r\n\r\n"
+        ),
+        body,
+    )
+}
+
+#[test]
+fn an_upload_needs_the_token_and_is_saved_under_a_name_the_server_chooses() {
+    let f = fixture();
+    assert_eq!(post(&f, None, b"WPRF", 4).0, 403);
+    assert_eq!(post(&f, Some("guess"), b"WPRF", 4).0, 403);
+    assert!(!f.uploads.exists(), "nothing written for a refused upload");
+    let (code, text) = post(&f, Some(TOKEN), b"WPRF1234", 8);
+    assert_eq!(code, 200, "{text}");
+    let upload = f.server.uploads.try_recv().unwrap();
+    assert_eq!(upload.path, f.uploads.join("snapshot-0.bin"));
+    assert_eq!(std::fs::read(&upload.path).unwrap(), b"WPRF1234");
+    post(&f, Some(TOKEN), b"second", 6);
+    assert_eq!(
+        f.server.uploads.try_recv().unwrap().path,
+        f.uploads.join("snapshot-1.bin")
+    );
+}
+
+#[test]
+fn an_oversized_upload_is_refused_before_it_is_read() {
+    let f = fixture();
+    let (code, _) = post(&f, Some(TOKEN), b"", (MAX_UPLOAD_BYTES + 1) as usize);
+    assert_eq!(code, 413);
+    assert!(f.server.uploads.try_recv().is_err());
+}
+
+#[test]
+fn other_methods_are_refused() {
+    let f = fixture();
+    let host = f.server.addr();
+    let (code, _) = send(
+        &f.server,
+        &format!("DELETE /index.html HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        b"",
+    );
+    assert_eq!(code, 405);
+}
+
+#[test]
+fn the_host_api_goes_first_in_the_head_or_the_page() {
+    assert_eq!(
+        inject("<html><HEAD lang=x>t</HEAD></html>", "S"),
+        "<html><HEAD lang=x>St</HEAD></html>"
+    );
+    assert_eq!(
+        inject("<html><body>b</body></html>", "S"),
+        "<html>S<body>b</body></html>"
+    );
+    assert_eq!(inject("<p>bare</p>", "S"), "S<p>bare</p>");
+}
+
+#[test]
+fn the_server_stops_with_the_run() {
+    let f = fixture();
+    let addr = f.server.addr();
+    drop(f.server);
+    assert!(TcpStream::connect(addr).is_err());
+}

@@ -1,0 +1,378 @@
+//! One run in one page: open it, relay its console, decide when the program
+//! is over, pull the profile out of the page, close it.
+//!
+//! When a browser program is over is not obvious: its start function returns
+//! but timers, animation frames and promises may go on. The run ends at the
+//! first of:
+//! - the entry point settled (returned, or its promise settled) and the page
+//!   has then been quiet (no console output, no error) for the grace period;
+//!   with `--until-exit` this does not end it;
+//! - the program called `wasmprof::exit(code)` (once that call returned);
+//! - the entry point failed, or an exception went uncaught;
+//! - `--timeout`, or Ctrl-C: the running script is terminated first;
+//! - the page crashed or the browser went away (no profile can be pulled).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use base64::Engine;
+use serde_json::{json, Value};
+
+use super::cdp::{Event, DISCONNECTED};
+use super::console::{self, Relay, Stream};
+use super::Chromium;
+use crate::run::host::{Captured, HostConfig, HostResult};
+use crate::run::interrupt;
+
+/// The binding the page reports through.
+const REPORT_BINDING: &str = "__wasmprofReport";
+/// How long protocol commands that should answer at once may take.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the page may take to hand over the profile before the running
+/// script is terminated to let it.
+const PULL_PATIENCE: Duration = Duration::from_secs(2);
+
+pub struct PageRun<'a> {
+    pub chromium: &'a Chromium,
+    pub url: &'a str,
+    pub config: &'a HostConfig,
+    pub grace: Duration,
+}
+
+/// Why the run ended.
+#[derive(Debug)]
+enum End {
+    /// The page reported the entry point's outcome and went quiet, or failed.
+    Settled(Value),
+    /// `wasmprof::exit(code)`.
+    Exit(Value),
+    Uncaught {
+        message: String,
+        trap: bool,
+    },
+    Timeout,
+    Interrupted,
+    Crashed,
+    BrowserGone,
+    NotLoaded(String),
+}
+
+impl PageRun<'_> {
+    /// Runs the page and returns how it went, with the snapshot written to
+    /// `config.snapshot_out` when there was one.
+    pub fn run(&self, capture: bool) -> Result<(HostResult, Captured)> {
+        let cdp = &self.chromium.cdp;
+        let started = Instant::now();
+        let target = cdp
+            .call(
+                None,
+                "Target.createTarget",
+                json!({ "url": "about:blank" }),
+                COMMAND_TIMEOUT,
+            )
+            .context("could not open a page")?;
+        let target_id = target["targetId"]
+            .as_str()
+            .context("no target id")?
+            .to_owned();
+        let attached = cdp.call(
+            None,
+            "Target.attachToTarget",
+            json!({ "targetId": target_id, "flatten": true }),
+            COMMAND_TIMEOUT,
+        )?;
+        let session = attached["sessionId"]
+            .as_str()
+            .context("no session id")?
+            .to_owned();
+        let page = Some(session.as_str());
+        for method in [
+            "Runtime.enable",
+            "Page.enable",
+            "Log.enable",
+            "Inspector.enable",
+        ] {
+            cdp.call(page, method, json!({}), COMMAND_TIMEOUT)?;
+        }
+        cdp.call(
+            page,
+            "Runtime.addBinding",
+            json!({ "name": REPORT_BINDING }),
+            COMMAND_TIMEOUT,
+        )?;
+
+        let mut captured = Captured::default();
+        let mut relay = Relay {
+            capture: capture.then_some(&mut captured),
+        };
+        let deadline = started + Duration::from_millis(self.config.timeout_ms);
+        let navigated = cdp.call(
+            page,
+            "Page.navigate",
+            json!({ "url": self.url }),
+            COMMAND_TIMEOUT,
+        )?;
+        let end = match navigated["errorText"].as_str() {
+            Some(error) if !error.is_empty() => End::NotLoaded(error.to_owned()),
+            _ => self.watch(&session, &target_id, deadline, &mut relay),
+        };
+
+        let mut result = HostResult::failed(self.host_name()?, String::new(), false);
+        result.exit_code = 0;
+        result.message = None;
+        result.status = "ok".into();
+        let mut resolution = None;
+        let mut program_nanos = None;
+        let mut report_fields = |report: &Value, result: &mut HostResult| {
+            resolution = report["resolutionNanos"].as_f64();
+            program_nanos = report["programNanos"].as_u64();
+            result.return_value = report.get("returnValue").cloned().filter(|v| !v.is_null());
+        };
+        match &end {
+            End::Settled(report) => {
+                report_fields(report, &mut result);
+                result.status = report["status"].as_str().unwrap_or("error").to_owned();
+                result.exit_code = report["exitCode"].as_i64().unwrap_or(1) as i32;
+                result.message = report["message"].as_str().map(str::to_owned);
+            }
+            End::Exit(report) => {
+                report_fields(report, &mut result);
+                let code = report["code"].as_i64().unwrap_or(0) as i32;
+                result.status = if code == 0 { "ok" } else { "exit" }.into();
+                result.exit_code = code;
+            }
+            End::Uncaught { message, trap } => {
+                result.status = if *trap { "trap" } else { "error" }.into();
+                result.exit_code = if *trap { 101 } else { 1 };
+                result.message = Some(message.clone());
+            }
+            End::Timeout => {
+                result.status = "timeout".into();
+                result.exit_code = 124;
+                result.message = Some(format!("timed out after {} ms", self.config.timeout_ms));
+            }
+            End::Interrupted => {
+                result.status = "interrupted".into();
+                result.exit_code = 130;
+                result.message = Some("interrupted (Ctrl-C)".into());
+            }
+            End::Crashed => {
+                result.status = "error".into();
+                result.exit_code = 1;
+                result.message = Some(format!(
+                    "the page crashed; its profile is lost{}",
+                    self.chromium.stderr_tail_text()
+                ));
+            }
+            End::BrowserGone => {
+                result.status = "error".into();
+                result.exit_code = 1;
+                result.message = Some(format!(
+                    "the browser went away during the run; its profile is lost{}",
+                    self.chromium.stderr_tail_text()
+                ));
+            }
+            End::NotLoaded(error) => {
+                result.status = "error".into();
+                result.exit_code = 1;
+                result.message = Some(format!("the page did not load: {error}"));
+            }
+        }
+
+        if !matches!(end, End::Crashed | End::BrowserGone) {
+            let busy = matches!(end, End::Timeout | End::Interrupted);
+            match self.pull_snapshot(&session, busy) {
+                Ok(Some((bytes, page_resolution))) => {
+                    std::fs::write(&self.config.snapshot_out, bytes).with_context(|| {
+                        format!("could not write {}", self.config.snapshot_out.display())
+                    })?;
+                    result.snapshot = true;
+                    resolution = resolution.or(page_resolution);
+                }
+                Ok(None) => {}
+                Err(e) => result.snapshot_error = Some(format!("{e:#}")),
+            }
+            // What the page said while it was being read.
+            while let Some(event) = cdp.next_event(Duration::ZERO) {
+                if event.method == DISCONNECTED {
+                    break;
+                }
+                if event.session.as_deref() == Some(session.as_str()) {
+                    relay_event(&event, &mut relay);
+                }
+            }
+            let _ = cdp.call(
+                None,
+                "Target.closeTarget",
+                json!({ "targetId": target_id }),
+                COMMAND_TIMEOUT,
+            );
+        }
+        result.timer_resolution_nanos = resolution;
+        result.wall_nanos = started.elapsed().as_nanos() as u64;
+        result.program_nanos = program_nanos.unwrap_or(result.wall_nanos);
+        Ok((result, captured))
+    }
+
+    /// Relays the page's events until the run is over, and says why it is.
+    fn watch(&self, session: &str, target_id: &str, deadline: Instant, relay: &mut Relay) -> End {
+        let cdp = &self.chromium.cdp;
+        let mut settled: Option<Value> = None;
+        let mut last_sign_of_life = Instant::now();
+        loop {
+            if interrupt::interrupted() {
+                return End::Interrupted;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return End::Timeout;
+            }
+            if let Some(report) = &settled {
+                if !self.config.until_exit && now.duration_since(last_sign_of_life) >= self.grace {
+                    return End::Settled(report.clone());
+                }
+            }
+            let wait = (deadline - now).min(Duration::from_millis(50));
+            let Some(event) = cdp.next_event(wait) else {
+                continue;
+            };
+            if event.method == DISCONNECTED {
+                return End::BrowserGone;
+            }
+            if event.method == "Target.targetCrashed" && event.params["targetId"] == target_id {
+                return End::Crashed;
+            }
+            if event.session.as_deref() != Some(session) {
+                continue;
+            }
+            match event.method.as_str() {
+                "Inspector.targetCrashed" => return End::Crashed,
+                "Runtime.bindingCalled" if event.params["name"] == REPORT_BINDING => {
+                    let report: Value = event.params["payload"]
+                        .as_str()
+                        .and_then(|p| serde_json::from_str(p).ok())
+                        .unwrap_or(Value::Null);
+                    match report["type"].as_str() {
+                        Some("exit") => return End::Exit(report),
+                        Some("settled") if report["status"] != "ok" => return End::Settled(report),
+                        Some("settled") => {
+                            settled = Some(report);
+                            last_sign_of_life = Instant::now();
+                        }
+                        _ => {}
+                    }
+                }
+                "Runtime.exceptionThrown" => {
+                    relay_event(&event, relay);
+                    return End::Uncaught {
+                        message: console::exception(&event.params)
+                            .lines()
+                            .next()
+                            .unwrap_or("an uncaught exception")
+                            .to_owned(),
+                        trap: console::is_trap(&event.params),
+                    };
+                }
+                "Page.javascriptDialogOpening" => {
+                    // alert() and confirm() would block the page for good.
+                    let _ = cdp.send(
+                        Some(session),
+                        "Page.handleJavaScriptDialog",
+                        json!({ "accept": true }),
+                    );
+                    relay.line(
+                        Stream::Stderr,
+                        &format!(
+                            "[dialog] {}",
+                            event.params["message"].as_str().unwrap_or_default()
+                        ),
+                    );
+                    last_sign_of_life = Instant::now();
+                }
+                _ => {
+                    if relay_event(&event, relay) {
+                        last_sign_of_life = Instant::now();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The snapshot's bytes, and the clock resolution the page measured.
+    /// A page still running a script (after a timeout) has it terminated
+    /// if it does not answer within [`PULL_PATIENCE`].
+    fn pull_snapshot(&self, session: &str, busy: bool) -> Result<Option<(Vec<u8>, Option<f64>)>> {
+        let cdp = &self.chromium.cdp;
+        let expression = "(() => { const h = globalThis.__wasmprofHost; \
+             if (!h) return null; \
+             return { snapshot: h.snapshotBase64(), resolution: h.measureResolution() }; })()";
+        let call = cdp.send(
+            Some(session),
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+        )?;
+        let reply = match call.wait(if busy { PULL_PATIENCE } else { COMMAND_TIMEOUT }) {
+            Ok(reply) => reply,
+            Err(_) if busy => {
+                cdp.send(Some(session), "Runtime.terminateExecution", json!({}))?;
+                call.wait(COMMAND_TIMEOUT)
+                    .context("the page did not hand over its profile")?
+            }
+            Err(e) => return Err(e.context("the page did not hand over its profile")),
+        };
+        if let Some(details) = reply.get("exceptionDetails") {
+            bail!(
+                "reading the profile failed: {}",
+                console::exception(&json!({ "exceptionDetails": details }))
+            );
+        }
+        let value = &reply["result"]["value"];
+        let Some(text) = value["snapshot"].as_str() else {
+            return Ok(None);
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .context("the page's snapshot is not base64")?;
+        Ok(Some((bytes, value["resolution"].as_f64())))
+    }
+
+    /// `chromium 156.0.8078.79 (headless)`, from the browser itself.
+    fn host_name(&self) -> Result<String> {
+        let version = self
+            .chromium
+            .cdp
+            .call(None, "Browser.getVersion", json!({}), COMMAND_TIMEOUT)
+            .map(|v| v["product"].as_str().unwrap_or_default().to_owned())
+            .unwrap_or_default();
+        let number = version.split('/').nth(1).unwrap_or("unknown version");
+        Ok(if version.starts_with("HeadlessChrome") {
+            format!("chromium {number} (headless)")
+        } else {
+            format!("chromium {number}")
+        })
+    }
+}
+
+/// Relays a console call, a failed load or an uncaught exception; says
+/// whether the event was one of those.
+fn relay_event(event: &Event, relay: &mut Relay) -> bool {
+    match event.method.as_str() {
+        "Runtime.consoleAPICalled" => {
+            let (stream, text) = console::console_call(&event.params);
+            relay.line(stream, &text);
+            true
+        }
+        "Runtime.exceptionThrown" => {
+            relay.line(Stream::Stderr, &console::exception(&event.params));
+            true
+        }
+        "Log.entryAdded" => match console::log_entry(&event.params) {
+            Some(text) => {
+                relay.line(Stream::Stderr, &text);
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}

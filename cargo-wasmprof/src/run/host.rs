@@ -1,0 +1,106 @@
+//! The seam between `run`/`bench` and the programs that run a module. Every
+//! host takes the same [`HostConfig`], provides the same host API to the
+//! module (`host/host-api.js` for the JavaScript hosts), relays the
+//! program's output, and leaves the same two things behind: a
+//! [`HostResult`] saying how the run ended and the raw snapshot bytes in
+//! `config.snapshot_out`. `run` and `bench` never ask which host it was.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::build::ModuleKind;
+use crate::cli::{HostArgs, HostKind};
+
+/// A program that runs instrumented modules: Node or a browser.
+pub trait Host {
+    /// What the run is in, for status lines: `Node v20.20.2`.
+    fn describe(&self) -> String;
+
+    /// Refuses, before anything is built, modules this host cannot run.
+    fn check_kind(&self, kind: ModuleKind) -> Result<()>;
+
+    /// Runs the module once with `run_dir` as its scratch space. The
+    /// program's output reaches the terminal as it happens, or with
+    /// `capture` comes back in [`Captured`]. A program that fails is a
+    /// result; an error means the host itself could not be used. The result
+    /// is `None` when the host ended without saying how the run went.
+    fn run(
+        &mut self,
+        config: &HostConfig,
+        run_dir: &Path,
+        capture: bool,
+    ) -> Result<(Option<HostResult>, Captured)>;
+}
+
+/// Finds the host the flags ask for, before anything is built.
+pub fn select(kind: HostKind, args: &HostArgs) -> Result<Box<dyn Host>> {
+    Ok(match kind {
+        HostKind::Node => Box::new(super::node::Node::locate(args)?),
+        HostKind::Browser => Box::new(super::browser::Browser::locate(args)?),
+    })
+}
+
+/// What a host is told to do.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostConfig {
+    pub kind: &'static str,
+    pub wasm: PathBuf,
+    /// The JS wasm-bindgen generated, for bindgen modules.
+    pub js: Option<PathBuf>,
+    pub invoke: Option<String>,
+    pub args: Vec<String>,
+    pub argv: Vec<String>,
+    /// The whole run's bound: a day stands for "no timeout".
+    pub timeout_ms: u64,
+    /// The run ends only when the program calls `wasmprof::exit`.
+    pub until_exit: bool,
+    pub snapshot_out: PathBuf,
+    pub result_out: PathBuf,
+}
+
+/// How a run went, as the host saw it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostResult {
+    /// ok | exit | trap | timeout | error | usage
+    pub status: String,
+    pub message: Option<String>,
+    pub exit_code: i32,
+    pub return_value: Option<serde_json::Value>,
+    pub host: String,
+    pub timer_resolution_nanos: Option<f64>,
+    pub wall_nanos: u64,
+    /// The program proper: entry call to end, without the host's start-up.
+    #[serde(default)]
+    pub program_nanos: u64,
+    pub snapshot: bool,
+    pub snapshot_error: Option<String>,
+}
+
+impl HostResult {
+    /// A run that ended before the host could say anything.
+    pub fn failed(host: String, message: String, snapshot: bool) -> HostResult {
+        HostResult {
+            status: "error".into(),
+            message: Some(message),
+            exit_code: 1,
+            return_value: None,
+            host,
+            timer_resolution_nanos: None,
+            wall_nanos: 0,
+            program_nanos: 0,
+            snapshot,
+            snapshot_error: None,
+        }
+    }
+}
+
+/// What the program printed, when its output was captured.
+#[derive(Debug, Default)]
+pub struct Captured {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}

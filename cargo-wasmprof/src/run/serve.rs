@@ -1,0 +1,110 @@
+//! `cargo wasmprof run --serve`: the instrumented app served for a person
+//! to use in a browser of their own (Firefox, Safari, a phone with
+//! `--bind`). The page carries a "Save profile" button that sends the
+//! profile back; each one is saved as a profile file and named in the
+//! terminal. Ctrl-C ends it.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::browser::{new_token, page, server};
+use super::host::HostResult;
+use super::{build_module_for, files, host_config, interrupt, run_context, save_profile};
+use crate::build::{ModuleKind, Workspace};
+use crate::cli::{HostKind, RunArgs};
+use crate::ui;
+
+pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+    if args.build.host == HostKind::Node && std::env::args().any(|a| a == "--host") {
+        ui::note("--serve serves the page for a browser: the module is built for the browser");
+    }
+    if args.host.timeout.is_some() || args.host.until_exit {
+        ui::warning("--timeout and --until-exit do not apply to --serve, which runs until Ctrl-C");
+    }
+    let units = workspace.units(&args.build.cargo)?;
+    if units.iter().any(|u| u.kind == ModuleKind::Wasi) {
+        anyhow::bail!(
+            "--serve serves a page, and a WASI binary cannot run in one: use --host node"
+        );
+    }
+    let (module, entry) = build_module_for(args, workspace, HostKind::Browser)?;
+    let target_dir = workspace.target_dir(&args.build.cargo);
+    let run_dir = files::new_run_dir(&target_dir, &module);
+    let mut config = host_config(&module, &args.host, &run_dir);
+    files::copy_module_into(&mut config, &run_dir.join("module"))?;
+    let token = new_token();
+    let site = page::site(&config, args.host.page.as_deref(), &run_dir, &token, true)?;
+    let ip = args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let server = server::Server::start(ip, site.site)?;
+    if !ip.is_loopback() {
+        ui::warning(&format!(
+            "listening on {ip}: other machines on the network can load this page (saving a \
+             profile still needs the token in the page)"
+        ));
+    }
+    let shown = if ip.is_unspecified() {
+        format!(
+            "http://<this machine's address>:{}{}",
+            server.addr().port(),
+            site.start_path
+        )
+    } else {
+        format!("http://{}{}", server.addr(), site.start_path)
+    };
+    interrupt::catch_ctrl_c();
+    ui::status(
+        "Serving",
+        &format!(
+            "{shown} ({entry}); open it in a browser, use the app, then press \"Save profile\" \
+             (or run wasmprof.save() in its console). Ctrl-C stops."
+        ),
+    );
+    let mut saved = 0;
+    while !interrupt::interrupted() {
+        let Ok(upload) = server.uploads.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        let result = HostResult {
+            status: "ok".into(),
+            message: None,
+            exit_code: 0,
+            return_value: None,
+            host: upload
+                .user_agent
+                .as_deref()
+                .map(|ua| format!("browser {ua}"))
+                .unwrap_or_else(|| "browser".into()),
+            timer_resolution_nanos: upload.resolution_nanos,
+            wall_nanos: 0,
+            program_nanos: 0,
+            snapshot: true,
+            snapshot_error: None,
+        };
+        let context = run_context(&module, command_line.clone(), entry.clone())?;
+        match save_profile(
+            &module,
+            &result,
+            &upload.path,
+            &target_dir,
+            context,
+            args.top,
+        ) {
+            Ok(Some(_)) => saved += 1,
+            Ok(None) => {}
+            Err(e) => ui::warning(&format!("an upload could not be saved: {e:#}")),
+        }
+        let _ = std::fs::remove_file(&upload.path);
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&run_dir);
+    ui::status(
+        "Stopped",
+        &format!(
+            "serving; {saved} profile{} saved",
+            if saved == 1 { "" } else { "s" }
+        ),
+    );
+    Ok(0)
+}

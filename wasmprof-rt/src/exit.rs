@@ -1,0 +1,36 @@
+//! `wasmprof::exit`: how a program that keeps running after its entry
+//! point returns (timers, animation frames, promises) tells the host it is
+//! done, for `cargo wasmprof run --until-exit`.
+
+/// Tells the wasmprof host that the program is done and should end with
+/// `code`. The host ends the run once the current call has returned to the
+/// event loop, so the calls on the stack are measured to their end; then it
+/// pulls the profile. Without `--until-exit` it ends the run the same way.
+///
+/// Does nothing outside a wasmprof host: in an ordinary build (no import is
+/// added and the call compiles to nothing) and natively.
+#[inline]
+pub fn exit(code: i32) {
+    imp::exit(code);
+}
+
+#[cfg(all(target_family = "wasm", wasmprof_enabled))]
+mod imp {
+    #[link(wasm_import_module = "prof")]
+    extern "C" {
+        /// The host API's end of run: `prof.exit(code)`.
+        #[link_name = "exit"]
+        fn host_exit(code: i32);
+    }
+
+    pub fn exit(code: i32) {
+        // SAFETY: a host function that takes a number and returns nothing.
+        unsafe { host_exit(code) }
+    }
+}
+
+#[cfg(not(all(target_family = "wasm", wasmprof_enabled)))]
+mod imp {
+    #[inline(always)]
+    pub fn exit(_code: i32) {}
+}
