@@ -91,6 +91,7 @@ pub fn site(
                 .wasm
                 .file_stem()
                 .and_then(|s| s.to_str())
+                .map(|s| s.trim_end_matches("_bg"))
                 .unwrap_or("module");
             let html = format!(
                 "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\

@@ -204,6 +204,10 @@ impl Handler {
             };
         }
         let Some(file) = self.resolve(&path) else {
+            if path == "/favicon.ico" {
+                // Browsers ask for one; a 404 would be relayed as an error.
+                return ok(Vec::new(), "image/x-icon");
+            }
             return refusal(404, "no such file in this run");
         };
         let file = if file.is_dir() {
@@ -371,6 +375,9 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 fn content_type(path: &str) -> &'static str {
+    if path.ends_with('/') {
+        return "text/html; charset=utf-8";
+    }
     match path.rsplit('.').next().unwrap_or_default() {
         "html" | "htm" => "text/html; charset=utf-8",
         "js" | "mjs" => "text/javascript; charset=utf-8",

@@ -336,7 +336,8 @@ impl PageRun<'_> {
         Ok(Some((bytes, value["resolution"].as_f64())))
     }
 
-    /// `chromium 156.0.8078.79 (headless)`, from the browser itself.
+    /// `chromium 156.0.8078.79 (headless)`, from the browser itself (new
+    /// headless mode reports itself as plain `Chrome/…`).
     fn host_name(&self) -> Result<String> {
         let version = self
             .chromium
@@ -345,11 +346,7 @@ impl PageRun<'_> {
             .map(|v| v["product"].as_str().unwrap_or_default().to_owned())
             .unwrap_or_default();
         let number = version.split('/').nth(1).unwrap_or("unknown version");
-        Ok(if version.starts_with("HeadlessChrome") {
-            format!("chromium {number} (headless)")
-        } else {
-            format!("chromium {number}")
-        })
+        Ok(format!("chromium {number} (headless)"))
     }
 }
 
