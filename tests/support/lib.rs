@@ -241,3 +241,83 @@ pub fn v8_sampled_ms<'a>(
     }
     ms
 }
+
+/// Runs `cargo wasmprof ARGS` in the examples workspace and returns the
+/// outcome with the process id it had (browser launches are named after it).
+pub fn wasmprof_with_pid(args: &[&str]) -> (Run, u32) {
+    let child = spawn_wasmprof(args);
+    let pid = child.id();
+    let output = child.wait_with_output().expect("wait for cargo-wasmprof");
+    (
+        Run {
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            output,
+        },
+        pid,
+    )
+}
+
+/// Starts `cargo wasmprof ARGS` in the examples workspace with both streams
+/// piped, for tests that talk to it while it runs.
+pub fn spawn_wasmprof(args: &[&str]) -> std::process::Child {
+    Command::new(cargo_wasmprof_bin())
+        .arg("wasmprof")
+        .args(args)
+        .current_dir(examples_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("WASMPROF_INSTRUMENT")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cargo-wasmprof")
+}
+
+/// The live (not zombie) processes started by the browser host of the
+/// `cargo-wasmprof` process `pid`: every launch's profile directory is
+/// named `wasmprof-chromium-<pid>-N`, and every Chromium process carries it.
+pub fn browser_processes_of(pid: u32) -> Vec<u32> {
+    let marker = format!("wasmprof-chromium-{pid}-");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(process) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(&marker) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The state follows the parenthesised command name; Z is a zombie.
+        let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+        if !matches!(state, Some('Z') | Some('X') | None) {
+            found.push(process);
+        }
+    }
+    found
+}
+
+/// Asserts that no process of the browser the `cargo-wasmprof` process
+/// `pid` launched is still running, and that its profile directory is gone.
+pub fn assert_no_browser_left(pid: u32) {
+    let left = browser_processes_of(pid);
+    assert!(left.is_empty(), "Chromium processes left behind: {left:?}");
+    let leftover_dirs: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("wasmprof-chromium-{pid}-"))
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(leftover_dirs.is_empty(), "profile directories left: {leftover_dirs:?}");
+}
+
+/// `chromium` (or `$WASMPROF_BROWSER`) can be started.
+pub fn browser_available() -> bool {
+    cargo_wasmprof::run::browser::ChromiumExe::locate(None).is_ok()
+}

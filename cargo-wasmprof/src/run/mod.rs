@@ -223,6 +223,10 @@ pub(crate) fn save_profile(
     if !result.snapshot {
         match &result.snapshot_error {
             Some(e) => ui::warning(&format!("could not read the profile out of the module: {e}")),
+            None if !matches!(result.status.as_str(), "ok" | "exit") => ui::warning(&format!(
+                "no profile could be collected: {}",
+                result.message.as_deref().unwrap_or(&result.status)
+            )),
             None => ui::warning(
                 "the module has no wasmprof data: no #[wasmprof::instrument] function was compiled in, \
                  or the program failed before the module was loaded",
@@ -265,6 +269,9 @@ pub(crate) fn entry_point(module: &BuiltModule, args: &HostArgs) -> Result<Strin
     let bytes = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
     let info = build::wasm_info::inspect(&bytes)?;
+    if let Some(page) = &args.page {
+        return Ok(format!("page {}", page.display()));
+    }
     if let Some(name) = &args.invoke {
         let exported = info.function_exports.iter().any(|e| e == name)
             // wasm-bindgen may rename the raw export; its JS checks the name.

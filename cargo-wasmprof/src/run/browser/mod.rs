@@ -2,7 +2,7 @@
 //! 127.0.0.1, opened in headless Chromium driven through the DevTools
 //! protocol. The page loads `host-api.js`, the same host API Node uses.
 
-mod cdp;
+pub mod cdp;
 pub mod chromium;
 mod console;
 pub mod page;

@@ -1,0 +1,499 @@
+//! The browser host end to end: the examples built for wasm-bindgen's web
+//! target, served from 127.0.0.1 and run in real headless Chromium, with
+//! exact counts (the same as in Node), the console relayed in order, the
+//! failure paths, and no Chromium left behind after any of them.
+
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, Instant};
+
+use wasmprof_tests::*;
+
+fn require_browser() {
+    assert!(
+        browser_available(),
+        "these tests need Chromium: `apt-get install chromium` (bash .ci/run does)"
+    );
+}
+
+/// Runs in the browser, and checks that nothing of the browser is left.
+fn in_browser(args: &[&str]) -> Run {
+    require_browser();
+    let mut all = vec!["run", "--host", "browser"];
+    all.extend_from_slice(args);
+    let (run, pid) = wasmprof_with_pid(&all);
+    assert_no_browser_left(pid);
+    run
+}
+
+#[test]
+fn recursion_counts_in_chromium_are_the_counts_in_node() {
+    let run = in_browser(&["-p", "fib", "--release"]);
+    run.assert_success();
+    assert!(run.stdout.contains("fib: sum = 1353000"), "{}", run.stdout);
+    let profile = run.profile();
+    assert!(profile.run.complete);
+    assert!(
+        profile.run.host.starts_with("chromium ") && profile.run.host.ends_with("(headless)"),
+        "{}",
+        profile.run.host
+    );
+    // Cross-origin isolated: 5 µs, not the 100 µs of an ordinary page.
+    let resolution = profile.timer.resolution_nanos.expect("a resolution");
+    assert!(resolution <= 20_000.0, "{resolution} ns");
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["fib::fib"], 200 + 4_378_000);
+    assert_eq!(calls["fib::is_even"], 10_200);
+    assert_eq!(calls["fib::is_odd"], 10_200);
+    assert_eq!(calls["fib::workload"], 1);
+    assert!(profile.nodes.iter().all(|n| !n.open));
+
+    // `report` reads it as it reads a Node profile.
+    let input = run.profile_path();
+    let report = wasmprof(&["report", "--input", input.to_str().unwrap()]);
+    report.assert_success();
+    assert!(report.stdout.contains("200+4378000"), "{}", report.stdout);
+    assert!(report.stdout.contains("chromium"), "{}", report.stdout);
+}
+
+#[test]
+fn a_web_app_that_draws_on_a_canvas_runs_in_the_browser_and_not_in_node() {
+    let run = in_browser(&["-p", "image-kernels", "--release"]);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("image-kernels: 64000 pixels"),
+        "{}",
+        run.stdout
+    );
+    let calls = calls_by_function(&run.profile());
+    // 320 × 200 pixels; 318 × 198 interior pixels, three kernels each.
+    assert_eq!(calls["image_kernels::luminance"], 64_000);
+    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+    for once in [
+        "image_kernels::draw_scene",
+        "image_kernels::grayscale",
+        "image_kernels::convolve",
+        "image_kernels::sobel",
+        "image_kernels::threshold",
+    ] {
+        assert_eq!(calls[once], 1, "{once}");
+    }
+    assert_eq!(
+        calls_of_path(
+            &run.profile(),
+            &["image_kernels::sobel", "image_kernels::convolve_at"]
+        ),
+        2 * 318 * 198
+    );
+
+    let node = wasmprof(&["run", "-p", "image-kernels", "--release"]);
+    assert_ne!(node.code(), Some(0), "{}", node.stderr);
+    assert!(node.stderr.contains("needs a browser"), "{}", node.stderr);
+}
+
+#[test]
+fn console_lines_reach_the_terminal_in_order_on_their_streams() {
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "chatter",
+    ]);
+    run.assert_success();
+    assert!(run.stderr.contains("Returned 5"), "{}", run.stderr);
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("chatter"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(lines(&run.stdout), ["chatter 1 log", "chatter 2 info"]);
+    assert_eq!(
+        lines(&run.stderr),
+        ["chatter 3 warn", "chatter 4 error", "chatter 5 debug"]
+    );
+}
+
+#[test]
+fn a_panic_exits_101_with_its_message_and_keeps_the_profile() {
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "boom",
+        "--",
+        "4",
+    ]);
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("step 4 of 4 failed on purpose"),
+        "the panic hook's message is relayed:\n{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert_eq!(calls_by_function(&profile)["image_kernels::checked_step"], 5);
+    let open: Vec<&str> = profile
+        .nodes
+        .iter()
+        .filter(|n| n.open)
+        .map(|n| profile.functions[n.function.unwrap()].name.as_str())
+        .collect();
+    assert_eq!(open, ["image_kernels::checked_step"]);
+}
+
+#[test]
+fn a_plain_module_traps_and_its_counts_are_kept() {
+    let run = in_browser(&["-p", "faults", "--invoke", "panic_after", "--", "5"]);
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert!(run.stderr.contains("trap"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert_eq!(
+        calls_of_path(&profile, &["faults::steps", "faults::step"]),
+        6
+    );
+}
+
+#[test]
+fn a_hung_page_is_ended_by_the_timeout_with_its_profile() {
+    let started = Instant::now();
+    let run = in_browser(&["-p", "faults", "--invoke", "spin", "--timeout", "3s"]);
+    assert_eq!(run.code(), Some(124), "{}", run.stderr);
+    assert!(run.stderr.contains("timed out"), "{}", run.stderr);
+    assert!(started.elapsed() < Duration::from_secs(120));
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert!(calls_of_path(&profile, &["faults::forever", "faults::tick"]) > 1000);
+    assert!(profile.nodes.iter().any(|n| n.open));
+}
+
+#[test]
+fn until_exit_waits_for_wasmprof_exit_through_animation_frames() {
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "animate",
+        "--until-exit",
+        "--timeout",
+        "60s",
+        "--",
+        "30",
+        "3",
+    ]);
+    assert_eq!(run.code(), Some(3), "{}", run.stderr);
+    let profile = run.profile();
+    assert_eq!(calls_by_function(&profile)["image_kernels::draw_frame"], 30);
+    // The exit came after the frame returned: nothing was cut off.
+    assert!(profile.nodes.iter().all(|n| !n.open));
+}
+
+#[test]
+fn the_users_own_page_loads_the_instrumented_module() {
+    let page = examples_dir().join("image-kernels").join("www");
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--page",
+        page.to_str().unwrap(),
+    ]);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("image-kernels: 64000 pixels"),
+        "{}",
+        run.stdout
+    );
+    let calls = calls_by_function(&run.profile());
+    assert_eq!(calls["image_kernels::luminance"], 64_000);
+    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+}
+
+#[test]
+fn a_wasi_binary_or_a_missing_browser_is_refused_before_building() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--host", "browser"]);
+    assert_ne!(run.code(), Some(0));
+    assert!(run.stderr.contains("WASI"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "fib",
+        "--host",
+        "browser",
+        "--browser",
+        "/nonexistent/chromium",
+    ]);
+    assert_ne!(run.code(), Some(0));
+    assert!(
+        run.stderr.contains("apt-get install chromium"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+
+    let run = wasmprof(&["run", "-p", "fib", "--browser-arg=--foo"]);
+    assert_ne!(run.code(), Some(0));
+    assert!(run.stderr.contains("--host browser"), "{}", run.stderr);
+}
+
+#[test]
+fn runs_side_by_side_share_no_directory_port_or_profile() {
+    require_browser();
+    let children: Vec<_> = [
+        &["run", "-p", "fib", "--release", "--host", "browser"][..],
+        &["run", "-p", "fib", "--release", "--host", "browser"][..],
+        &["run", "-p", "fib", "--release"][..],
+    ]
+    .iter()
+    .map(|args| spawn_wasmprof(args))
+    .collect();
+    let mut profiles = Vec::new();
+    for child in children {
+        let pid = child.id();
+        let output = child.wait_with_output().unwrap();
+        let run = Run {
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            output,
+        };
+        run.assert_success();
+        assert_eq!(calls_by_function(&run.profile())["fib::fib"], 4_378_200);
+        profiles.push(run.profile_path());
+        assert_no_browser_left(pid);
+    }
+    profiles.sort();
+    profiles.dedup();
+    assert_eq!(profiles.len(), 3, "{profiles:?}");
+}
+
+#[test]
+fn ctrl_c_ends_the_run_keeps_the_profile_and_closes_the_browser() {
+    require_browser();
+    let child = spawn_wasmprof(&[
+        "run",
+        "-p",
+        "faults",
+        "--host",
+        "browser",
+        "--invoke",
+        "spin",
+        "--timeout",
+        "5m",
+    ]);
+    let pid = child.id();
+    wait_for(
+        || !browser_processes_of(pid).is_empty(),
+        "the browser to start",
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: signalling a child of this test.
+    unsafe { libc_kill(pid as i32, 2) };
+    let output = child.wait_with_output().unwrap();
+    let run = Run {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        output,
+    };
+    assert_eq!(run.code(), Some(130), "{}", run.stderr);
+    assert!(run.stderr.contains("interrupted"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert!(calls_of_path(&profile, &["faults::forever", "faults::tick"]) > 1000);
+    assert_no_browser_left(pid);
+}
+
+#[test]
+fn a_browser_that_dies_mid_run_ends_it_with_a_message() {
+    require_browser();
+    let child = spawn_wasmprof(&[
+        "run",
+        "-p",
+        "faults",
+        "--host",
+        "browser",
+        "--invoke",
+        "spin",
+        "--timeout",
+        "5m",
+    ]);
+    let pid = child.id();
+    wait_for(
+        || !browser_processes_of(pid).is_empty(),
+        "the browser to start",
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // The browser process itself is the one cargo-wasmprof started.
+    let browser = *browser_processes_of(pid)
+        .iter()
+        .find(|&&p| parent_of(p) == Some(pid))
+        .expect("the browser's main process");
+    // SAFETY: signalling a process this test's child started.
+    unsafe { libc_kill(browser as i32, 9) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the browser went away"), "{stderr}");
+    assert_no_browser_left(pid);
+}
+
+#[test]
+fn serve_saves_a_profile_when_a_person_presses_the_button() {
+    use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
+    use serde_json::json;
+    require_browser();
+    let mut child = spawn_wasmprof(&["run", "-p", "image-kernels", "--release", "--serve"]);
+    let pid = child.id();
+    let stderr = child.stderr.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut said = String::new();
+    let mut wait_for_line = |prefix: &str| -> String {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while Instant::now() < deadline {
+            if let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) {
+                said.push_str(&line);
+                said.push('\n');
+                if line.trim_start().starts_with(prefix) {
+                    return line;
+                }
+            }
+        }
+        panic!("no `{prefix}` line in:\n{said}");
+    };
+    let serving = wait_for_line("Serving");
+    let url = serving
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap()
+        .to_owned();
+
+    // A person's browser: not one wasmprof launched.
+    let chromium = Chromium::launch(&ChromiumExe::locate(None).unwrap(), &[]).unwrap();
+    let cdp = &chromium.cdp;
+    let wait = Duration::from_secs(30);
+    let target = cdp
+        .call(None, "Target.createTarget", json!({ "url": url }), wait)
+        .unwrap();
+    let session = cdp
+        .call(
+            None,
+            "Target.attachToTarget",
+            json!({ "targetId": target["targetId"], "flatten": true }),
+            wait,
+        )
+        .unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let evaluate = |expression: &str| {
+        cdp.call(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+            wait,
+        )
+        .unwrap()["result"]["value"]
+            .clone()
+    };
+    // The app has run once its second canvas shows the edges.
+    wait_for(
+        || {
+            evaluate("!!(window.__wasmprofHost && __wasmprofHost.hasInstance() && document.getElementById('wasmprof-save') && document.getElementById('edges'))") == json!(true)
+        },
+        "the app and its overlay",
+    );
+    let rect = evaluate(
+        "(() => { const r = document.getElementById('wasmprof-save').getBoundingClientRect(); \
+         return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()",
+    );
+    for kind in ["mousePressed", "mouseReleased"] {
+        cdp.call(
+            Some(&session),
+            "Input.dispatchMouseEvent",
+            json!({ "type": kind, "x": rect["x"], "y": rect["y"], "button": "left", "clickCount": 1 }),
+            wait,
+        )
+        .unwrap();
+    }
+    let saved = wait_for_line("Profile");
+    drop(chromium);
+
+    // SAFETY: signalling a child of this test.
+    unsafe { libc_kill(pid as i32, 2) };
+    let rest: Vec<String> = lines.iter().collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", rest.join("\n"));
+    assert!(
+        rest.iter().any(|l| l.contains("1 profile saved")),
+        "{}",
+        rest.join("\n")
+    );
+    let path = saved
+        .trim_start()
+        .strip_prefix("Profile ")
+        .unwrap()
+        .split(" (")
+        .next()
+        .unwrap();
+    let profile = read_profile(std::path::Path::new(path)).unwrap();
+    assert!(profile.run.host.starts_with("browser Mozilla/5.0"), "{}", profile.run.host);
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["image_kernels::luminance"], 64_000);
+    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+}
+
+#[test]
+fn bench_in_the_browser_prints_the_side_by_side_table() {
+    require_browser();
+    let (run, pid) = wasmprof_with_pid(&[
+        "bench",
+        "-p",
+        "fib",
+        "--release",
+        "--host",
+        "browser",
+        "--invoke",
+        "fib_js",
+        "-n",
+        "2",
+        "--",
+        "25",
+    ]);
+    run.assert_success();
+    assert!(run.stdout.contains("headless Chromium"), "{}", run.stdout);
+    for row in ["plain", "--timer none", "--timer host"] {
+        assert!(
+            run.stdout.lines().any(|l| l.starts_with(row)),
+            "{row}:\n{}",
+            run.stdout
+        );
+    }
+    assert_no_browser_left(pid);
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(") ").next()?.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !ready() {
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}
