@@ -314,7 +314,10 @@ pub fn assert_no_browser_left(pid: u32) {
         })
         .map(|e| e.path())
         .collect();
-    assert!(leftover_dirs.is_empty(), "profile directories left: {leftover_dirs:?}");
+    assert!(
+        leftover_dirs.is_empty(),
+        "profile directories left: {leftover_dirs:?}"
+    );
 }
 
 /// `chromium` (or `$WASMPROF_BROWSER`) can be started.
