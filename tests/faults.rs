@@ -223,3 +223,36 @@ fn a_mismatched_wasm_bindgen_offline_names_the_version_and_the_command() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn wasmprof_exit_ends_the_run_with_its_code_once_the_call_returns() {
+    for host in ["node", "browser"] {
+        let run = wasmprof(&[
+            "run",
+            "-p",
+            "faults",
+            "--host",
+            host,
+            "--invoke",
+            "exit_with",
+            "--",
+            "7",
+        ]);
+        assert_eq!(run.code(), Some(7), "{host}: {}", run.stderr);
+        let profile = run.profile();
+        assert_eq!(calls_by_function(&profile)["faults::step"], 1, "{host}");
+        // Nothing was still running when the run ended.
+        assert!(profile.nodes.iter().all(|n| !n.open), "{host}");
+    }
+}
+
+#[test]
+fn until_exit_in_node_reports_a_program_that_never_calls_exit() {
+    let run = wasmprof(&["run", "-p", "faults", "--invoke", "fine", "--until-exit"]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("without calling wasmprof::exit"),
+        "{}",
+        run.stderr
+    );
+}

@@ -257,12 +257,12 @@ pub struct HostArgs {
     /// Stop the program after this long (e.g. 30s, 2m, 500ms); `run` keeps the profile so far
     #[arg(long, value_name = "DURATION", value_parser = crate::run::parse_duration)]
     pub timeout: Option<std::time::Duration>,
-    /// With --host browser, end only when the program calls `wasmprof::exit(code)`
+    /// End only when the program calls `wasmprof::exit(code)`
     ///
     /// For programs that keep working after their entry point returns
     /// (timers, animation frames, promises). `--timeout` still bounds the
-    /// run. In Node, the run waits for the call even once nothing is left
-    /// to do.
+    /// run. In Node, a program that runs out of work without the call ends
+    /// with an error, since nothing could make it any more.
     #[arg(long)]
     pub until_exit: bool,
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]

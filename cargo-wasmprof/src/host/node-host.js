@@ -190,11 +190,10 @@ async function run() {
     realExit(result.exitCode);
     return;
   }
-  // Let work the program scheduled (futures, timers) run to the end; with
-  // --until-exit, until it calls wasmprof::exit.
+  // Let work the program scheduled (futures, timers) run to the end. With
+  // --until-exit, a program that runs out of work without calling
+  // wasmprof::exit never will: that is an error.
   process.exitCode = result.exitCode;
-  const keepAlive = config.untilExit ? setInterval(() => {}, 1 << 30) : null;
-  if (keepAlive) host.onExit(() => clearInterval(keepAlive));
   process.once('beforeExit', () => {
     if (config.untilExit && host.exitCode() === null) {
       result.status = 'error';

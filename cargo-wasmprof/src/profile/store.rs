@@ -12,19 +12,30 @@ pub fn profiles_dir(target_dir: &Path) -> PathBuf {
 }
 
 /// A fresh file name for a run of `package`: `<package>-<unix ms>.wasmprof.json`,
-/// with a counter added should two runs end in the same millisecond.
+/// with a counter added should two runs end in the same millisecond. The
+/// name is reserved by creating the file empty, so that two processes
+/// ending at once cannot both choose it; the profile is renamed over it.
 pub fn new_profile_path(dir: &Path, package: &str) -> PathBuf {
     let millis = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or_default();
+    let _ = std::fs::create_dir_all(dir);
     let mut path = dir.join(format!("{package}-{millis}.wasmprof.json"));
     let mut n = 1;
-    while path.exists() {
+    loop {
+        match std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            // Created, or not creatable at all: writing will say why.
+            _ => return path,
+        }
         path = dir.join(format!("{package}-{millis}-{n}.wasmprof.json"));
         n += 1;
     }
-    path
 }
 
 /// The most recently written profile in `dir`.

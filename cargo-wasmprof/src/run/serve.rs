@@ -17,9 +17,6 @@ use crate::cli::{HostKind, RunArgs};
 use crate::ui;
 
 pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
-    if args.build.host == HostKind::Node && std::env::args().any(|a| a == "--host") {
-        ui::note("--serve serves the page for a browser: the module is built for the browser");
-    }
     if args.host.timeout.is_some() || args.host.until_exit {
         ui::warning("--timeout and --until-exit do not apply to --serve, which runs until Ctrl-C");
     }

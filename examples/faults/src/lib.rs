@@ -51,3 +51,12 @@ pub extern "C" fn spin() -> u64 {
 pub extern "C" fn fine() -> u32 {
     step(1, 0)
 }
+
+/// Calls `step` once, then `wasmprof::exit(code)`: the host ends the run
+/// with that status once this call has returned.
+#[no_mangle]
+pub extern "C" fn exit_with(code: i32) -> u32 {
+    let value = step(3, 0);
+    wasmprof::exit(code);
+    value
+}

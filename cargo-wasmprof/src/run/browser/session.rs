@@ -117,10 +117,18 @@ impl PageRun<'_> {
             _ => self.watch(&session, &target_id, deadline, &mut relay),
         };
 
-        let mut result = HostResult::failed(self.host_name()?, String::new(), false);
-        result.exit_code = 0;
-        result.message = None;
-        result.status = "ok".into();
+        let mut result = HostResult {
+            status: "ok".into(),
+            message: None,
+            exit_code: 0,
+            return_value: None,
+            host: self.host_name(),
+            timer_resolution_nanos: None,
+            wall_nanos: 0,
+            program_nanos: 0,
+            snapshot: false,
+            snapshot_error: None,
+        };
         let mut resolution = None;
         let mut program_nanos = None;
         let mut report_fields = |report: &Value, result: &mut HostResult| {
@@ -338,7 +346,7 @@ impl PageRun<'_> {
 
     /// `chromium 156.0.8078.79 (headless)`, from the browser itself (new
     /// headless mode reports itself as plain `Chrome/…`).
-    fn host_name(&self) -> Result<String> {
+    fn host_name(&self) -> String {
         let version = self
             .chromium
             .cdp
@@ -346,7 +354,7 @@ impl PageRun<'_> {
             .map(|v| v["product"].as_str().unwrap_or_default().to_owned())
             .unwrap_or_default();
         let number = version.split('/').nth(1).unwrap_or("unknown version");
-        Ok(format!("chromium {number} (headless)"))
+        format!("chromium {number} (headless)")
     }
 }
 
