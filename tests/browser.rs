@@ -505,3 +505,52 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, signal: i32) -> i32;
 }
+
+#[test]
+fn an_unhandled_rejection_ends_the_run_as_an_error_with_its_message() {
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "reject_later",
+    ]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("Uncaught (in promise) Error: rejected on purpose"),
+        "{}",
+        run.stderr
+    );
+    // What ran before is kept.
+    assert_eq!(
+        calls_by_function(&run.profile())["image_kernels::checked_step"],
+        1
+    );
+}
+
+#[test]
+fn a_page_that_never_loads_the_module_is_told_so() {
+    let dir = std::env::temp_dir().join(format!("wasmprof-empty-page-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><html><head><title>no module</title></head><body>nothing</body></html>",
+    )
+    .unwrap();
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--page",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("instantiated no instrumented module"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("image_kernels.js"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -40,7 +40,6 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
-    run::check_host_options(args.host_kind, &args.host)?;
     let mut host = host::select(args.host_kind, &args.host)?;
     for unit in workspace.units(&args.cargo)? {
         host.check_kind(unit.kind)?;

@@ -14,8 +14,21 @@
   host.onExit((code) => {
     setTimeout(() => report({ type: 'exit', code, programNanos: Math.round(performance.now() * 1e6), resolutionNanos }), 0);
   });
+  // A page that has loaded but instantiated no instrumented module after
+  // this long is not loading the build wasmprof serves.
+  const PATIENCE_MS = 10000;
+  let loadedAt = null;
   function settleWhenInstantiated() {
+    if (loadedAt === null) loadedAt = performance.now();
     if (!host.hasInstance()) {
+      if (performance.now() - loadedAt > PATIENCE_MS) {
+        report({
+          type: 'settled', status: 'error', exitCode: 1, returnValue: null, programNanos: 0, resolutionNanos,
+          message: `the page loaded but instantiated no instrumented module within ${PATIENCE_MS / 1000} s: ` +
+            `it must load the crate's wasm-bindgen JS (${host.config.moduleNames}) as the web target does`,
+        });
+        return;
+      }
       setTimeout(settleWhenInstantiated, 20);
       return;
     }

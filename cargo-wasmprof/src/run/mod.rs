@@ -34,7 +34,6 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     }
     // Before the long build: is there a host at all, and can it run this?
     let mut host = host::select(args.build.host, &args.host)?;
-    check_host_options(args.build.host, &args.host)?;
     for unit in workspace.units(&args.build.cargo)? {
         host.check_kind(unit.kind)?;
     }
@@ -106,31 +105,6 @@ fn run_context(module: &BuiltModule, command: Vec<String>, entry: String) -> Res
         entry,
         min_size: module.min_size,
     })
-}
-
-/// Flags that belong to the other host are refused rather than ignored.
-pub(crate) fn check_host_options(kind: HostKind, args: &HostArgs) -> Result<()> {
-    match kind {
-        HostKind::Node => {
-            let browser_only = [
-                (args.browser.is_some(), "--browser"),
-                (!args.browser_arg.is_empty(), "--browser-arg"),
-                (args.page.is_some(), "--page"),
-            ];
-            if let Some((_, flag)) = browser_only.iter().find(|(given, _)| *given) {
-                bail!("{flag} is for the browser host: add --host browser");
-            }
-        }
-        HostKind::Browser => {
-            if args.node.is_some() || !args.node_arg.is_empty() {
-                bail!("--node and --node-arg are for the Node host, not --host browser");
-            }
-            if args.page.is_some() && args.invoke.is_some() {
-                bail!("--page runs your page as it is; --invoke is for the generated page");
-            }
-        }
-    }
-    Ok(())
 }
 
 /// `run` and `bench` take one package.

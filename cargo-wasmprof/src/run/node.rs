@@ -38,6 +38,14 @@ impl Node {
     /// `--node`, else `$WASMPROF_NODE`, else `node` on PATH, with the
     /// user's `--node-arg`s.
     pub fn locate(args: &HostArgs) -> Result<Node> {
+        let browser_only = [
+            (args.browser.is_some(), "--browser"),
+            (!args.browser_arg.is_empty(), "--browser-arg"),
+            (args.page.is_some(), "--page"),
+        ];
+        if let Some((_, flag)) = browser_only.iter().find(|(given, _)| *given) {
+            bail!("{flag} is for the browser host: add --host browser");
+        }
         let exe = args
             .node
             .clone()

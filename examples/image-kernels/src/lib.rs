@@ -309,3 +309,17 @@ pub fn animate(frames: u32, code: i32) {
 fn draw_frame(n: u32) -> u32 {
     std::hint::black_box(n.wrapping_mul(2654435761))
 }
+
+#[wasm_bindgen(inline_js = "export function reject_soon(message) { \
+    setTimeout(() => { Promise.reject(new Error(message)); }, 0); }")]
+extern "C" {
+    fn reject_soon(message: &str);
+}
+
+/// Leaves a promise rejected with nobody to handle it: the run ends as an
+/// uncaught error, with the rejection on standard error.
+#[wasm_bindgen]
+pub fn reject_later() -> u32 {
+    reject_soon("rejected on purpose");
+    checked_step(1, 0)
+}

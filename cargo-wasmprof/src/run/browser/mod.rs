@@ -35,6 +35,12 @@ pub struct Browser {
 impl Browser {
     /// Finds the browser the flags name (nothing is launched yet).
     pub fn locate(args: &HostArgs) -> Result<Browser> {
+        if args.node.is_some() || !args.node_arg.is_empty() {
+            bail!("--node and --node-arg are for the Node host, not --host browser");
+        }
+        if args.page.is_some() && args.invoke.is_some() {
+            bail!("--page runs your page as it is; --invoke is for the generated page");
+        }
         let exe = ChromiumExe::locate(args.browser.as_deref())?;
         if let Some(page) = &args.page {
             if !page.exists() {

@@ -116,7 +116,17 @@ pub fn site(
         }
         Some(page) => {
             let (root, start_path) = user_root(page)?;
-            let page_config = json!({ "kind": config.kind, "token": token });
+            let stem = config
+                .js
+                .as_deref()
+                .and_then(Path::file_stem)
+                .and_then(|s| s.to_str())
+                .unwrap_or("NAME");
+            let page_config = json!({
+                "kind": config.kind,
+                "token": token,
+                "moduleNames": format!("{stem}.js and {stem}_bg.wasm, or trunk's {stem}-HASH.js"),
+            });
             Ok(PageSite {
                 site: Site {
                     root,
@@ -166,9 +176,10 @@ fn user_root(page: &Path) -> Result<(PathBuf, String)> {
 
 /// The page's own copies of the module files are answered with the
 /// instrumented build: `NAME.js` and `NAME_bg.wasm` as wasm-pack names
-/// them, `NAME-HASH.js` and `NAME-HASH_bg.wasm` as trunk does.
+/// them, `NAME-HASH.js` and `NAME-HASH_bg.wasm` as trunk does, and the
+/// `snippets/` (inline JS) beside them.
 fn substitutes(config: &HostConfig) -> Result<Vec<Substitute>> {
-    let Some(js) = &config.js else {
+    let Some(js) = config.js.clone() else {
         bail!(
             "--page needs a wasm-bindgen crate: a page loads its module through the JS \
              wasm-bindgen generates"
@@ -179,17 +190,25 @@ fn substitutes(config: &HostConfig) -> Result<Vec<Substitute>> {
         .and_then(|s| s.to_str())
         .context("the generated JS has no name")?
         .to_owned();
-    let for_suffix = |suffix: &'static str, file: PathBuf| {
-        let stem = stem.clone();
-        Substitute {
-            matches: Box::new(move |name: &str| names_the_module(name, &stem, suffix)),
-            file,
+    let wasm = config.wasm.clone();
+    let module_dir = js
+        .parent()
+        .context("the generated JS has no directory")?
+        .to_path_buf();
+    Ok(vec![Substitute(Box::new(move |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or_default();
+        if names_the_module(name, &stem, "_bg.wasm") {
+            return Some(wasm.clone());
         }
-    };
-    Ok(vec![
-        for_suffix("_bg.wasm", config.wasm.clone()),
-        for_suffix(".js", js.clone()),
-    ])
+        if names_the_module(name, &stem, ".js") {
+            return Some(js.clone());
+        }
+        // `…/snippets/<crate>-<hash>/inline0.js`: the server has already
+        // refused paths with `..`, so this stays inside the module's directory.
+        let at = path.find("/snippets/")?;
+        let snippet = module_dir.join(&path[at + 1..]);
+        snippet.is_file().then_some(snippet)
+    }))])
 }
 
 /// `app.js`, `app-5f3a9c.js` for stem `app` and suffix `.js`.

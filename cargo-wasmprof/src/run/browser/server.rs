@@ -41,8 +41,8 @@ pub struct Site {
     pub root: PathBuf,
     /// Files wasmprof generates, by URL path (`/__wasmprof/host-api.js`).
     pub generated: HashMap<String, Vec<u8>>,
-    /// Requests whose file name `matches` get `file` instead: the
-    /// instrumented build in place of the page's own module files.
+    /// Requests a substitute claims get its file instead: the instrumented
+    /// build in place of the page's own module files.
     pub substitutes: Vec<Substitute>,
     /// Inserted at the start of every HTML page's `<head>`.
     pub inject_into_html: Option<String>,
@@ -52,11 +52,9 @@ pub struct Site {
     pub upload_dir: PathBuf,
 }
 
-/// A file served in place of any requested file whose name matches.
-pub struct Substitute {
-    pub matches: Box<dyn Fn(&str) -> bool + Send + Sync>,
-    pub file: PathBuf,
-}
+/// The file to serve in place of a requested path (already checked to
+/// have no `..`), if this substitute claims it.
+pub struct Substitute(pub Box<dyn Fn(&str) -> Option<PathBuf> + Send + Sync>);
 
 /// A profile the page sent back.
 #[derive(Debug)]
@@ -196,11 +194,10 @@ impl Handler {
         } else {
             path.to_owned()
         };
-        let name = path.rsplit('/').next().unwrap_or_default();
-        if let Some(substitute) = self.site.substitutes.iter().find(|s| (s.matches)(name)) {
-            return match std::fs::read(&substitute.file) {
-                Ok(bytes) => ok(bytes, content_type(name)),
-                Err(_) => refusal(500, "the instrumented module is missing"),
+        if let Some(file) = self.site.substitutes.iter().find_map(|s| (s.0)(&path)) {
+            return match std::fs::read(&file) {
+                Ok(bytes) => ok(bytes, content_type(&path)),
+                Err(_) => refusal(404, "the instrumented build has no such file"),
             };
         }
         let Some(file) = self.resolve(&path) else {

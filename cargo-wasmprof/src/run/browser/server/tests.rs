@@ -34,10 +34,9 @@ fn fixture() -> Fixture {
     let site = Site {
         root,
         generated: HashMap::from([("/__wasmprof/host-api.js".to_owned(), b"// api".to_vec())]),
-        substitutes: vec![Substitute {
-            matches: Box::new(|name| name == "app_bg.wasm"),
-            file: instrumented,
-        }],
+        substitutes: vec![Substitute(Box::new(move |path| {
+            path.ends_with("/app_bg.wasm").then(|| instrumented.clone())
+        }))],
         inject_into_html: Some("<script>injected</script>".into()),
         token: TOKEN.into(),
         upload_dir: uploads.clone(),
