@@ -54,7 +54,10 @@ pub struct Site {
 
 /// The file to serve in place of a requested path (already checked to
 /// have no `..`), if this substitute claims it.
-pub struct Substitute(pub Box<dyn Fn(&str) -> Option<PathBuf> + Send + Sync>);
+pub struct Substitute(pub Box<SubstituteFn>);
+
+/// See [`Substitute`].
+pub type SubstituteFn = dyn Fn(&str) -> Option<PathBuf> + Send + Sync;
 
 /// A profile the page sent back.
 #[derive(Debug)]
