@@ -58,16 +58,7 @@ fn recursion_counts_in_chromium_are_the_counts_in_node() {
 #[test]
 fn a_web_app_that_draws_on_a_canvas_runs_in_the_browser_and_not_in_node() {
     let run = in_browser(&["-p", "image-kernels", "--release"]);
-    run.assert_success();
-    assert!(
-        run.stdout.contains("image-kernels: 64000 pixels"),
-        "{}",
-        run.stdout
-    );
-    let calls = calls_by_function(&run.profile());
-    // 320 × 200 pixels; 318 × 198 interior pixels, three kernels each.
-    assert_eq!(calls["image_kernels::luminance"], 64_000);
-    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+    let calls = assert_the_app_ran(&run);
     for once in [
         "image_kernels::draw_scene",
         "image_kernels::grayscale",
@@ -198,6 +189,12 @@ fn the_users_own_page_loads_the_instrumented_module() {
         "--page",
         page.to_str().unwrap(),
     ]);
+    assert_the_app_ran(&run);
+}
+
+/// The image-kernels app ran to its end with its exact counts; the calls
+/// of each function.
+fn assert_the_app_ran(run: &Run) -> std::collections::BTreeMap<String, u64> {
     run.assert_success();
     assert!(
         run.stdout.contains("image-kernels: 64000 pixels"),
@@ -205,8 +202,10 @@ fn the_users_own_page_loads_the_instrumented_module() {
         run.stdout
     );
     let calls = calls_by_function(&run.profile());
+    // 320 × 200 pixels; 318 × 198 interior pixels, three kernels each.
     assert_eq!(calls["image_kernels::luminance"], 64_000);
     assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+    calls
 }
 
 #[test]
@@ -252,12 +251,7 @@ fn runs_side_by_side_share_no_directory_port_or_profile() {
     let mut profiles = Vec::new();
     for child in children {
         let pid = child.id();
-        let output = child.wait_with_output().unwrap();
-        let run = Run {
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            output,
-        };
+        let run = Run::from_output(child.wait_with_output().unwrap());
         run.assert_success();
         assert_eq!(calls_by_function(&run.profile())["fib::fib"], 4_378_200);
         profiles.push(run.profile_path());
@@ -268,8 +262,9 @@ fn runs_side_by_side_share_no_directory_port_or_profile() {
     assert_eq!(profiles.len(), 3, "{profiles:?}");
 }
 
-#[test]
-fn ctrl_c_ends_the_run_keeps_the_profile_and_closes_the_browser() {
+/// `faults::spin` (a loop that never ends) running in a browser for two
+/// seconds: the child and its process id.
+fn spinning_in_the_browser() -> (std::process::Child, u32) {
     require_browser();
     let child = spawn_wasmprof(&[
         "run",
@@ -288,14 +283,15 @@ fn ctrl_c_ends_the_run_keeps_the_profile_and_closes_the_browser() {
         "the browser to start",
     );
     std::thread::sleep(Duration::from_secs(2));
+    (child, pid)
+}
+
+#[test]
+fn ctrl_c_ends_the_run_keeps_the_profile_and_closes_the_browser() {
+    let (child, pid) = spinning_in_the_browser();
     // SAFETY: signalling a child of this test.
     unsafe { libc_kill(pid as i32, 2) };
-    let output = child.wait_with_output().unwrap();
-    let run = Run {
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        output,
-    };
+    let run = Run::from_output(child.wait_with_output().unwrap());
     assert_eq!(run.code(), Some(130), "{}", run.stderr);
     assert!(run.stderr.contains("interrupted"), "{}", run.stderr);
     let profile = run.profile();
@@ -306,24 +302,7 @@ fn ctrl_c_ends_the_run_keeps_the_profile_and_closes_the_browser() {
 
 #[test]
 fn a_browser_that_dies_mid_run_ends_it_with_a_message() {
-    require_browser();
-    let child = spawn_wasmprof(&[
-        "run",
-        "-p",
-        "faults",
-        "--host",
-        "browser",
-        "--invoke",
-        "spin",
-        "--timeout",
-        "5m",
-    ]);
-    let pid = child.id();
-    wait_for(
-        || !browser_processes_of(pid).is_empty(),
-        "the browser to start",
-    );
-    std::thread::sleep(Duration::from_secs(2));
+    let (child, pid) = spinning_in_the_browser();
     // The browser process itself is the one cargo-wasmprof started.
     let browser = *browser_processes_of(pid)
         .iter()
@@ -331,10 +310,13 @@ fn a_browser_that_dies_mid_run_ends_it_with_a_message() {
         .expect("the browser's main process");
     // SAFETY: signalling a process this test's child started.
     unsafe { libc_kill(browser as i32, 9) };
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("the browser went away"), "{stderr}");
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the browser went away"),
+        "{}",
+        run.stderr
+    );
     assert_no_browser_left(pid);
 }
 

@@ -57,6 +57,15 @@ pub struct Run {
 }
 
 impl Run {
+    /// What a finished `cargo-wasmprof` process left.
+    pub fn from_output(output: Output) -> Run {
+        Run {
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            output,
+        }
+    }
+
     pub fn code(&self) -> Option<i32> {
         self.output.status.code()
     }
@@ -99,11 +108,7 @@ pub fn wasmprof_in(dir: &Path, args: &[&str]) -> Run {
         .env_remove("WASMPROF_INSTRUMENT")
         .output()
         .expect("run cargo-wasmprof");
-    Run {
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        output,
-    }
+    Run::from_output(output)
 }
 
 /// Runs `cargo wasmprof ARGS` in the examples workspace.
@@ -248,14 +253,7 @@ pub fn wasmprof_with_pid(args: &[&str]) -> (Run, u32) {
     let child = spawn_wasmprof(args);
     let pid = child.id();
     let output = child.wait_with_output().expect("wait for cargo-wasmprof");
-    (
-        Run {
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            output,
-        },
-        pid,
-    )
+    (Run::from_output(output), pid)
 }
 
 /// Starts `cargo wasmprof ARGS` in the examples workspace with both streams
