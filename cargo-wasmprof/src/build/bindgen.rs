@@ -111,27 +111,46 @@ fn exe(name: &str) -> String {
 /// Runs the CLI on `wasm`, writing bindings for `target` (`nodejs` or
 /// `web`) into `out_dir`. Returns the generated JS file and the processed
 /// `.wasm`.
+///
+/// The CLI writes into a directory of this process's own and each file is
+/// then renamed into `out_dir`, so that a run copying the module out of
+/// `out_dir` while another `cargo wasmprof` regenerates it reads whole
+/// files, never half-written ones.
 pub fn generate(
     cli: &Path,
     wasm: &Path,
     out_dir: &Path,
     target: &str,
 ) -> Result<(PathBuf, PathBuf)> {
-    std::fs::create_dir_all(out_dir)
-        .with_context(|| format!("could not create {}", out_dir.display()))?;
+    let partial = out_dir.with_extension(format!("partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial)
+        .with_context(|| format!("could not create {}", partial.display()))?;
     let output = Command::new(cli)
         .args(["--target", target, "--out-dir"])
-        .arg(out_dir)
+        .arg(&partial)
         .arg(wasm)
         .output()
-        .with_context(|| format!("could not run {}", cli.display()))?;
-    if !output.status.success() {
-        bail!(
-            "wasm-bindgen failed on {}:\n{}",
-            wasm.display(),
-            String::from_utf8_lossy(&output.stderr).trim_end()
-        );
-    }
+        .with_context(|| format!("could not run {}", cli.display()));
+    let output = match output {
+        Ok(output) if output.status.success() => output,
+        Ok(output) => {
+            let _ = std::fs::remove_dir_all(&partial);
+            bail!(
+                "wasm-bindgen failed on {}:\n{}",
+                wasm.display(),
+                String::from_utf8_lossy(&output.stderr).trim_end()
+            );
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&partial);
+            return Err(e);
+        }
+    };
+    drop(output);
+    let moved = move_files(&partial, out_dir);
+    let _ = std::fs::remove_dir_all(&partial);
+    moved?;
     let stem = wasm
         .file_stem()
         .and_then(|s| s.to_str())
@@ -140,4 +159,27 @@ pub fn generate(
         out_dir.join(format!("{stem}.js")),
         out_dir.join(format!("{stem}_bg.wasm")),
     ))
+}
+
+/// Renames every file under `from` to the same place under `to`.
+fn move_files(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("could not create {}", to.display()))?;
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("could not list {}", from.display()))?
+    {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            move_files(&entry.path(), &target)?;
+        } else {
+            std::fs::rename(entry.path(), &target).with_context(|| {
+                format!(
+                    "could not move {} to {}",
+                    entry.path().display(),
+                    target.display()
+                )
+            })?;
+        }
+    }
+    Ok(())
 }
