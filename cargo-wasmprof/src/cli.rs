@@ -18,10 +18,12 @@ pub enum CargoCli {
 ///
 /// Annotate functions with `#[wasmprof::instrument]`, then:
 ///
-///   cargo wasmprof run --release      build to wasm, run in Node, save the profile
-///   cargo wasmprof report             print it as GNU gprof would
+///   cargo wasmprof run --release                 build to wasm, run in Node, save the profile
+///   cargo wasmprof run --release --host browser  the same in headless Chromium
+///   cargo wasmprof run --release --serve         serve the app for a browser of your own
+///   cargo wasmprof report                        print it as GNU gprof would
 ///   cargo wasmprof report --format pprof -o prof.pb.gz
-///   cargo wasmprof bench --release    what instrumentation costs this program
+///   cargo wasmprof bench --release               what instrumentation costs this program
 #[derive(Debug, Args)]
 #[command(version, about, long_about, verbatim_doc_comment)]
 pub struct Cli {
@@ -275,6 +277,10 @@ pub struct HostArgs {
     #[arg(long, value_name = "PATH", help_heading = "Browser")]
     pub browser: Option<PathBuf>,
     /// An extra flag for the browser (repeatable), e.g. `--browser-arg=--js-flags=--liftoff-only`
+    ///
+    /// A `--js-flags=…` replaces wasmprof's own, `--js-flags=--no-liftoff
+    /// --no-wasm-lazy-compilation` (optimised wasm compiled up front, as in
+    /// Node, so that equal work is timed alike).
     #[arg(
         long,
         value_name = "FLAG",
