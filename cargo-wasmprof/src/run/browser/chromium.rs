@@ -252,14 +252,50 @@ impl Drop for Chromium {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        // Children of the group may hold files open a moment longer.
-        for _ in 0..50 {
+        // SIGKILL is delivered at once but a process takes a moment to die,
+        // longer on a busy machine: wait until none of the group runs, so
+        // that none outlives `cargo wasmprof`.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while group_is_running(self.child.id()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        while Instant::now() < deadline {
             if std::fs::remove_dir_all(&self.profile_dir).is_ok() || !self.profile_dir.exists() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Whether a process of group `pgid` is still running (zombies, which
+/// only wait to be reaped, do not count).
+#[cfg(target_os = "linux")]
+fn group_is_running(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // After the parenthesised name: state, ppid, pgrp, …
+        let mut fields = stat
+            .rsplit(") ")
+            .next()
+            .unwrap_or_default()
+            .split_whitespace();
+        let state = fields.next();
+        let group = fields.nth(1).and_then(|g| g.parse::<u32>().ok());
+        group == Some(pgid) && !matches!(state, Some("Z" | "X"))
+    })
+}
+
+/// Elsewhere there is no cheap way to tell a zombie from a live process:
+/// the SIGKILL has to do.
+#[cfg(not(target_os = "linux"))]
+fn group_is_running(_pgid: u32) -> bool {
+    false
 }
 
 /// `--no-sandbox` only where Chromium refuses to start without it: as root.
