@@ -536,3 +536,72 @@ fn a_page_that_never_loads_the_module_is_told_so() {
     assert!(run.stderr.contains("image_kernels.js"), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn serving_beyond_loopback_says_so_and_ctrl_c_stops_it_cleanly() {
+    let mut child = spawn_wasmprof(&[
+        "run",
+        "-p",
+        "fib",
+        "--release",
+        "--serve",
+        "--bind",
+        "0.0.0.0",
+    ]);
+    let pid = child.id();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
+    let mut said = String::new();
+    let serving = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("no Serving line in:\n{said}"));
+        said.push_str(&line);
+        said.push('\n');
+        if line.trim_start().starts_with("Serving") {
+            break line;
+        }
+    };
+    assert!(
+        said.contains("other machines on the network can load this page"),
+        "{said}"
+    );
+    assert!(serving.contains("<this machine's address>"), "{serving}");
+    // SAFETY: signalling a child of this test.
+    unsafe { libc_kill(pid as i32, 2) };
+    let rest: Vec<String> = lines.collect();
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{}", rest.join("\n"));
+    assert!(
+        rest.iter().any(|l| l.contains("0 profiles saved")),
+        "{}",
+        rest.join("\n")
+    );
+}
+
+#[test]
+fn a_module_that_fails_to_compile_ends_the_run_with_the_engines_message() {
+    let dir = std::env::temp_dir().join(format!("wasmprof-broken-page-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("pkg")).unwrap();
+    std::fs::write(
+        dir.join("pkg").join("broken.wasm"),
+        b"\0asm\x01\0\0\0garbage",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><html><head><title>broken</title></head><body>\
+         <script type=\"module\">import init from './pkg/image_kernels.js'; \
+         await init({ module_or_path: './pkg/broken.wasm' });</script></body></html>",
+    )
+    .unwrap();
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--page",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("CompileError"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(dir);
+}
