@@ -162,17 +162,17 @@ pub fn merge(profiles: Vec<Profile>) -> Option<Profile> {
 
 fn merge_into(into: &mut Profile, other: &Profile) {
     use std::collections::HashMap;
-    let mut function_ids: HashMap<(String, String, u32), usize> = into
+    let mut function_ids: HashMap<(String, String, u32, Option<u32>), usize> = into
         .functions
         .iter()
         .enumerate()
-        .map(|(i, f)| ((f.name.clone(), f.file.clone(), f.line), i))
+        .map(|(i, f)| ((f.name.clone(), f.file.clone(), f.line, f.column), i))
         .collect();
     let function_map: Vec<usize> = other
         .functions
         .iter()
         .map(|f| {
-            let key = (f.name.clone(), f.file.clone(), f.line);
+            let key = (f.name.clone(), f.file.clone(), f.line, f.column);
             *function_ids.entry(key).or_insert_with(|| {
                 into.functions.push(f.clone());
                 into.functions.len() - 1
@@ -198,6 +198,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
                 open: false,
                 partly_timed: false,
                 sampled: false,
+                samples: 0,
             });
             into.nodes.len() - 1
         });
@@ -207,6 +208,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
         merged.open |= node.open;
         merged.partly_timed |= node.partly_timed;
         merged.sampled |= node.sampled;
+        merged.samples += node.samples;
         node_map[index] = target;
     }
     into.overflow_calls += other.overflow_calls;
@@ -246,17 +248,20 @@ mod tests {
             timer: TimerInfo {
                 mode: TimerMode::Host,
                 resolution_nanos: Some(1000.0),
+                sample_interval_nanos: None,
             },
             functions: vec![
                 Function {
                     name: "demo::main".into(),
                     file: "src/main.rs".into(),
                     line: 3,
+                    column: None,
                 },
                 Function {
                     name: "demo::add".into(),
                     file: "src/main.rs".into(),
                     line: 9,
+                    column: None,
                 },
             ],
             nodes: vec![
@@ -269,6 +274,7 @@ mod tests {
                     open: false,
                     partly_timed: false,
                     sampled: false,
+                    samples: 0,
                 },
                 Node {
                     parent: Some(1),
@@ -278,6 +284,7 @@ mod tests {
                     open: false,
                     partly_timed: false,
                     sampled: false,
+                    samples: 0,
                 },
             ],
             overflow_calls: 0,

@@ -73,6 +73,9 @@ pub struct TimerInfo {
     pub mode: TimerMode,
     /// The clock's resolution in nanoseconds as the host measured it, if timed.
     pub resolution_nanos: Option<f64>,
+    /// For a sampled profile: the typical time between two samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_interval_nanos: Option<f64>,
 }
 
 /// Which clock, if any, timed the calls.
@@ -83,6 +86,22 @@ pub enum TimerMode {
     Host,
     /// No clock was read: calls are counted, times are all zero.
     None,
+    /// An engine's sampler: times come from samples, and no call was
+    /// counted (every `calls` is zero; [`Node::samples`] says how many
+    /// samples each path has).
+    Sampled,
+}
+
+impl TimerMode {
+    /// Whether the profile has times.
+    pub fn timed(self) -> bool {
+        self != TimerMode::None
+    }
+
+    /// Whether the profile has call counts.
+    pub fn counted(self) -> bool {
+        self != TimerMode::Sampled
+    }
 }
 
 /// One instrumented function: a static site in the source.
@@ -94,6 +113,11 @@ pub struct Function {
     pub file: String,
     /// 1-based line of the function.
     pub line: u32,
+    /// For a function read from a sampling profile: the column (for a wasm
+    /// function, its body's offset in the module), which keeps two
+    /// functions of one name in one script apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
 }
 
 /// One calling context: a function reached through one path from the root.
@@ -121,6 +145,13 @@ pub struct Node {
     /// each to cost too much): `inclusive_nanos` is estimated from it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sampled: bool,
+    /// For a sampled profile: how many samples had exactly this stack.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub samples: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Node {
@@ -134,6 +165,7 @@ impl Node {
             open: false,
             partly_timed: false,
             sampled: false,
+            samples: 0,
         }
     }
 }

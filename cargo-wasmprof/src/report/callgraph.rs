@@ -681,6 +681,7 @@ mod tests {
             open: false,
             partly_timed: false,
             sampled: false,
+            samples: 0,
         });
         profile.overflow_calls = 42;
         let graph = CallGraph::build(&profile);
@@ -707,6 +708,7 @@ mod tests {
                 open: false,
                 partly_timed: false,
                 sampled: false,
+                samples: 0,
             });
         }
         for node in profile.nodes.iter_mut() {

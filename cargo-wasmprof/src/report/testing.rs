@@ -47,6 +47,7 @@ impl ProfileBuilder {
             timer: TimerInfo {
                 mode,
                 resolution_nanos: (mode == TimerMode::Host).then_some(1000.0),
+                sample_interval_nanos: None,
             },
             functions: Vec::new(),
             nodes: vec![Node::root()],
@@ -98,6 +99,7 @@ impl ProfileBuilder {
                         open: false,
                         partly_timed: false,
                         sampled: false,
+                        samples: 0,
                     });
                     self.self_nanos.push(0.0);
                     let child = self.profile.nodes.len() - 1;
@@ -118,6 +120,7 @@ impl ProfileBuilder {
             name: name.into(),
             file: "src/lib.rs".into(),
             line,
+            column: None,
         });
         self.profile.functions.len() - 1
     }

@@ -39,6 +39,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             open: open.contains(&index),
             partly_timed: timing.partly_timed,
             sampled: timing.sampled,
+            samples: 0,
         })
         .collect::<Vec<_>>();
     let nodes = if nodes.is_empty() {
@@ -82,6 +83,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             } else {
                 None
             },
+            sample_interval_nanos: None,
         },
         functions: snapshot
             .functions
@@ -90,6 +92,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                 name: f.name.clone(),
                 file: f.file.clone(),
                 line: f.line,
+                column: None,
             })
             .collect(),
         overflow_calls: snapshot

@@ -181,6 +181,7 @@ fn incomplete() -> Profile {
         open: false,
         partly_timed: false,
         sampled: false,
+        samples: 0,
     });
     profile.overflow_calls = 1234;
     profile

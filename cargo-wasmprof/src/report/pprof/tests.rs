@@ -142,6 +142,7 @@ fn overflow_gets_a_location_of_its_own() {
         open: false,
         partly_timed: false,
         sampled: false,
+        samples: 0,
     });
     let message = decode(&encode(&profile));
     assert!(samples(&message).contains(&(vec![OVERFLOW_NAME], vec![7, 0])));
