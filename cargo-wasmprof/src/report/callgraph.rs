@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use super::cycles::strongly_connected_components;
 use super::node_times::NodeTimes;
-use crate::profile::{Profile, TimerMode};
+use crate::profile::Profile;
 
 /// Index into [`CallGraph::functions`]: the index in `Profile::functions`, or
 /// `Profile::functions.len()` for the `<overflow>` pseudo-function.
@@ -124,8 +124,10 @@ pub struct CallGraph {
     pub cycles: Vec<Cycle>,
     /// Self time of every node summed: the whole measured time.
     pub total_nanos: f64,
-    /// Whether times were measured at all (`--timer host`).
+    /// Whether times were measured at all (`--timer host`, or samples).
     pub timed: bool,
+    /// Whether calls were counted (not for an engine's sampling profile).
+    pub counted: bool,
 }
 
 impl CallGraph {
@@ -191,7 +193,8 @@ impl CallGraph {
             arcs_by_caller,
             cycles,
             total_nanos,
-            timed: profile.timer.mode == TimerMode::Host,
+            timed: profile.timer.mode.timed(),
+            counted: profile.timer.mode.counted(),
         }
     }
 
@@ -245,7 +248,7 @@ impl CallGraph {
     /// functions with neither calls nor time.
     pub fn is_active(&self, function: FunctionId) -> bool {
         let stats = &self.functions[function];
-        stats.calls > 0 || stats.self_nanos > 0.0
+        stats.calls > 0 || stats.self_nanos > 0.0 || stats.total_nanos > 0.0
     }
 
     /// `functions` in the order of gprof's flat profile: by self time, then

@@ -87,6 +87,19 @@ impl<'a> GprofWriter<'a> {
         if !self.graph.timed {
             return "no time was measured (--timer none)".into();
         }
+        if !self.graph.counted {
+            let interval = self
+                .profile
+                .timer
+                .sample_interval_nanos
+                .map(|i| format!(" about {} apart", human_duration_ascii(i)))
+                .unwrap_or_default();
+            return format!(
+                "times come from the engine's samples{interval}, each lasting until the \
+                 next; times in {}",
+                self.unit.name()
+            );
+        }
         let resolution = self
             .profile
             .timer

@@ -75,6 +75,8 @@ pub fn write_json(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> 
 struct Document<'a> {
     format: &'static str,
     timed: bool,
+    /// False for an engine's sampling profile: every `calls` is then 0.
+    counted: bool,
     total_nanos: f64,
     functions: Vec<FunctionRow<'a>>,
     arcs: Vec<ArcRow<'a>>,
@@ -171,6 +173,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
     Document {
         format: REPORT_FORMAT,
         timed: graph.timed,
+        counted: graph.counted,
         total_nanos: graph.total_nanos,
         functions,
         arcs,

@@ -1,6 +1,6 @@
 //! Node times every report agrees on.
 
-use crate::profile::{Profile, TimerMode};
+use crate::profile::Profile;
 
 /// Inclusive and self time of every node, made consistent: a node's
 /// inclusive time is never less than its children's. Clock rounding could
@@ -17,7 +17,7 @@ pub struct NodeTimes {
 
 impl NodeTimes {
     pub fn compute(profile: &Profile) -> NodeTimes {
-        let timed = profile.timer.mode == TimerMode::Host;
+        let timed = profile.timer.mode.timed();
         let count = profile.nodes.len();
         let mut children_sum = vec![0.0; count];
         let mut inclusive = vec![0.0; count];

@@ -36,7 +36,7 @@ use prost::Message;
 use super::callgraph::OVERFLOW_NAME;
 use super::node_times::NodeTimes;
 use super::notes;
-use crate::profile::{Profile, TimerMode};
+use crate::profile::Profile;
 
 /// Frames kept at each end of a stack that is too deep.
 pub const MAX_FRAMES_EACH_SIDE: usize = 128;
@@ -94,13 +94,20 @@ struct Tables {
     /// Location id of the `<elided frames>` function.
     elided_location: u64,
     timed: bool,
+    /// Calls were counted; otherwise the first value is the node's samples.
+    counted: bool,
 }
 
 impl Tables {
     fn new(profile: &Profile) -> Tables {
-        let timed = profile.timer.mode == TimerMode::Host;
+        let timed = profile.timer.mode.timed();
         let mut strings = StringTable::default();
-        let calls = value_type(&mut strings, "calls", "count");
+        // A sampling profile counts samples, not calls.
+        let calls = if profile.timer.mode.counted() {
+            value_type(&mut strings, "calls", "count")
+        } else {
+            value_type(&mut strings, "samples", "count")
+        };
         let time = value_type(&mut strings, "time", "nanoseconds");
         let (sample_type, period_type, default_sample_type) = if timed {
             (vec![calls, time.clone()], time.clone(), time.r#type)
@@ -189,6 +196,7 @@ impl Tables {
             location_of_node,
             elided_location: elided_id,
             timed,
+            counted: profile.timer.mode.counted(),
         }
     }
 }
@@ -235,7 +243,11 @@ fn for_each_sample<E>(
         frame.1 += 1;
         path.push(tables.location_of_node[child]);
         work.push((child, 0));
-        let calls = profile.nodes[child].calls;
+        let calls = if tables.counted {
+            profile.nodes[child].calls
+        } else {
+            profile.nodes[child].samples
+        };
         if calls == 0 {
             continue;
         }

@@ -33,6 +33,7 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
     }
     let ranked = ranked(&graph);
     let shown = ranked.len().min(top);
+    let samples = samples_in(profile, &graph);
     if graph.timed {
         text.push_str(&format!(
             "top {shown} of {} functions by self time, of {} measured:\n",
@@ -41,7 +42,10 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
         ));
         text.push_str(&format!(
             "{:>6}  {:>9}  {:>9}  {:>12}  function\n",
-            "self%", "self", "total", "calls"
+            "self%",
+            "self",
+            "total",
+            if graph.counted { "calls" } else { "samples" }
         ));
         for &f in &ranked[..shown] {
             let stats = &graph.functions[f];
@@ -55,7 +59,11 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
                 share,
                 human_duration(stats.self_nanos),
                 human_duration(stats.total_nanos),
-                stats.calls,
+                if graph.counted {
+                    stats.calls
+                } else {
+                    samples[f]
+                },
                 stats.name
             ));
         }
@@ -71,6 +79,20 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
         }
     }
     text
+}
+
+/// Samples whose innermost frame is each function (a sampled profile's
+/// stand-in for calls).
+fn samples_in(profile: &Profile, graph: &CallGraph) -> Vec<u64> {
+    let mut samples = vec![0; graph.functions.len()];
+    for node in &profile.nodes {
+        if let Some(f) = node.function {
+            if let Some(s) = samples.get_mut(f) {
+                *s += node.samples;
+            }
+        }
+    }
+    samples
 }
 
 /// Functions that ran, by self time, then calls (decreasing), then name.

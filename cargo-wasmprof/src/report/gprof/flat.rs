@@ -12,7 +12,12 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
     let functions = by_self_time(report);
     let per_call = per_call_unit(report, &functions);
     text.push_str("Flat profile:\n\n");
-    if report.graph.timed {
+    if !report.graph.counted {
+        text.push_str(&format!(
+            "No call was counted: a sampling profile has no call counts; {}.\n",
+            report.timing_sentence()
+        ));
+    } else if report.graph.timed {
         text.push_str(&format!(
             "Each call was counted and {}.\n",
             report.timing_sentence()

@@ -16,7 +16,14 @@ const SEPARATOR: &str = "-----------------------------------------------\n";
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {
     text.push_str("\t\t\tCall graph\n\n\n");
-    if report.graph.timed {
+    if !report.graph.counted {
+        text.push_str(&format!(
+            "granularity: callers and callees from the sampled stacks, no call counts; {}, {:.2} {} in all\n\n",
+            report.timing_sentence(),
+            report.time(report.graph.total_nanos),
+            report.unit.abbreviation()
+        ));
+    } else if report.graph.timed {
         text.push_str(&format!(
             "granularity: each call counted and {}, {:.2} {} in all\n\n",
             report.timing_sentence(),
@@ -69,6 +76,15 @@ fn primary_line(report: &GprofWriter, function: FunctionId) -> String {
     line
 }
 
+/// A count as gprof prints it, or nothing for a profile without counts.
+fn count(report: &GprofWriter, calls: u64) -> String {
+    if report.graph.counted {
+        calls.to_string()
+    } else {
+        String::new()
+    }
+}
+
 /// `+r` left-aligned in 7 after a `+`, or blanks of the same width.
 fn recursion_suffix(recursive_calls: u64, trailer: &str) -> String {
     if recursive_calls != 0 {
@@ -83,12 +99,12 @@ fn write_cycle(report: &GprofWriter, position: usize, text: &mut String) {
     let cycle = &report.graph.cycles[position];
     let index = format!("[{}]", report.numbering.cycle[position]);
     text.push_str(&format!(
-        "{:<6} {:5.1} {:7.2} {:7.2} {:7}",
+        "{:<6} {:5.1} {:7.2} {:7.2} {:>7}",
         index,
         report.percent(cycle.self_nanos + cycle.children_nanos),
         report.time(cycle.self_nanos),
         report.time(cycle.children_nanos),
-        cycle.external_calls
+        count(report, cycle.external_calls)
     ));
     text.push_str(&recursion_suffix(cycle.internal_calls, ""));
     text.push_str(&format!(
@@ -98,12 +114,12 @@ fn write_cycle(report: &GprofWriter, position: usize, text: &mut String) {
     for member in members_by_time(report, cycle) {
         let stats = &report.graph.functions[member];
         text.push_str(&format!(
-            "{:6} {:5} {:7.2} {:7.2} {:7}",
+            "{:6} {:5} {:7.2} {:7.2} {:>7}",
             "",
             "",
             report.time(stats.self_nanos),
             report.time(stats.children_nanos),
-            stats.non_recursive_calls()
+            count(report, stats.non_recursive_calls())
         ));
         text.push_str(&recursion_suffix(stats.recursive_calls, ""));
         text.push_str("     ");
@@ -158,8 +174,22 @@ impl ArcLine<'_> {
         };
         match self.kind {
             ArcKind::Recursive | ArcKind::WithinCycle => format!(
-                "{:6} {:5} {:7} {:7} {:7} {:7}     {name}\n",
-                "", "", "", "", self.arc.calls, ""
+                "{:6} {:5} {:7} {:7} {:>7} {:7}     {name}\n",
+                "",
+                "",
+                "",
+                "",
+                count(report, self.arc.calls),
+                ""
+            ),
+            ArcKind::Regular if !report.graph.counted => format!(
+                "{:6} {:5} {:7.2} {:7.2} {:7} {:7}     {name}\n",
+                "",
+                "",
+                report.time(self.arc.entry_self_nanos),
+                report.time(self.arc.entry_children_nanos),
+                "",
+                ""
             ),
             ArcKind::SpontaneousOnly => format!(
                 "{:6} {:5} {:7} {:7} {:7} {:7}     {name}\n",
