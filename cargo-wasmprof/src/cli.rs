@@ -334,9 +334,17 @@ pub struct BenchArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// Profile file(s) to read; several are merged [default: the newest profile of this workspace]
+    /// Profile file(s) to read; several of one kind are merged [default: the newest profile of this workspace]
+    ///
+    /// A wasmprof profile, a Chrome DevTools or Node `.cpuprofile` (or the
+    /// DevTools protocol's `Profiler.stop` result), or a JS Self-Profiling
+    /// API trace, told apart by their content. The engines' profiles give
+    /// sampled times and no call counts; Rust names are demangled.
     #[arg(short, long, value_name = "FILE")]
     pub input: Vec<PathBuf>,
+    /// Leave the engine's idle time (`(idle)`, samples without a stack) out of a sampling profile
+    #[arg(long)]
+    pub hide_idle: bool,
     /// Output format
     #[arg(short, long, value_enum, default_value_t = Format::Gprof)]
     pub format: Format,

@@ -13,4 +13,5 @@ pub mod report;
 pub mod report_command;
 pub mod rewrite;
 pub mod run;
+pub mod sampled;
 pub mod ui;

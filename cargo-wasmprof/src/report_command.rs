@@ -9,6 +9,7 @@ use crate::build::Workspace;
 use crate::cli::{CargoArgs, ReportArgs};
 use crate::profile;
 use crate::report::{self, Format};
+use crate::sampled;
 
 pub fn report(args: &ReportArgs) -> Result<()> {
     let inputs = if args.input.is_empty() {
@@ -16,10 +17,34 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     } else {
         args.input.clone()
     };
-    let profiles = inputs
-        .iter()
-        .map(|path| profile::read_profile(path))
-        .collect::<Result<Vec<_>, _>>()?;
+    let options = sampled::Options {
+        hide_idle: args.hide_idle,
+    };
+    let mut profiles = Vec::with_capacity(inputs.len());
+    let mut first_kind = None;
+    for path in &inputs {
+        let input = sampled::read_input(path, &options)?;
+        match first_kind {
+            None => first_kind = Some((input.kind, path)),
+            Some((kind, first)) if kind != input.kind => bail!(
+                "{} is {} but {} is {}: inputs of different kinds cannot be merged; \
+                 report on them one at a time",
+                first.display(),
+                kind,
+                path.display(),
+                input.kind
+            ),
+            Some(_) => {}
+        }
+        if !input.problems.is_empty() {
+            crate::ui::warning(&format!(
+                "{}: left out or repaired {}",
+                path.display(),
+                input.problems.describe()
+            ));
+        }
+        profiles.push(input.profile);
+    }
     let profile = profile::merge(profiles).context("no profile to report")?;
     match &args.output {
         Some(path) => {

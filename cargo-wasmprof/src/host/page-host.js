@@ -11,6 +11,8 @@ const resolutionNanos = host.measureResolution();
 let programStarted = null;
 
 function report(message) {
+  // Also left on the host object, for whoever drives a --serve page.
+  if (message.type === 'settled') host.settled = message;
   if (typeof globalThis.__wasmprofReport === 'function') {
     globalThis.__wasmprofReport(JSON.stringify(message));
   }

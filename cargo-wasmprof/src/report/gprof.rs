@@ -95,8 +95,8 @@ impl<'a> GprofWriter<'a> {
                 .map(|i| format!(" about {} apart", human_duration_ascii(i)))
                 .unwrap_or_default();
             return format!(
-                "times come from the engine's samples{interval}, each lasting until the \
-                 next; times in {}",
+                "times come from the engine's samples{interval}, each standing for the \
+                 time since the one before; times in {}",
                 self.unit.name()
             );
         }

@@ -1,0 +1,185 @@
+//! The sampling profiles engines already write, read into the same
+//! [`Profile`] as an instrumented run so that every report works on them:
+//! Chrome DevTools and Node `.cpuprofile` files (and the DevTools
+//! protocol's bare `Profiler.stop` result), and JS Self-Profiling API
+//! traces. Their times come from samples and they have no call counts
+//! ([`crate::profile::TimerMode::Sampled`]).
+//!
+//! The files are untrusted: a record that names nothing, a cycle of
+//! parents, a delta that is not a number is counted and left out, and the
+//! counts are reported; a file of the wrong shape is an error naming it.
+
+mod cpuprofile;
+mod trace;
+pub mod tree;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+use crate::profile::{self, Profile};
+
+/// What a profile file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// A wasmprof profile, from `cargo wasmprof run`.
+    Wasmprof,
+    /// A `.cpuprofile` (or `Profiler.stop`'s result).
+    CpuProfile,
+    /// A JS Self-Profiling API trace.
+    SelfProfilingTrace,
+}
+
+impl fmt::Display for InputKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InputKind::Wasmprof => "a wasmprof profile",
+            InputKind::CpuProfile => "a .cpuprofile",
+            InputKind::SelfProfilingTrace => "a JS Self-Profiling trace",
+        })
+    }
+}
+
+/// How sampled inputs are read.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Leave the engine's idle time out.
+    pub hide_idle: bool,
+}
+
+/// Bad records, counted by what was wrong with them.
+#[derive(Debug, Default)]
+pub struct Problems(BTreeMap<&'static str, usize>);
+
+impl Problems {
+    pub fn add(&mut self, what: &'static str, count: usize) {
+        if count > 0 {
+            *self.0.entry(what).or_default() += count;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `3 samples that name no node (left out), 1 …`
+    pub fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|(what, count)| format!("{count} {what}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One input file, read and converted.
+pub struct Input {
+    pub kind: InputKind,
+    pub profile: Profile,
+    pub problems: Problems,
+}
+
+/// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
+/// telling them apart by their content.
+pub fn read_input(path: &Path, options: &Options) -> Result<Input> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let kind = detect(&bytes, path)?;
+    let source = path.display().to_string();
+    let mut problems = Problems::default();
+    let profile = match kind {
+        InputKind::Wasmprof => profile::parse_profile(&bytes, path)?,
+        InputKind::CpuProfile => {
+            let parsed = parse_cpuprofile(&bytes)
+                .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
+            cpuprofile::convert(&parsed, &source, options, &mut problems)
+        }
+        InputKind::SelfProfilingTrace => {
+            let parsed: trace::Trace = serde_json::from_slice(&bytes).with_context(|| {
+                format!(
+                    "{} is not a readable JS Self-Profiling trace ({{resources, frames, stacks, samples}})",
+                    path.display()
+                )
+            })?;
+            trace::convert(&parsed, &source, options, &mut problems)
+        }
+    };
+    profile::validate(&profile).map_err(|what| {
+        anyhow::anyhow!("{} gave an inconsistent profile: {what}", path.display())
+    })?;
+    Ok(Input {
+        kind,
+        profile,
+        problems,
+    })
+}
+
+fn parse_cpuprofile(bytes: &[u8]) -> serde_json::Result<cpuprofile::CpuProfile> {
+    #[derive(Deserialize)]
+    struct Peek {
+        profile: Option<IgnoredAny>,
+    }
+    let wrapped = serde_json::from_slice::<Peek>(bytes)?.profile.is_some();
+    if wrapped {
+        Ok(serde_json::from_slice::<cpuprofile::Wrapped>(bytes)?.profile)
+    } else {
+        serde_json::from_slice(bytes)
+    }
+}
+
+/// Which kind of file `bytes` hold, from their top-level keys.
+fn detect(bytes: &[u8], path: &Path) -> Result<InputKind> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Keys {
+        format: Option<IgnoredAny>,
+        nodes: Option<IgnoredAny>,
+        profile: Option<IgnoredAny>,
+        frames: Option<IgnoredAny>,
+        stacks: Option<IgnoredAny>,
+        time_deltas: Option<IgnoredAny>,
+    }
+    let keys: Keys = match serde_json::from_slice(bytes) {
+        Ok(keys) => keys,
+        Err(e) if e.is_eof() => bail!(
+            "{} is truncated: the JSON ends at line {}, column {}",
+            path.display(),
+            e.line(),
+            e.column()
+        ),
+        Err(e) => bail!(
+            "{} is not a profile: it is not a JSON object ({e})",
+            path.display()
+        ),
+    };
+    Ok(match keys {
+        Keys {
+            format: Some(_), ..
+        } => InputKind::Wasmprof,
+        Keys {
+            profile: Some(_), ..
+        } => InputKind::CpuProfile,
+        Keys {
+            frames: Some(_), ..
+        }
+        | Keys {
+            stacks: Some(_), ..
+        } => InputKind::SelfProfilingTrace,
+        Keys { nodes: Some(_), .. }
+        | Keys {
+            time_deltas: Some(_),
+            ..
+        } => InputKind::CpuProfile,
+        _ => bail!(
+            "{} is neither a wasmprof profile, a Chrome/Node .cpuprofile ({{nodes, samples, \
+             timeDeltas}}) nor a JS Self-Profiling trace ({{frames, stacks, samples}})",
+            path.display()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,214 @@
+//! The readers on profiles the real engines wrote (see
+//! `tests/data/sampled/README.md` for how they were recorded) and on bad
+//! input.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::report::CallGraph;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sampled")
+        .join(name)
+}
+
+fn read(name: &str, hide_idle: bool) -> Input {
+    read_input(&fixture(name), &Options { hide_idle }).unwrap()
+}
+
+/// Self time per function name, in ms, largest first.
+fn self_ms(profile: &Profile) -> Vec<(String, f64)> {
+    let graph = CallGraph::build(profile);
+    let mut rows: Vec<(String, f64)> = graph
+        .functions
+        .iter()
+        .map(|f| (f.name.clone(), f.self_nanos / 1e6))
+        .filter(|(_, ms)| *ms > 0.0)
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    rows
+}
+
+fn root_total(profile: &Profile) -> f64 {
+    profile
+        .nodes
+        .iter()
+        .filter(|n| n.parent == Some(Profile::ROOT))
+        .map(|n| n.inclusive_nanos)
+        .sum()
+}
+
+#[test]
+fn node_cpu_prof_of_a_rust_wasi_program() {
+    let input = read("node-appendix-b.cpuprofile", false);
+    assert_eq!(input.kind, InputKind::CpuProfile);
+    assert!(input.problems.is_empty(), "{}", input.problems.describe());
+    let profile = &input.profile;
+    assert_eq!(profile.timer.mode, crate::profile::TimerMode::Sampled);
+    // Every sample lasts until the next: the total is the profile's duration
+    // less the time before the first sample, under one interval.
+    let interval = profile.timer.sample_interval_nanos.unwrap();
+    // Asked for 100 µs; a busy 2-core machine gives about 200.
+    assert!((90_000.0..1_000_000.0).contains(&interval), "{interval}");
+    let duration = profile.run.wall_nanos as f64;
+    let total = root_total(profile);
+    assert!(
+        total <= duration && duration - total < 2.0 * interval,
+        "{total} of {duration}"
+    );
+    // Mangled names from the name section come out as Rust paths, and the
+    // nine paths through `add` are one function.
+    let names: Vec<&str> = profile.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names.iter().filter(|n| **n == "appendix_b::add").count(), 1);
+    assert!(names.contains(&"appendix_b::f_quarter"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("_ZN")), "{names:?}");
+    // The program's own functions take nearly all the time.
+    let rows = self_ms(profile);
+    let program: f64 = rows
+        .iter()
+        .filter(|(n, _)| n.starts_with("appendix_b::"))
+        .map(|(_, ms)| ms)
+        .sum();
+    assert!(program > 0.5 * total / 1e6, "{rows:?}");
+    assert!(profile.nodes.iter().all(|n| n.calls == 0));
+}
+
+#[test]
+fn a_devtools_protocol_profile_from_chromium() {
+    let input = read("chromium-fib.cpuprofile", false);
+    assert_eq!(input.kind, InputKind::CpuProfile);
+    let rows = self_ms(&input.profile);
+    assert_eq!(rows[0].0, "(idle)", "{rows:?}");
+    let hidden = read("chromium-fib.cpuprofile", true);
+    let rows = self_ms(&hidden.profile);
+    assert_eq!(rows[0].0, "fib::fib", "{rows:?}");
+    assert!(!rows.iter().any(|(n, _)| n == "(idle)"));
+    assert!(
+        rows.iter()
+            .any(|(n, _)| n == "measureResolution (host-api.js:140)"),
+        "JavaScript frames keep script and line: {rows:?}"
+    );
+    // The recursion is one function however deep its stack.
+    let fib = input
+        .profile
+        .functions
+        .iter()
+        .filter(|f| f.name == "fib::fib")
+        .count();
+    assert_eq!(fib, 1);
+}
+
+#[test]
+fn a_self_profiling_trace_from_chromium() {
+    let input = read("chromium-fib.selfprofile.json", false);
+    assert_eq!(input.kind, InputKind::SelfProfilingTrace);
+    assert!(input.problems.is_empty(), "{}", input.problems.describe());
+    let profile = &input.profile;
+    let interval = profile.timer.sample_interval_nanos.unwrap();
+    // Chromium samples about every 10 ms whatever the page asks for.
+    assert!((5e6..20e6).contains(&interval), "{interval}");
+    let total = root_total(profile);
+    let duration = profile.run.wall_nanos as f64;
+    assert!((total - duration).abs() < interval, "{total} of {duration}");
+    let names: Vec<&str> = profile.functions.iter().map(|f| f.name.as_str()).collect();
+    assert!(names.contains(&"fib::fib"), "{names:?}");
+    assert!(names.contains(&"fib::fib_js"), "{names:?}");
+    // The same wasm function has the same key as in the .cpuprofile of the
+    // same run: the trace's 1-based column is made 0-based.
+    let fib = profile
+        .functions
+        .iter()
+        .find(|f| f.name == "fib::fib")
+        .unwrap();
+    let other = read("chromium-fib.cpuprofile", false);
+    let same = other
+        .profile
+        .functions
+        .iter()
+        .find(|f| f.name == "fib::fib")
+        .unwrap();
+    assert_eq!(fib.column, same.column);
+    let with_idle = total;
+    let hidden = read("chromium-fib.selfprofile.json", true);
+    assert!(root_total(&hidden.profile) < with_idle);
+}
+
+fn write_temp(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+fn error_of(text: &str) -> String {
+    let (_dir, path) = write_temp("bad.json", text);
+    match read_input(&path, &Options::default()) {
+        Ok(_) => panic!("{text} was accepted"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+#[test]
+fn the_wrong_shape_is_an_error_naming_the_file() {
+    assert!(error_of("{\"nodes\": [{\"id\": 1}").contains("truncated"));
+    assert!(error_of("[1, 2, 3]").contains("not a JSON object"));
+    assert!(error_of("{\"hello\": 1}").contains("neither a wasmprof profile"));
+    let e = error_of("{\"nodes\": 3, \"samples\": [], \"timeDeltas\": []}");
+    assert!(e.contains("bad.json is not a readable .cpuprofile"), "{e}");
+    let e = error_of("{\"frames\": [], \"stacks\": [], \"samples\": [{\"stackId\": 0}]}");
+    assert!(e.contains("not a readable JS Self-Profiling trace"), "{e}");
+}
+
+#[test]
+fn records_that_name_nothing_or_loop_are_counted_and_left_out() {
+    let cpuprofile = r#"{"nodes": [
+        {"id": 1, "callFrame": {"functionName": "(root)", "url": ""}, "children": [2, 99]},
+        {"id": 2, "callFrame": {"functionName": "a", "url": "x.js", "lineNumber": 0, "columnNumber": 0}},
+        {"id": 3, "callFrame": {"functionName": "b", "url": "x.js"}, "children": [4]},
+        {"id": 4, "callFrame": {"functionName": "c", "url": "x.js"}, "children": [3]}],
+      "startTime": 0, "endTime": 400, "samples": [2, 3, 77, 2], "timeDeltas": [100, 100, -1e300, 100]}"#;
+    let (_dir, path) = write_temp("odd.cpuprofile", cpuprofile);
+    let input = read_input(&path, &Options::default()).unwrap();
+    let problems = input.problems.describe();
+    assert!(
+        problems.contains("1 children that name no node"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("1 samples of nodes on a cycle"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("1 samples that name no node"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("time deltas that are not numbers or longer"),
+        "{problems}"
+    );
+    assert!(crate::profile::validate(&input.profile).is_ok());
+
+    let trace = r#"{"resources": [], "frames": [{"name": "f", "resourceId": 7}],
+      "stacks": [{"frameId": 0, "parentId": 1}, {"frameId": 0, "parentId": 0}, {"frameId": 5}],
+      "samples": [{"timestamp": 1, "stackId": 0}, {"timestamp": 2, "stackId": 2},
+                  {"timestamp": 3, "stackId": 9}, {"timestamp": 4}]}"#;
+    let (_dir, path) = write_temp("odd.json", trace);
+    let input = read_input(&path, &Options::default()).unwrap();
+    let problems = input.problems.describe();
+    assert!(problems.contains("stacks on a cycle"), "{problems}");
+    assert!(problems.contains("stacks naming no frame"), "{problems}");
+    assert!(problems.contains("stacks naming no stack"), "{problems}");
+    assert!(problems.contains("frames naming no resource"), "{problems}");
+    assert!(crate::profile::validate(&input.profile).is_ok());
+}
+
+#[test]
+fn an_empty_profile_reports_nothing_rather_than_failing() {
+    let (_dir, path) = write_temp(
+        "empty.cpuprofile",
+        r#"{"nodes": [], "startTime": 0, "endTime": 0, "samples": [], "timeDeltas": []}"#,
+    );
+    let input = read_input(&path, &Options::default()).unwrap();
+    assert_eq!(input.profile.nodes.len(), 1);
+}

@@ -1,0 +1,160 @@
+//! JS Self-Profiling API traces: what `await profiler.stop()` gives a page,
+//! `{resources, frames, stacks, samples}`. Samples carry a timestamp (ms)
+//! and, unless the page was idle, a stack; a stack is a frame and its parent
+//! stack. Lines and columns are 1-based (for wasm, the column is the
+//! function body's offset plus one).
+
+use serde::Deserialize;
+
+use super::tree::{sampled_profile, weights, Frame, TreeBuilder};
+use super::{Options, Problems};
+use crate::profile::Profile;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trace {
+    #[serde(default)]
+    pub resources: Vec<String>,
+    pub frames: Vec<TraceFrame>,
+    pub stacks: Vec<TraceStack>,
+    pub samples: Vec<TraceSample>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceFrame {
+    #[serde(default)]
+    pub name: String,
+    pub resource_id: Option<usize>,
+    pub line: Option<i64>,
+    pub column: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceStack {
+    pub frame_id: usize,
+    pub parent_id: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceSample {
+    pub timestamp: f64,
+    pub stack_id: Option<usize>,
+}
+
+const MILLIS: f64 = 1e6;
+
+pub fn convert(trace: &Trace, source: &str, options: &Options, problems: &mut Problems) -> Profile {
+    let mut tree = TreeBuilder::new();
+    let functions: Vec<Option<usize>> = trace
+        .frames
+        .iter()
+        .map(|frame| {
+            let url = match frame.resource_id {
+                Some(id) => match trace.resources.get(id) {
+                    Some(url) => url.clone(),
+                    None => {
+                        problems.add("frames naming no resource", 1);
+                        String::new()
+                    }
+                },
+                None => String::new(),
+            };
+            // 1-based here, 0-based in .cpuprofile: one key for both.
+            Some(tree.function(&Frame {
+                name: frame.name.clone(),
+                url,
+                line: frame.line.map_or(-1, |l| l - 1),
+                column: frame.column.map_or(-1, |c| c - 1),
+            }))
+        })
+        .collect();
+
+    // The node of every stack, resolved outermost first; `None` while being
+    // resolved, so that a cycle of parents is found instead of followed.
+    let mut node_of: Vec<Option<Option<usize>>> = vec![None; trace.stacks.len()];
+    let mut resolve =
+        |stack: usize, problems: &mut Problems, tree: &mut TreeBuilder| -> Option<usize> {
+            let mut chain = Vec::new();
+            let mut at = Some(stack);
+            let mut base = Profile::ROOT;
+            while let Some(s) = at {
+                match node_of.get(s) {
+                    None => {
+                        problems.add("stacks naming no stack", 1);
+                        return None;
+                    }
+                    Some(Some(resolved)) => {
+                        base = (*resolved)?;
+                        break;
+                    }
+                    Some(None) => {}
+                }
+                if chain.contains(&s) || chain.len() > trace.stacks.len() {
+                    problems.add("stacks on a cycle of parents", 1);
+                    return None;
+                }
+                chain.push(s);
+                at = trace.stacks[s].parent_id;
+            }
+            for &s in chain.iter().rev() {
+                let function = match functions.get(trace.stacks[s].frame_id) {
+                    Some(Some(f)) => *f,
+                    _ => {
+                        problems.add("stacks naming no frame", 1);
+                        node_of[s] = Some(None);
+                        return None;
+                    }
+                };
+                base = tree.child(base, function);
+                node_of[s] = Some(Some(base));
+            }
+            Some(base)
+        };
+
+    let timestamps: Vec<f64> = trace.samples.iter().map(|s| s.timestamp).collect();
+    if timestamps.iter().any(|t| !t.is_finite()) {
+        problems.add("samples whose timestamp is not a number (left out)", 1);
+    }
+    let (weights, interval) = weights(&timestamps, None);
+    let idle = tree.function(&Frame {
+        name: "(idle)".into(),
+        url: String::new(),
+        line: -1,
+        column: -1,
+    });
+    for (sample, weight) in trace.samples.iter().zip(weights) {
+        if !sample.timestamp.is_finite() || !weight.is_finite() {
+            continue;
+        }
+        let node = match sample.stack_id {
+            None if options.hide_idle => continue,
+            None => tree.child(Profile::ROOT, idle),
+            Some(stack) => match resolve(stack, problems, &mut tree) {
+                Some(node) => node,
+                None => continue,
+            },
+        };
+        tree.add_sample(node, weight * MILLIS);
+    }
+    let finite = timestamps.iter().copied().filter(|t| t.is_finite());
+    let first = finite.clone().fold(f64::INFINITY, f64::min);
+    let last = finite.fold(f64::NEG_INFINITY, f64::max);
+    let duration = if first.is_finite() {
+        last - first + interval.unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    let (functions, nodes) = tree.finish();
+    let engine = format!("JS Self-Profiling API ({} samples)", trace.samples.len());
+    sampled_profile(
+        source,
+        &engine,
+        functions,
+        nodes,
+        duration * MILLIS,
+        interval.map(|i| i * MILLIS),
+    )
+}

@@ -1,0 +1,275 @@
+//! Building a [`Profile`]'s calling-context tree out of sampled stacks: one
+//! function per distinct frame (name, script and position), one node per
+//! distinct path, each sample's time added to the node of its stack.
+
+use std::collections::HashMap;
+
+use crate::profile::{Function, Node, Profile};
+
+/// A frame as the engines write it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub name: String,
+    /// The script or module URL; empty for the engine's pseudo-frames.
+    pub url: String,
+    /// 0-based line (0 for wasm), or -1 when unknown.
+    pub line: i64,
+    /// 0-based column (for wasm, the function body's offset in the module),
+    /// or -1 when unknown.
+    pub column: i64,
+}
+
+impl Frame {
+    fn is_wasm(&self) -> bool {
+        self.url.starts_with("wasm://")
+            || self.url.ends_with(".wasm")
+            || self.name.starts_with("wasm-function[")
+    }
+
+    /// How reports name the frame: Rust names demangled without their hash,
+    /// JavaScript functions with their script and line, the engine's
+    /// pseudo-frames as they are.
+    pub fn display_name(&self) -> String {
+        if self.is_wasm() {
+            return rust_name(&self.name);
+        }
+        let name = if self.name.is_empty() {
+            "(anonymous)"
+        } else {
+            &self.name
+        };
+        if self.url.is_empty() {
+            return name.to_owned();
+        }
+        let script = self.url.rsplit('/').next().unwrap_or(&self.url);
+        if self.line >= 0 {
+            format!("{name} ({script}:{})", self.line + 1)
+        } else {
+            format!("{name} ({script})")
+        }
+    }
+}
+
+/// `_ZN…E` and `_R…` demangled, `crate::f::h0123…` without its hash.
+pub fn rust_name(name: &str) -> String {
+    if let Ok(demangled) = rustc_demangle::try_demangle(name) {
+        return format!("{demangled:#}");
+    }
+    match name.rsplit_once("::h") {
+        Some((path, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            path.to_owned()
+        }
+        _ => name.to_owned(),
+    }
+}
+
+/// The tree as it grows.
+#[derive(Default)]
+pub struct TreeBuilder {
+    functions: Vec<Function>,
+    function_ids: HashMap<Frame, usize>,
+    nodes: Vec<Node>,
+    children: HashMap<(usize, usize), usize>,
+}
+
+impl TreeBuilder {
+    pub fn new() -> TreeBuilder {
+        TreeBuilder {
+            nodes: vec![Node::root()],
+            ..TreeBuilder::default()
+        }
+    }
+
+    /// The function of `frame`, added on first sight.
+    pub fn function(&mut self, frame: &Frame) -> usize {
+        if let Some(&id) = self.function_ids.get(frame) {
+            return id;
+        }
+        let id = self.functions.len();
+        self.functions.push(Function {
+            name: frame.display_name(),
+            file: frame.url.clone(),
+            line: u32::try_from(frame.line + 1).unwrap_or(0),
+            column: u32::try_from(frame.column).ok(),
+        });
+        self.function_ids.insert(frame.clone(), id);
+        id
+    }
+
+    /// The node for `function` called from `parent`, added on first sight.
+    pub fn child(&mut self, parent: usize, function: usize) -> usize {
+        *self.children.entry((parent, function)).or_insert_with(|| {
+            self.nodes.push(Node {
+                parent: Some(parent),
+                function: Some(function),
+                ..Node::root()
+            });
+            self.nodes.len() - 1
+        })
+    }
+
+    /// One sample of `weight_nanos` whose innermost frame is `node`.
+    pub fn add_sample(&mut self, node: usize, weight_nanos: f64) {
+        let node = &mut self.nodes[node];
+        node.samples += 1;
+        node.inclusive_nanos += weight_nanos;
+    }
+
+    /// The functions and nodes, with each node's time made inclusive.
+    pub fn finish(mut self) -> (Vec<Function>, Vec<Node>) {
+        // Parents come before their children, so one backward pass adds
+        // every node's time into its parent after its own children's.
+        for index in (1..self.nodes.len()).rev() {
+            let time = self.nodes[index].inclusive_nanos;
+            if let Some(parent) = self.nodes[index].parent {
+                self.nodes[parent].inclusive_nanos += time;
+            }
+        }
+        (self.functions, self.nodes)
+    }
+}
+
+/// Each sample stands for the time since the one before (the first, since
+/// `start`; without a start, one typical interval), as V8's `timeDeltas`
+/// count it, so that the samples add up to the profile's duration. Returns
+/// the weight of every sample, in the order given, and the typical (median)
+/// interval; timestamps out of order are sorted first, as DevTools does.
+pub fn weights(timestamps: &[f64], start: Option<f64>) -> (Vec<f64>, Option<f64>) {
+    let mut order: Vec<usize> = (0..timestamps.len()).collect();
+    order.sort_by(|&a, &b| timestamps[a].total_cmp(&timestamps[b]));
+    let mut gaps: Vec<f64> = order
+        .windows(2)
+        .map(|w| timestamps[w[1]] - timestamps[w[0]])
+        .filter(|g| *g > 0.0)
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    let interval = gaps.get(gaps.len() / 2).copied();
+    let mut weights = vec![0.0; timestamps.len()];
+    for (position, &sample) in order.iter().enumerate() {
+        weights[sample] = match position.checked_sub(1).map(|p| order[p]) {
+            Some(previous) => timestamps[sample] - timestamps[previous],
+            None => match start {
+                Some(start) => (timestamps[sample] - start).max(0.0),
+                None => interval.unwrap_or(0.0),
+            },
+        };
+    }
+    (weights, interval)
+}
+
+/// A profile of sampled stacks, with the run information a report prints.
+pub fn sampled_profile(
+    source: &str,
+    engine: &str,
+    functions: Vec<Function>,
+    nodes: Vec<Node>,
+    duration_nanos: f64,
+    interval_nanos: Option<f64>,
+) -> Profile {
+    use crate::profile::{RunInfo, TimerInfo, TimerMode, FORMAT};
+    Profile {
+        format: FORMAT.to_owned(),
+        created_unix_nanos: 0,
+        run: RunInfo {
+            package: None,
+            module: source.to_owned(),
+            module_sha256: String::new(),
+            host: engine.to_owned(),
+            command: Vec::new(),
+            entry: "sampled".into(),
+            complete: true,
+            incomplete_reason: None,
+            exit_code: 0,
+            wall_nanos: duration_nanos.max(0.0) as u64,
+            min_size: None,
+        },
+        timer: TimerInfo {
+            mode: TimerMode::Sampled,
+            resolution_nanos: None,
+            sample_interval_nanos: interval_nanos,
+        },
+        functions,
+        nodes,
+        overflow_calls: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(name: &str, url: &str, line: i64, column: i64) -> Frame {
+        Frame {
+            name: name.into(),
+            url: url.into(),
+            line,
+            column,
+        }
+    }
+
+    #[test]
+    fn rust_names_lose_their_mangling_and_hash() {
+        assert_eq!(
+            rust_name("_ZN10appendix_b3add17h7741d246eb22c1f8E"),
+            "appendix_b::add"
+        );
+        assert_eq!(rust_name("fib::fib::h00959e66f4db9792"), "fib::fib");
+        assert_eq!(rust_name("_RNvCs1234_7mycrate4main"), "mycrate::main");
+        assert_eq!(rust_name("wasm-function[75]"), "wasm-function[75]");
+        assert_eq!(rust_name("not::a::hash::hxyz"), "not::a::hash::hxyz");
+    }
+
+    #[test]
+    fn javascript_frames_keep_their_script_and_line() {
+        assert_eq!(
+            frame("main", "http://127.0.0.1:1/page-host.js", 29, 19).display_name(),
+            "main (page-host.js:30)"
+        );
+        assert_eq!(
+            frame("", "file:///a/b.js", 0, 0).display_name(),
+            "(anonymous) (b.js:1)"
+        );
+        assert_eq!(frame("(idle)", "", -1, -1).display_name(), "(idle)");
+        assert_eq!(
+            frame(
+                "fib::fib::h00959e66f4db9792",
+                "http://x/fib_bg.wasm",
+                0,
+                14782
+            )
+            .display_name(),
+            "fib::fib"
+        );
+    }
+
+    #[test]
+    fn two_functions_of_one_name_stay_apart_and_one_function_is_one() {
+        let mut tree = TreeBuilder::new();
+        let a = tree.function(&frame("f", "a.js", 1, 2));
+        let b = tree.function(&frame("f", "b.js", 1, 2));
+        assert_ne!(a, b);
+        assert_eq!(tree.function(&frame("f", "a.js", 1, 2)), a);
+        let na = tree.child(0, a);
+        let nb = tree.child(na, b);
+        assert_eq!(tree.child(na, b), nb);
+        tree.add_sample(nb, 3.0);
+        tree.add_sample(na, 1.0);
+        let (functions, nodes) = tree.finish();
+        assert_eq!(functions.len(), 2);
+        assert_eq!(
+            (nodes[na].inclusive_nanos, nodes[nb].inclusive_nanos),
+            (4.0, 3.0)
+        );
+        assert_eq!((nodes[na].samples, nodes[0].inclusive_nanos), (1, 4.0));
+    }
+
+    #[test]
+    fn a_sample_stands_for_the_time_since_the_one_before_even_out_of_order() {
+        let (w, interval) = weights(&[10.0, 30.0, 20.0], Some(4.0));
+        assert_eq!(w, vec![6.0, 10.0, 10.0]);
+        assert_eq!(interval, Some(10.0));
+        let (w, _) = weights(&[0.0, 2.0, 4.0], None);
+        assert_eq!(w, vec![2.0, 2.0, 2.0]);
+        assert_eq!(weights(&[], None), (vec![], None));
+    }
+}
