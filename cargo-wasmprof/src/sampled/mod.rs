@@ -95,6 +95,9 @@ pub fn read_input(path: &Path, options: &Options) -> Result<Input> {
         InputKind::CpuProfile => {
             let parsed = parse_cpuprofile(&bytes)
                 .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
+            // The text is no longer needed: a large profile should not be
+            // held twice while it is converted.
+            drop(bytes);
             cpuprofile::convert(&parsed, &source, options, &mut problems)
         }
         InputKind::SelfProfilingTrace => {
@@ -104,6 +107,7 @@ pub fn read_input(path: &Path, options: &Options) -> Result<Input> {
                     path.display()
                 )
             })?;
+            drop(bytes);
             trace::convert(&parsed, &source, options, &mut problems)
         }
     };

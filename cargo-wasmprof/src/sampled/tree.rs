@@ -135,26 +135,54 @@ impl TreeBuilder {
 /// the weight of every sample, in the order given, and the typical (median)
 /// interval; timestamps out of order are sorted first, as DevTools does.
 pub fn weights(timestamps: &[f64], start: Option<f64>) -> (Vec<f64>, Option<f64>) {
+    let interval = typical_gap(timestamps);
+    let first_weight = |first: f64| match start {
+        Some(start) => (first - start).max(0.0),
+        None => interval.unwrap_or(0.0),
+    };
+    // The engines write them in order; only a file that is not pays for
+    // sorting.
+    if timestamps.windows(2).all(|w| w[0] <= w[1]) {
+        let weights = (0..timestamps.len())
+            .map(|i| match i {
+                0 => first_weight(timestamps[0]),
+                _ => timestamps[i] - timestamps[i - 1],
+            })
+            .collect();
+        return (weights, interval);
+    }
     let mut order: Vec<usize> = (0..timestamps.len()).collect();
     order.sort_by(|&a, &b| timestamps[a].total_cmp(&timestamps[b]));
-    let mut gaps: Vec<f64> = order
-        .windows(2)
-        .map(|w| timestamps[w[1]] - timestamps[w[0]])
-        .filter(|g| *g > 0.0)
-        .collect();
-    gaps.sort_by(f64::total_cmp);
-    let interval = gaps.get(gaps.len() / 2).copied();
     let mut weights = vec![0.0; timestamps.len()];
     for (position, &sample) in order.iter().enumerate() {
         weights[sample] = match position.checked_sub(1).map(|p| order[p]) {
             Some(previous) => timestamps[sample] - timestamps[previous],
-            None => match start {
-                Some(start) => (timestamps[sample] - start).max(0.0),
-                None => interval.unwrap_or(0.0),
-            },
+            None => first_weight(timestamps[sample]),
         };
     }
     (weights, interval)
+}
+
+/// The median positive gap between consecutive timestamps (as sorted), from
+/// at most 100,000 of them spread over the profile.
+fn typical_gap(timestamps: &[f64]) -> Option<f64> {
+    const AT_MOST: usize = 100_000;
+    let mut sorted_sample: Vec<f64> = Vec::new();
+    if timestamps.windows(2).all(|w| w[0] <= w[1]) {
+        let stride = (timestamps.len() / AT_MOST).max(1);
+        sorted_sample.extend(
+            (1..timestamps.len())
+                .step_by(stride)
+                .map(|i| timestamps[i] - timestamps[i - 1]),
+        );
+    } else {
+        let mut sorted = timestamps.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted_sample.extend(sorted.windows(2).map(|w| w[1] - w[0]));
+    }
+    sorted_sample.retain(|g| *g > 0.0);
+    sorted_sample.sort_by(f64::total_cmp);
+    sorted_sample.get(sorted_sample.len() / 2).copied()
 }
 
 /// A profile of sampled stacks, with the run information a report prints.
