@@ -212,3 +212,109 @@ fn an_empty_profile_reports_nothing_rather_than_failing() {
     let input = read_input(&path, &Options::default()).unwrap();
     assert_eq!(input.profile.nodes.len(), 1);
 }
+
+mod generated {
+    //! Profiles generated at random, well-formed JSON with ids that dangle,
+    //! parents that loop and deltas of any size, and the recorded fixtures
+    //! cut and bit-flipped: the readers answer each with a profile that
+    //! passes validation or an error, never a panic or an endless loop.
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn read_bytes(bytes: &[u8], name: &str) -> Result<Input> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        read_input(&path, &Options::default())
+    }
+
+    fn check(bytes: &[u8], name: &str) {
+        if let Ok(input) = read_bytes(bytes, name) {
+            assert!(crate::profile::validate(&input.profile).is_ok());
+            let mut out = Vec::new();
+            for format in [crate::report::Format::Gprof, crate::report::Format::Pprof] {
+                crate::report::render(&input.profile, format, &mut out).unwrap();
+            }
+        }
+    }
+
+    fn cpuprofile() -> impl Strategy<Value = serde_json::Value> {
+        let node = (0u64..12, prop::collection::vec(0u64..14, 0..4), "[a-z()_]{0,6}", -2i64..3);
+        (
+            prop::collection::vec(node, 0..12),
+            prop::collection::vec(0u64..14, 0..40),
+            prop::collection::vec(-1e7f64..1e7, 0..40),
+            -1e6f64..1e6,
+            -1e6f64..1e9,
+        )
+            .prop_map(|(nodes, samples, deltas, start, end)| {
+                let nodes: Vec<_> = nodes
+                    .into_iter()
+                    .map(|(id, children, name, line)| {
+                        json!({"id": id, "children": children,
+                               "callFrame": {"functionName": name, "url": "x.js", "lineNumber": line, "columnNumber": line}})
+                    })
+                    .collect();
+                json!({"nodes": nodes, "samples": samples, "timeDeltas": deltas, "startTime": start, "endTime": end})
+            })
+    }
+
+    fn trace() -> impl Strategy<Value = serde_json::Value> {
+        let frame = ("[a-z:_]{0,8}", prop::option::of(0usize..4), prop::option::of(-1i64..5));
+        let stack = (0usize..8, prop::option::of(0usize..10));
+        let sample = (-1e3f64..1e6, prop::option::of(0usize..10));
+        (
+            prop::collection::vec(frame, 0..6),
+            prop::collection::vec(stack, 0..10),
+            prop::collection::vec(sample, 0..40),
+        )
+            .prop_map(|(frames, stacks, samples)| {
+                let frames: Vec<_> = frames
+                    .into_iter()
+                    .map(|(name, resource, line)| json!({"name": name, "resourceId": resource, "line": line, "column": line}))
+                    .collect();
+                let stacks: Vec<_> = stacks
+                    .into_iter()
+                    .map(|(frame, parent)| json!({"frameId": frame, "parentId": parent}))
+                    .collect();
+                let samples: Vec<_> = samples
+                    .into_iter()
+                    .map(|(timestamp, stack)| json!({"timestamp": timestamp, "stackId": stack}))
+                    .collect();
+                json!({"resources": ["a.js", "b.wasm"], "frames": frames, "stacks": stacks, "samples": samples})
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn any_cpuprofile_reads_or_is_refused(profile in cpuprofile()) {
+            check(profile.to_string().as_bytes(), "gen.cpuprofile");
+        }
+
+        #[test]
+        fn any_trace_reads_or_is_refused(trace in trace()) {
+            check(trace.to_string().as_bytes(), "gen.json");
+        }
+
+        #[test]
+        fn cut_or_flipped_fixtures_read_or_are_refused(
+            which in 0usize..3,
+            cut in 0.0f64..1.0,
+            flips in prop::collection::vec((0.0f64..1.0, any::<u8>()), 0..4),
+        ) {
+            let name = ["node-appendix-b.cpuprofile", "chromium-fib.cpuprofile", "chromium-fib.selfprofile.json"][which];
+            let mut bytes = std::fs::read(fixture(name)).unwrap();
+            for (at, byte) in flips {
+                let at = ((bytes.len() - 1) as f64 * at) as usize;
+                bytes[at] = byte;
+            }
+            bytes.truncate(((bytes.len() as f64) * cut) as usize + 1);
+            check(&bytes, name);
+        }
+    }
+}
