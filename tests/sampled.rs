@@ -20,7 +20,10 @@ fn fixture(name: &str) -> String {
 fn total_ms(name: &str, hide_idle: bool) -> f64 {
     let input = cargo_wasmprof::sampled::read_input(
         std::path::Path::new(&fixture(name)),
-        &cargo_wasmprof::sampled::Options { hide_idle },
+        &cargo_wasmprof::sampled::Options {
+            hide_idle,
+            ..Default::default()
+        },
     )
     .unwrap();
     let profile = input.profile;

@@ -345,6 +345,12 @@ pub struct ReportArgs {
     /// Leave the engine's idle time (`(idle)`, samples without a stack) out of a sampling profile
     #[arg(long)]
     pub hide_idle: bool,
+    /// The `.wasm` a sampling profile ran, to name its `wasm-function[N]` frames from the name section
+    ///
+    /// Without it, a frame whose script is a `file://` URL is named from
+    /// that file when it can be read.
+    #[arg(long, value_name = "FILE.wasm")]
+    pub module: Option<PathBuf>,
     /// Output format
     #[arg(short, long, value_enum, default_value_t = Format::Gprof)]
     pub format: Format,

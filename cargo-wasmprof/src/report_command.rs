@@ -19,6 +19,11 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     };
     let options = sampled::Options {
         hide_idle: args.hide_idle,
+        module_names: None,
+    };
+    let options = match &args.module {
+        Some(module) => options.with_module(module)?,
+        None => options,
     };
     let mut profiles = Vec::with_capacity(inputs.len());
     let mut first_kind = None;

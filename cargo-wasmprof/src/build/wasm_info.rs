@@ -54,6 +54,30 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     Ok(info)
 }
 
+/// The names the module's name section gives its functions, by function
+/// index (imports counted first, as `wasm-function[N]` counts them).
+pub fn function_names(bytes: &[u8]) -> Result<std::collections::HashMap<u32, String>> {
+    let mut names = std::collections::HashMap::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        if let Payload::CustomSection(section) =
+            payload.context("not a valid WebAssembly module")?
+        {
+            if let wasmparser::KnownCustom::Name(reader) = section.as_known() {
+                for name in reader {
+                    // A malformed name subsection leaves the names read so far.
+                    let Ok(wasmparser::Name::Function(map)) = name else {
+                        continue;
+                    };
+                    for naming in map.into_iter().flatten() {
+                        names.insert(naming.index, naming.name.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    Ok(names)
+}
+
 /// The bytes of the code section: what two builds must share to be the same
 /// program, whatever their names and custom sections say.
 pub fn code_section(bytes: &[u8]) -> Result<&[u8]> {

@@ -116,7 +116,7 @@ pub fn convert(
             kids[*p].push(index);
         }
     }
-    let mut tree = TreeBuilder::new();
+    let mut tree = TreeBuilder::new(options.module_names.clone());
     let mut placed: Vec<Option<usize>> = vec![None; profile.nodes.len()];
     let mut work: Vec<(usize, usize)> = Vec::new();
     for (index, p) in parent.iter().enumerate() {

@@ -49,6 +49,27 @@ impl fmt::Display for InputKind {
 pub struct Options {
     /// Leave the engine's idle time out.
     pub hide_idle: bool,
+    /// Names for `wasm-function[N]` frames, from the module's name section
+    /// (`--module FILE.wasm`).
+    pub module_names: Option<std::collections::HashMap<u32, String>>,
+}
+
+impl Options {
+    /// Reads the name section of `module` for `wasm-function[N]` frames.
+    pub fn with_module(mut self, module: &Path) -> Result<Options> {
+        let bytes = std::fs::read(module)
+            .with_context(|| format!("--module {}: cannot read it", module.display()))?;
+        let names = crate::build::wasm_info::function_names(&bytes)
+            .with_context(|| format!("--module {}", module.display()))?;
+        if names.is_empty() {
+            crate::ui::warning(&format!(
+                "--module {} has no function names (no name section): wasm-function[N] frames stay as they are",
+                module.display()
+            ));
+        }
+        self.module_names = Some(names);
+        Ok(self)
+    }
 }
 
 /// Bad records, counted by what was wrong with them.

@@ -14,7 +14,14 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn read(name: &str, hide_idle: bool) -> Input {
-    read_input(&fixture(name), &Options { hide_idle }).unwrap()
+    read_input(
+        &fixture(name),
+        &Options {
+            hide_idle,
+            ..Options::default()
+        },
+    )
+    .unwrap()
 }
 
 /// Self time per function name, in ms, largest first.
@@ -242,7 +249,12 @@ mod generated {
     }
 
     fn cpuprofile() -> impl Strategy<Value = serde_json::Value> {
-        let node = (0u64..12, prop::collection::vec(0u64..14, 0..4), "[a-z()_]{0,6}", -2i64..3);
+        let node = (
+            0u64..12,
+            prop::collection::vec(0u64..14, 0..4),
+            "[a-z()_]{0,6}",
+            -2i64..3,
+        );
         (
             prop::collection::vec(node, 0..12),
             prop::collection::vec(0u64..14, 0..40),
@@ -263,7 +275,11 @@ mod generated {
     }
 
     fn trace() -> impl Strategy<Value = serde_json::Value> {
-        let frame = ("[a-z:_]{0,8}", prop::option::of(0usize..4), prop::option::of(-1i64..5));
+        let frame = (
+            "[a-z:_]{0,8}",
+            prop::option::of(0usize..4),
+            prop::option::of(-1i64..5),
+        );
         let stack = (0usize..8, prop::option::of(0usize..10));
         let sample = (-1e3f64..1e6, prop::option::of(0usize..10));
         (
@@ -317,4 +333,62 @@ mod generated {
             check(&bytes, name);
         }
     }
+}
+
+/// A module with one imported and one defined function, the latter named
+/// `name` in its name section.
+fn module_with_a_named_function(name: &str) -> Vec<u8> {
+    fn section(id: u8, content: &[u8]) -> Vec<u8> {
+        let mut out = vec![id, content.len() as u8];
+        out.extend_from_slice(content);
+        out
+    }
+    let mut module = b"\0asm\x01\0\0\0".to_vec();
+    module.extend(section(1, &[1, 0x60, 0, 0])); // type 0: () -> ()
+    module.extend(section(2, &[1, 1, b'm', 1, b'f', 0, 0])); // import m.f: function 0
+    module.extend(section(3, &[1, 0])); // function 1 has type 0
+    module.extend(section(10, &[1, 2, 0, 0x0b])); // its body: end
+                                                  // One naming: function 1 is `name`.
+    let mut function_names = vec![1, 1, name.len() as u8];
+    function_names.extend_from_slice(name.as_bytes());
+    let mut custom = vec![4];
+    custom.extend_from_slice(b"name");
+    custom.push(1); // subsection 1: function names
+    custom.push(function_names.len() as u8);
+    custom.extend(function_names);
+    module.extend(section(0, &custom));
+    module
+}
+
+#[test]
+fn wasm_function_frames_are_named_from_the_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("app.wasm");
+    std::fs::write(
+        &module,
+        module_with_a_named_function("_ZN3app4work17h0123456789abcdefE"),
+    )
+    .unwrap();
+    let profile = format!(
+        r#"{{"nodes": [
+            {{"id": 1, "callFrame": {{"functionName": "(root)", "url": ""}}, "children": [2]}},
+            {{"id": 2, "callFrame": {{"functionName": "wasm-function[1]", "url": "file://{}", "lineNumber": 0, "columnNumber": 40}}}}],
+          "startTime": 0, "endTime": 200, "samples": [2, 2], "timeDeltas": [100, 100]}}"#,
+        module.display()
+    );
+    let path = dir.path().join("p.cpuprofile");
+    std::fs::write(&path, profile).unwrap();
+    // Found from the frame's file:// URL …
+    let input = read_input(&path, &Options::default()).unwrap();
+    assert_eq!(input.profile.functions[0].name, "app::work");
+    // … or from --module, whatever the URL says.
+    let elsewhere = std::fs::read_to_string(&path).unwrap().replace(
+        &format!("file://{}", module.display()),
+        "http://host/app_bg.wasm",
+    );
+    std::fs::write(&path, elsewhere).unwrap();
+    let plain = read_input(&path, &Options::default()).unwrap();
+    assert_eq!(plain.profile.functions[0].name, "wasm-function[1]");
+    let named = read_input(&path, &Options::default().with_module(&module).unwrap()).unwrap();
+    assert_eq!(named.profile.functions[0].name, "app::work");
 }

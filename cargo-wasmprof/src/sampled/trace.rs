@@ -47,7 +47,7 @@ pub struct TraceSample {
 const MILLIS: f64 = 1e6;
 
 pub fn convert(trace: &Trace, source: &str, options: &Options, problems: &mut Problems) -> Profile {
-    let mut tree = TreeBuilder::new();
+    let mut tree = TreeBuilder::new(options.module_names.clone());
     let functions: Vec<Option<usize>> = trace
         .frames
         .iter()

@@ -66,6 +66,10 @@ pub fn rust_name(name: &str) -> String {
 /// The tree as it grows.
 #[derive(Default)]
 pub struct TreeBuilder {
+    /// Names of `wasm-function[N]` frames: the `--module`'s, or those of a
+    /// module a `file://` URL names, read once per URL.
+    module_names: Option<HashMap<u32, String>>,
+    names_by_url: HashMap<String, Option<HashMap<u32, String>>>,
     functions: Vec<Function>,
     function_ids: HashMap<Frame, usize>,
     nodes: Vec<Node>,
@@ -73,11 +77,35 @@ pub struct TreeBuilder {
 }
 
 impl TreeBuilder {
-    pub fn new() -> TreeBuilder {
+    pub fn new(module_names: Option<HashMap<u32, String>>) -> TreeBuilder {
         TreeBuilder {
             nodes: vec![Node::root()],
+            module_names,
             ..TreeBuilder::default()
         }
+    }
+
+    /// `wasm-function[N]`'s name from the module, if it can be had.
+    fn module_name(&mut self, frame: &Frame) -> Option<String> {
+        let index: u32 = frame
+            .name
+            .strip_prefix("wasm-function[")?
+            .strip_suffix(']')?
+            .parse()
+            .ok()?;
+        if let Some(names) = &self.module_names {
+            return names.get(&index).cloned();
+        }
+        let path = frame.url.strip_prefix("file://")?;
+        let names = self
+            .names_by_url
+            .entry(frame.url.clone())
+            .or_insert_with(|| {
+                std::fs::read(path)
+                    .ok()
+                    .and_then(|bytes| crate::build::wasm_info::function_names(&bytes).ok())
+            });
+        names.as_ref()?.get(&index).cloned()
     }
 
     /// The function of `frame`, added on first sight.
@@ -86,8 +114,12 @@ impl TreeBuilder {
             return id;
         }
         let id = self.functions.len();
+        let name = match self.module_name(frame) {
+            Some(name) => rust_name(&name),
+            None => frame.display_name(),
+        };
         self.functions.push(Function {
-            name: frame.display_name(),
+            name,
             file: frame.url.clone(),
             line: u32::try_from(frame.line + 1).unwrap_or(0),
             column: u32::try_from(frame.column).ok(),
@@ -272,7 +304,7 @@ mod tests {
 
     #[test]
     fn two_functions_of_one_name_stay_apart_and_one_function_is_one() {
-        let mut tree = TreeBuilder::new();
+        let mut tree = TreeBuilder::new(None);
         let a = tree.function(&frame("f", "a.js", 1, 2));
         let b = tree.function(&frame("f", "b.js", 1, 2));
         assert_ne!(a, b);
