@@ -164,3 +164,66 @@ fn a_truncated_profile_is_refused_with_its_name() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `run --sample` in `host`: the instrumented profile names the engine's
+/// `.cpuprofile` saved beside it, which reads with the program's functions.
+fn run_with_samples(args: &[&str], hot: &str) {
+    let run = wasmprof(args);
+    run.assert_success();
+    assert!(run.stderr.contains("Samples "), "{}", run.stderr);
+    let profile = run.profile();
+    let samples = profile.run.samples_file.clone().expect("samples_file");
+    assert!(samples.ends_with(".cpuprofile"), "{samples}");
+    let interval = profile
+        .timer
+        .sample_interval_nanos
+        .expect("the effective interval");
+    assert!(interval > 50_000.0 && interval < 5_000_000.0, "{interval}");
+    // The instrumented counts are untouched by the sampler.
+    assert!(calls_by_function(&profile).values().all(|&c| c > 0));
+    let input = cargo_wasmprof::sampled::read_input(
+        std::path::Path::new(&samples),
+        &cargo_wasmprof::sampled::Options::default(),
+    )
+    .unwrap();
+    let hot_ms: f64 = input
+        .profile
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.function
+                .is_some_and(|f| input.profile.functions[f].name == hot)
+        })
+        .map(|n| n.inclusive_nanos)
+        .sum::<f64>()
+        / 1e6;
+    assert!(hot_ms > 0.0, "{hot} has no sampled time");
+}
+
+#[test]
+fn run_sample_in_node_saves_the_engines_samples_beside_the_profile() {
+    run_with_samples(
+        &["run", "-p", "appendix-b", "--release", "--sample"],
+        "appendix_b::add",
+    );
+}
+
+#[test]
+fn run_sample_in_chromium_saves_the_profilers_samples_beside_the_profile() {
+    assert!(
+        browser_available(),
+        "this test needs Chromium: `apt-get install chromium` (bash .ci/run does)"
+    );
+    run_with_samples(
+        &[
+            "run",
+            "-p",
+            "fib",
+            "--release",
+            "--host",
+            "browser",
+            "--sample",
+        ],
+        "fib::fib",
+    );
+}

@@ -267,6 +267,20 @@ pub struct HostArgs {
     /// with an error, since nothing could make it any more.
     #[arg(long)]
     pub until_exit: bool,
+    /// Also run the engine's own sampler, and save its `.cpuprofile` beside the profile
+    ///
+    /// Node's `--cpu-prof`, or the DevTools protocol's Profiler in the
+    /// browser. `cargo wasmprof report --input FILE.cpuprofile` reads it.
+    #[arg(long)]
+    pub sample: bool,
+    /// How often the sampler samples, with --sample (e.g. 100us, 1ms)
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "100us",
+        value_parser = crate::run::parse_duration
+    )]
+    pub sample_interval: std::time::Duration,
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
     #[arg(long, value_name = "PATH")]
     pub node: Option<PathBuf>,

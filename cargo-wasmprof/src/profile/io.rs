@@ -244,6 +244,7 @@ mod tests {
                 exit_code: 0,
                 wall_nanos: 10,
                 min_size: None,
+                samples_file: None,
             },
             timer: TimerInfo {
                 mode: TimerMode::Host,

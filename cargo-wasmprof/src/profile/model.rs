@@ -64,6 +64,10 @@ pub struct RunInfo {
     /// their callers' self time. Absent when no size threshold applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_size: Option<u64>,
+    /// The engine's own samples of the same run (`run --sample`): the
+    /// `.cpuprofile` saved beside this file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_file: Option<String>,
 }
 
 /// How times in this profile were measured.
@@ -73,7 +77,8 @@ pub struct TimerInfo {
     pub mode: TimerMode,
     /// The clock's resolution in nanoseconds as the host measured it, if timed.
     pub resolution_nanos: Option<f64>,
-    /// For a sampled profile: the typical time between two samples.
+    /// The typical time between two samples: of a sampled profile, or of
+    /// the engine's samples saved beside an instrumented run (`--sample`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_interval_nanos: Option<f64>,
 }

@@ -26,6 +26,7 @@ pub use gprof::GprofWriter;
 pub use json::write_json;
 pub use pprof::write_pprof;
 pub use summary::{render_summary, write_summary, DEFAULT_SUMMARY_TOP};
+pub use units::human_duration;
 
 use crate::profile::Profile;
 

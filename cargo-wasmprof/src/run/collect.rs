@@ -71,6 +71,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             exit_code: host.exit_code,
             wall_nanos: host.wall_nanos,
             min_size: context.min_size.map(|n| n as u64),
+            samples_file: None,
         },
         timer: TimerInfo {
             mode: if snapshot.timed {

@@ -106,6 +106,8 @@ mod tests {
             argv: vec![],
             timeout_ms: 1,
             until_exit: false,
+            sample_interval_micros: None,
+            cpuprofile_out: "c".into(),
             snapshot_out: "s".into(),
             result_out: "r".into(),
         }

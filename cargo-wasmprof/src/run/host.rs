@@ -57,6 +57,10 @@ pub struct HostConfig {
     pub timeout_ms: u64,
     /// The run ends only when the program calls `wasmprof::exit`.
     pub until_exit: bool,
+    /// Run the engine's own sampler every this many microseconds, and
+    /// write its `.cpuprofile` to `cpuprofile_out` (`--sample`).
+    pub sample_interval_micros: Option<u32>,
+    pub cpuprofile_out: PathBuf,
     pub snapshot_out: PathBuf,
     pub result_out: PathBuf,
 }

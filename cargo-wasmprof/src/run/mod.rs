@@ -62,6 +62,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         &module,
         &result,
         &config.snapshot_out,
+        Some(&config.cpuprofile_out),
         &target_dir,
         run_context(&module, command_line, entry)?,
         args.top,
@@ -142,6 +143,12 @@ pub(crate) fn host_config(module: &BuiltModule, host: &HostArgs, run_dir: &Path)
         .collect(),
         timeout_ms: host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
         until_exit: host.until_exit,
+        sample_interval_micros: host.sample.then(|| {
+            u32::try_from(host.sample_interval.as_micros())
+                .unwrap_or(u32::MAX)
+                .max(1)
+        }),
+        cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
     }
@@ -161,6 +168,7 @@ pub(crate) fn launch(
         .with_context(|| format!("could not create {}", run_dir.display()))?;
     let _ = std::fs::remove_file(&config.result_out);
     let _ = std::fs::remove_file(&config.snapshot_out);
+    let _ = std::fs::remove_file(&config.cpuprofile_out);
     let (result, captured) = host.run(config, run_dir, capture)?;
     let result = result.unwrap_or_else(|| {
         HostResult::failed(
@@ -187,6 +195,7 @@ pub(crate) fn save_profile(
     module: &BuiltModule,
     result: &HostResult,
     snapshot_path: &Path,
+    samples_path: Option<&Path>,
     target_dir: &Path,
     context: RunContext,
     top: usize,
@@ -216,9 +225,14 @@ pub(crate) fn save_profile(
             snapshot_path.display()
         )
     })?;
-    let profile = collect::to_profile(&snapshot, result, context);
+    let mut profile = collect::to_profile(&snapshot, result, context);
     let dir = profile::profiles_dir(target_dir);
     let path = profile::new_profile_path(&dir, &module.unit.package);
+    let samples = samples_path.filter(|p| p.exists());
+    let samples_line = match samples {
+        Some(samples) => Some(keep_samples(samples, &path, &mut profile)?),
+        None => None,
+    };
     profile::write_profile(&profile, &path)?;
     let mut stderr = std::io::stderr().lock();
     crate::report::write_summary(&profile, top, &mut stderr)?;
@@ -235,7 +249,47 @@ pub(crate) fn save_profile(
             }
         ),
     );
+    if let Some(line) = samples_line {
+        ui::status("Samples", &line);
+    }
     Ok(Some(path))
+}
+
+/// Moves the engine's `.cpuprofile` beside the profile at `profile_path`
+/// (same name, `.cpuprofile`), records it in `profile`, and says what it
+/// holds.
+fn keep_samples(
+    samples: &Path,
+    profile_path: &Path,
+    profile: &mut profile::Profile,
+) -> Result<String> {
+    let name = profile_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("profile.wasmprof.json")
+        .trim_end_matches(".wasmprof.json");
+    let kept = profile_path.with_file_name(format!("{name}.cpuprofile"));
+    std::fs::copy(samples, &kept)
+        .with_context(|| format!("could not copy {} to {}", samples.display(), kept.display()))?;
+    profile.run.samples_file = Some(kept.display().to_string());
+    let read = crate::sampled::read_input(&kept, &crate::sampled::Options::default());
+    Ok(match read {
+        Ok(input) => {
+            profile.timer.sample_interval_nanos = input.profile.timer.sample_interval_nanos;
+            let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
+            format!(
+                "{} ({count} samples{}; `cargo wasmprof report --input` it)",
+                kept.display(),
+                input
+                    .profile
+                    .timer
+                    .sample_interval_nanos
+                    .map(|i| format!(", every {} on average", crate::report::human_duration(i)))
+                    .unwrap_or_default()
+            )
+        }
+        Err(e) => format!("{} (unreadable: {e:#})", kept.display()),
+    })
 }
 
 /// How the module is entered, checked against what it exports.
@@ -317,6 +371,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let seconds = match unit.trim() {
         "" | "s" => number,
         "ms" => number / 1e3,
+        "us" | "µs" => number / 1e6,
         "m" | "min" => number * 60.0,
         "h" => number * 3600.0,
         other => {

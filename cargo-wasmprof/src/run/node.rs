@@ -118,11 +118,24 @@ impl Host for Node {
         let config_path = dir.join("config.json");
         files::write(&config_path, &serde_json::to_string_pretty(&config)?)?;
         let mut command = Command::new(&self.exe);
-        command
-            .arg("--no-warnings")
-            .args(&self.node_args)
-            .arg(&host)
-            .arg(&config_path);
+        command.arg("--no-warnings").args(&self.node_args);
+        if let Some(interval) = config.sample_interval_micros {
+            let out = &config.cpuprofile_out;
+            command
+                .arg("--cpu-prof")
+                .arg(format!("--cpu-prof-interval={interval}"))
+                .arg(format!(
+                    "--cpu-prof-dir={}",
+                    out.parent().unwrap_or(dir).display()
+                ))
+                .arg(format!(
+                    "--cpu-prof-name={}",
+                    out.file_name()
+                        .and_then(|n| n.to_str())
+                        .unwrap_or("samples.cpuprofile")
+                ));
+        }
+        command.arg(&host).arg(&config_path);
         let started = |e: std::io::Error| {
             anyhow::Error::new(e).context(format!("could not start {}", self.exe.display()))
         };

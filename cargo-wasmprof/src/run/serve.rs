@@ -17,8 +17,11 @@ use crate::cli::{HostKind, RunArgs};
 use crate::ui;
 
 pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
-    if args.host.timeout.is_some() || args.host.until_exit {
-        ui::warning("--timeout and --until-exit do not apply to --serve, which runs until Ctrl-C");
+    if args.host.timeout.is_some() || args.host.until_exit || args.host.sample {
+        ui::warning(
+            "--timeout, --until-exit and --sample do not apply to --serve, which runs until Ctrl-C \
+             in a browser wasmprof does not drive",
+        );
     }
     let units = workspace.units(&args.build.cargo)?;
     if units.iter().any(|u| u.kind == ModuleKind::Wasi) {
@@ -84,6 +87,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
             &module,
             &result,
             &upload.path,
+            None,
             &target_dir,
             context,
             args.top,

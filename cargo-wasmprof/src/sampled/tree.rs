@@ -242,6 +242,7 @@ pub fn sampled_profile(
             exit_code: 0,
             wall_nanos: duration_nanos.max(0.0) as u64,
             min_size: None,
+            samples_file: None,
         },
         timer: TimerInfo {
             mode: TimerMode::Sampled,

@@ -100,6 +100,16 @@ impl PageRun<'_> {
             json!({ "name": REPORT_BINDING }),
             COMMAND_TIMEOUT,
         )?;
+        if let Some(interval) = self.config.sample_interval_micros {
+            cdp.call(page, "Profiler.enable", json!({}), COMMAND_TIMEOUT)?;
+            cdp.call(
+                page,
+                "Profiler.setSamplingInterval",
+                json!({ "interval": interval }),
+                COMMAND_TIMEOUT,
+            )?;
+            cdp.call(page, "Profiler.start", json!({}), COMMAND_TIMEOUT)?;
+        }
 
         let mut captured = Captured::default();
         let mut relay = Relay {
@@ -199,6 +209,11 @@ impl PageRun<'_> {
                 }
                 Ok(None) => {}
                 Err(e) => result.snapshot_error = Some(format!("{e:#}")),
+            }
+            if self.config.sample_interval_micros.is_some() {
+                if let Err(e) = self.save_samples(&session) {
+                    crate::ui::warning(&format!("the engine's samples were not saved: {e:#}"));
+                }
             }
             // What the page said while it was being read.
             while let Some(event) = cdp.next_event(Duration::ZERO) {
@@ -342,6 +357,19 @@ impl PageRun<'_> {
             .decode(text)
             .context("the page's snapshot is not base64")?;
         Ok(Some((bytes, value["resolution"].as_f64())))
+    }
+
+    /// Stops the Profiler and writes its profile as a `.cpuprofile`.
+    fn save_samples(&self, session: &str) -> Result<()> {
+        let stopped =
+            self.chromium
+                .cdp
+                .call(Some(session), "Profiler.stop", json!({}), COMMAND_TIMEOUT)?;
+        let profile = stopped
+            .get("profile")
+            .context("Profiler.stop gave no profile")?;
+        std::fs::write(&self.config.cpuprofile_out, serde_json::to_vec(profile)?)
+            .with_context(|| format!("could not write {}", self.config.cpuprofile_out.display()))
     }
 
     /// `chromium 156.0.8078.79 (headless)`, from the browser itself (new
