@@ -250,6 +250,7 @@ mod tests {
                 mode: TimerMode::Host,
                 resolution_nanos: Some(1000.0),
                 sample_interval_nanos: None,
+                hybrid: None,
             },
             functions: vec![
                 Function {

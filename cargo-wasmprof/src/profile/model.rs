@@ -81,6 +81,28 @@ pub struct TimerInfo {
     /// the engine's samples saved beside an instrumented run (`--sample`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_interval_nanos: Option<f64>,
+    /// For a hybrid profile: how the samples were attributed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridInfo>,
+}
+
+/// How the samples of a hybrid profile found their calling contexts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HybridInfo {
+    /// Samples taken during the run.
+    pub samples: u64,
+    /// Samples whose stack led to a node of the tree.
+    pub matched_samples: u64,
+    /// Samples left out or attributed with a caveat, by reason.
+    pub unmatched: Vec<UnmatchedSamples>,
+}
+
+/// Samples that could not be attributed as they were.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnmatchedSamples {
+    pub reason: String,
+    pub samples: u64,
+    pub nanos: f64,
 }
 
 /// Which clock, if any, timed the calls.
@@ -95,6 +117,10 @@ pub enum TimerMode {
     /// counted (every `calls` is zero; [`Node::samples`] says how many
     /// samples each path has).
     Sampled,
+    /// Exact counts from instrumentation without a clock (`--timer none`),
+    /// and times from the engine's samples of the same run, each sample
+    /// attributed to the calling-context node its stack leads to.
+    Hybrid,
 }
 
 impl TimerMode {

@@ -87,6 +87,19 @@ impl<'a> GprofWriter<'a> {
         if !self.graph.timed {
             return "no time was measured (--timer none)".into();
         }
+        if self.profile.timer.mode == crate::profile::TimerMode::Hybrid {
+            let interval = self
+                .profile
+                .timer
+                .sample_interval_nanos
+                .map(|i| format!(" about {} apart", human_duration_ascii(i)))
+                .unwrap_or_default();
+            return format!(
+                "timed by the engine's samples{interval} of the same run, each attributed to \
+                 the call path its stack leads to (counts exact, times sampled); times in {}",
+                self.unit.name()
+            );
+        }
         if !self.graph.counted {
             let interval = self
                 .profile

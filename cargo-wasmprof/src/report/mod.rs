@@ -14,7 +14,7 @@ mod notes;
 pub mod pprof;
 pub mod summary;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod units;
 
 use std::io::Write;

@@ -91,6 +91,29 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
              time (--min-size 0 instruments them all)."
         ));
     }
+    if let Some(hybrid) = &profile.timer.hybrid {
+        lines.push(format!(
+            "NOTE: hybrid profile: call counts and call paths are exact (instrumentation), \
+             times are sampled by the engine: {} of {} samples followed the calling-context \
+             tree to their end.",
+            hybrid.matched_samples, hybrid.samples
+        ));
+        for unmatched in &hybrid.unmatched {
+            lines.push(format!(
+                "NOTE:   {} samples ({}): {}.",
+                unmatched.samples,
+                human_duration(unmatched.nanos),
+                unmatched.reason
+            ));
+        }
+    }
+    if profile.timer.mode == crate::profile::TimerMode::Sampled {
+        lines.push(
+            "NOTE: a sampling profile: times are sampled and no call was counted; a function \
+             shorter than the interval can be missing."
+                .into(),
+        );
+    }
     if profile.overflow_calls > 0 {
         lines.push(format!(
             "NOTE: {} calls came after the call tree was full; they are counted \

@@ -49,6 +49,7 @@ impl ProfileBuilder {
                 mode,
                 resolution_nanos: (mode == TimerMode::Host).then_some(1000.0),
                 sample_interval_nanos: None,
+                hybrid: None,
             },
             functions: Vec::new(),
             nodes: vec![Node::root()],

@@ -85,6 +85,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                 None
             },
             sample_interval_nanos: None,
+            hybrid: None,
         },
         functions: snapshot
             .functions

@@ -276,6 +276,10 @@ fn keep_samples(
     Ok(match read {
         Ok(input) => {
             profile.timer.sample_interval_nanos = input.profile.timer.sample_interval_nanos;
+            // Counted without a clock: the samples give the times.
+            if profile.timer.mode == profile::TimerMode::None {
+                crate::sampled::hybrid::attribute(profile, &input.profile);
+            }
             let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
             format!(
                 "{} ({count} samples{}; `cargo wasmprof report --input` it)",

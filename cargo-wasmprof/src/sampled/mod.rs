@@ -10,6 +10,7 @@
 //! counts are reported; a file of the wrong shape is an error naming it.
 
 mod cpuprofile;
+pub mod hybrid;
 mod trace;
 pub mod tree;
 

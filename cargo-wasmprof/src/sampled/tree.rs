@@ -248,6 +248,7 @@ pub fn sampled_profile(
             mode: TimerMode::Sampled,
             resolution_nanos: None,
             sample_interval_nanos: interval_nanos,
+            hybrid: None,
         },
         functions,
         nodes,

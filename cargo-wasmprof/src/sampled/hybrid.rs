@@ -1,0 +1,179 @@
+//! The hybrid profile: exact counts and call paths from instrumentation
+//! without a clock (`--timer none`), times from the engine's samples of the
+//! same run. Each sample is attributed to the calling-context node its stack
+//! leads to, so the time of `shared` under `from_a` and under `from_b` stays
+//! apart: gprof's own hybrid apportions a callee's time by call counts.
+//!
+//! A sample's stack is walked outermost first, following the tree through
+//! every frame that names an instrumented function; frames of functions
+//! that were not instrumented (small ones, the standard library, JavaScript)
+//! are passed over, so their time is their nearest instrumented caller's self
+//! time, as it is with `--timer host`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::profile::{HybridInfo, Profile, TimerMode, UnmatchedSamples};
+
+/// Samples of no instrumented function: JavaScript, the engine, idle.
+const OUTSIDE: &str = "outside every instrumented function (JavaScript, the engine's own work, idle)";
+/// Samples whose stack leaves the tree: the engine missed or credited a
+/// frame to its caller, or a call was inlined away.
+const OFF_TREE: &str = "a path the calling-context tree does not have (attributed to the deepest node on it)";
+
+/// Puts the times of `samples` (a sampling profile of the same run) on
+/// `profile`'s nodes and makes it a hybrid profile.
+pub fn attribute(profile: &mut Profile, samples: &Profile) {
+    let function_of: HashMap<&str, usize> = profile
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(index, f)| (f.name.as_str(), index))
+        .collect();
+    let child_of: HashMap<(usize, usize), usize> = profile
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(index, n)| Some(((n.parent?, n.function?), index)))
+        .collect();
+    let sampled_self = samples.self_nanos();
+    let mut own = vec![0.0; profile.nodes.len()];
+    let mut unmatched: BTreeMap<&'static str, (u64, f64)> = BTreeMap::new();
+    let (mut total, mut matched) = (0, 0);
+    for (index, node) in samples.nodes.iter().enumerate() {
+        if node.samples == 0 {
+            continue;
+        }
+        total += node.samples;
+        let weight = sampled_self[index];
+        let mut at = Profile::ROOT;
+        let mut inside = false;
+        let mut off_tree = false;
+        for function in samples.stack(index) {
+            let Some(&instrumented) = function_of.get(samples.functions[function].name.as_str())
+            else {
+                continue;
+            };
+            inside = true;
+            match child_of.get(&(at, instrumented)) {
+                Some(&child) => at = child,
+                None => {
+                    off_tree = true;
+                    break;
+                }
+            }
+        }
+        let reason = match (inside, off_tree) {
+            (false, _) => Some(OUTSIDE),
+            (true, true) => Some(OFF_TREE),
+            (true, false) => None,
+        };
+        if let Some(reason) = reason {
+            let entry = unmatched.entry(reason).or_default();
+            entry.0 += node.samples;
+            entry.1 += weight;
+        }
+        if inside {
+            own[at] += weight;
+            if !off_tree {
+                matched += node.samples;
+            }
+        }
+    }
+    // Inclusive times: parents come before children.
+    let mut inclusive = own;
+    for index in (1..profile.nodes.len()).rev() {
+        if let Some(parent) = profile.nodes[index].parent {
+            inclusive[parent] += inclusive[index];
+        }
+    }
+    for (node, time) in profile.nodes.iter_mut().zip(inclusive) {
+        node.inclusive_nanos = time;
+        node.partly_timed = false;
+        node.sampled = false;
+    }
+    profile.timer.mode = TimerMode::Hybrid;
+    profile.timer.resolution_nanos = None;
+    profile.timer.sample_interval_nanos = samples.timer.sample_interval_nanos;
+    profile.timer.hybrid = Some(HybridInfo {
+        samples: total,
+        matched_samples: matched,
+        unmatched: unmatched
+            .into_iter()
+            .map(|(reason, (samples, nanos))| UnmatchedSamples {
+                reason: reason.to_owned(),
+                samples,
+                nanos,
+            })
+            .collect(),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::ProfileBuilder;
+
+    /// `main` calls `shared` through `from_a` (3 calls) and `from_b` (1).
+    fn instrumented() -> Profile {
+        ProfileBuilder::untimed()
+            .path(&["main", "from_a", "shared"], 3, 0.0)
+            .path(&["main", "from_b", "shared"], 1, 0.0)
+            .build()
+    }
+
+    /// The engine saw `shared` mostly under `from_b`, a JavaScript frame in
+    /// between, and some time outside wasm.
+    fn samples() -> Profile {
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main", "from_a", "shared"], 0, 10.0)
+            .path(&["main", "glue (x.js:1)", "from_b", "shared"], 0, 30.0)
+            .path(&["main", "from_b", "helper", "shared"], 0, 0.0)
+            .path(&["(program)"], 0, 5.0)
+            .path(&["main", "from_a", "unknown_path", "from_b"], 0, 2.0)
+            .build();
+        for node in &mut profile.nodes {
+            node.samples = 1;
+        }
+        profile.nodes[0].samples = 0;
+        profile
+    }
+
+    fn time_of(profile: &Profile, path: &[&str]) -> f64 {
+        profile
+            .nodes
+            .iter()
+            .enumerate()
+            .find(|(i, _)| {
+                let names: Vec<&str> = profile
+                    .stack(*i)
+                    .iter()
+                    .map(|&f| profile.functions[f].name.as_str())
+                    .collect();
+                names == path
+            })
+            .map(|(_, n)| n.inclusive_nanos)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_shared_callee_keeps_its_time_per_caller_and_counts_stay_exact() {
+        let mut profile = instrumented();
+        let calls: Vec<u64> = profile.nodes.iter().map(|n| n.calls).collect();
+        attribute(&mut profile, &samples());
+        assert_eq!(profile.timer.mode, TimerMode::Hybrid);
+        assert_eq!(calls, profile.nodes.iter().map(|n| n.calls).collect::<Vec<_>>());
+        assert_eq!(time_of(&profile, &["main", "from_a", "shared"]), 10.0);
+        // Through the JavaScript frame, which is passed over.
+        assert_eq!(time_of(&profile, &["main", "from_b", "shared"]), 30.0);
+        // `from_b` under `from_a` is not in the tree: its 2 go to `from_a`.
+        assert_eq!(time_of(&profile, &["main", "from_a"]), 12.0);
+        let info = profile.timer.hybrid.as_ref().unwrap();
+        let reasons: Vec<(&str, u64, f64)> = info
+            .unmatched
+            .iter()
+            .map(|u| (u.reason.as_str(), u.samples, u.nanos))
+            .collect();
+        assert!(reasons.contains(&(OUTSIDE, 1, 5.0)), "{reasons:?}");
+        assert!(reasons.iter().any(|r| r.0 == OFF_TREE && r.2 == 2.0), "{reasons:?}");
+    }
+}
