@@ -1,5 +1,6 @@
-//! `cargo wasmprof bench`: the three builds of a real example run in turn in
-//! Node, and the table compares them with the plain build.
+//! `cargo wasmprof bench`: the three builds of a real example (and the
+//! counts-only one with the engine's sampler on) run in turn in Node, and the
+//! table compares them with the plain build.
 
 use wasmprof_tests::*;
 
@@ -10,11 +11,12 @@ fn rows(stdout: &str) -> Vec<(String, Vec<String>)> {
         .skip_while(|l| !l.starts_with("build"))
         .skip(1)
         .map(|line| {
-            let label = if line.starts_with("--timer") {
-                line[..12].trim().to_owned()
-            } else {
-                line.split_whitespace().next().unwrap().to_owned()
-            };
+            // Labels are words and flags; cells start with a digit.
+            let label = line
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(|c: char| c.is_ascii_digit()))
+                .collect::<Vec<_>>()
+                .join(" ");
             let cells = line[label.len()..]
                 .split_whitespace()
                 .map(str::to_owned)
@@ -60,7 +62,12 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
     let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(
         labels,
-        ["plain", "--timer none", "--timer host"],
+        [
+            "plain",
+            "--timer none",
+            "--timer host",
+            "--timer none --sample"
+        ],
         "{}",
         run.stdout
     );
@@ -147,5 +154,5 @@ fn a_program_with_nothing_instrumented_is_pointed_out() {
         "{}",
         run.stderr
     );
-    assert_eq!(rows(&run.stdout).len(), 3, "{}", run.stdout);
+    assert_eq!(rows(&run.stdout).len(), 4, "{}", run.stdout);
 }

@@ -14,17 +14,21 @@ use crate::run::host::{self, Captured, Host, HostResult};
 use crate::run::{self, files, seconds_or_millis};
 use crate::ui;
 
-/// The builds compared, in the order they run: a label, and the timer of an
-/// instrumented build (`None`: plain).
-const BUILDS: [(&str, Option<Timer>); 3] = [
-    ("plain", None),
-    ("--timer none", Some(Timer::None)),
-    ("--timer host", Some(Timer::Host)),
+/// The builds compared, in the order they run: a label, the timer of an
+/// instrumented build (`None`: plain), and whether the engine's sampler runs
+/// too (the hybrid profile's cost: counting plus sampling).
+const BUILDS: [(&str, Option<Timer>, bool); 4] = [
+    ("plain", None, false),
+    ("--timer none", Some(Timer::None), false),
+    ("--timer host", Some(Timer::Host), false),
+    ("--timer none --sample", Some(Timer::None), true),
 ];
 
 /// One build and what was measured of it.
 struct Measured {
     label: &'static str,
+    /// Run with the engine's sampler on.
+    sample: bool,
     module: BuiltModule,
     wasm_bytes: u64,
     /// The program's own time of each counted run.
@@ -36,7 +40,8 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     run::one_package(&args.cargo, "bench")?;
     if args.host.until_exit {
         bail!(
-            "--until-exit cannot be benchmarked: in the plain build `wasmprof::exit` does              nothing, so that run would never end"
+            "--until-exit cannot be benchmarked: in the plain build `wasmprof::exit` does \
+             nothing, so that run would never end"
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
@@ -53,10 +58,18 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     let target_dir = workspace.target_dir(&args.cargo);
     let mut builds = Vec::with_capacity(BUILDS.len());
     let mut entry = String::new();
-    for (label, timer) in BUILDS {
-        let module = build::build(&build_args(args, timer), workspace)?
-            .pop()
-            .context("nothing was built")?;
+    for (label, timer, sample) in BUILDS {
+        // The sampled row runs the counts-only build again.
+        let same = builds
+            .iter()
+            .find(|b: &&Measured| sample && b.module.instrument == Some("none"))
+            .map(|b| b.module.clone());
+        let module = match same {
+            Some(module) => module,
+            None => build::build(&build_args(args, timer), workspace)?
+                .pop()
+                .context("nothing was built")?,
+        };
         // The three builds export the same: the first one answers for all.
         if builds.is_empty() {
             entry = run::entry_point(&module, &args.host)?;
@@ -66,6 +79,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
             .len();
         builds.push(Measured {
             label,
+            sample,
             module,
             wasm_bytes,
             nanos: Vec::new(),
@@ -154,7 +168,12 @@ fn run_once(
     target_dir: &Path,
 ) -> Result<(HostResult, Captured)> {
     let run_dir = files::new_run_dir(target_dir, &build.module);
-    let config = run::host_config(&build.module, host_args, &run_dir);
+    let mut config = run::host_config(&build.module, host_args, &run_dir);
+    config.sample_interval_micros = build.sample.then(|| {
+        u32::try_from(host_args.sample_interval.as_micros())
+            .unwrap_or(u32::MAX)
+            .max(1)
+    });
     let outcome = run::launch(host, &config, &run_dir, true);
     let _ = std::fs::remove_dir_all(&run_dir);
     let (result, output) = outcome?;
@@ -249,15 +268,16 @@ fn table(builds: &[Measured]) -> String {
     let width = |pick: fn(&(&str, String, String, String, String)) -> usize, title: &str| {
         rows.iter().map(pick).max().unwrap_or(0).max(title.len())
     };
+    let w_label = width(|r| r.0.len(), "--timer none");
     let w_time = width(|r| r.1.chars().count(), "time ms (range)");
     let w_size = width(|r| r.3.len(), ".wasm KiB");
     let mut out = format!(
-        "{:<12}  {:>w_time$}  {:>8}  {:>w_size$}  {:>8}\n",
+        "{:<w_label$}  {:>w_time$}  {:>8}  {:>w_size$}  {:>8}\n",
         "build", "time ms (range)", "time", ".wasm KiB", "size"
     );
     for (label, time, time_ratio, size, size_ratio) in rows {
         out.push_str(&format!(
-            "{label:<12}  {time:>w_time$}  {time_ratio:>8}  {size:>w_size$}  {size_ratio:>8}\n"
+            "{label:<w_label$}  {time:>w_time$}  {time_ratio:>8}  {size:>w_size$}  {size_ratio:>8}\n"
         ));
     }
     out
@@ -271,6 +291,7 @@ mod tests {
     fn measured(label: &'static str, wasm_bytes: u64, nanos: &[u64]) -> Measured {
         Measured {
             label,
+            sample: false,
             module: BuiltModule {
                 unit: Unit {
                     package: "app".into(),

@@ -62,8 +62,10 @@ pub enum Command {
     /// Measure what instrumentation costs your program: plain vs. instrumented.
     ///
     /// Builds the package three ways (plain, `--timer none`, `--timer host`,
-    /// each with the same crate-wide flags), runs each once to warm up and
-    /// check that all three print the same, then N times in turn, and prints
+    /// each with the same crate-wide flags), runs each (and the `--timer
+    /// none` build with the engine's sampler on, what a hybrid profile
+    /// costs) once to warm up and check that all print the same, then N
+    /// times in turn, and prints
     /// the program's median time (entry call to end, without Node's start-up),
     /// its range, the `.wasm` sizes and the ratios to the plain build. No
     /// profile is saved.

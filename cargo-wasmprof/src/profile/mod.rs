@@ -5,5 +5,8 @@ mod model;
 mod store;
 
 pub use io::{merge, parse_profile, read_profile, validate, write_profile, ProfileError};
-pub use model::{HybridInfo, UnmatchedSamples, Function, Node, Profile, RunInfo, TimerInfo, TimerMode, FORMAT, FORMAT_MAJOR};
+pub use model::{
+    Function, HybridInfo, Node, Profile, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, FORMAT,
+    FORMAT_MAJOR,
+};
 pub use store::{latest_profile, new_profile_path, profiles_dir};

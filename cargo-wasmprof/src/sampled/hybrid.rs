@@ -15,10 +15,12 @@ use std::collections::{BTreeMap, HashMap};
 use crate::profile::{HybridInfo, Profile, TimerMode, UnmatchedSamples};
 
 /// Samples of no instrumented function: JavaScript, the engine, idle.
-const OUTSIDE: &str = "outside every instrumented function (JavaScript, the engine's own work, idle)";
+const OUTSIDE: &str =
+    "outside every instrumented function (JavaScript, the engine's own work, idle)";
 /// Samples whose stack leaves the tree: the engine missed or credited a
 /// frame to its caller, or a call was inlined away.
-const OFF_TREE: &str = "a path the calling-context tree does not have (attributed to the deepest node on it)";
+const OFF_TREE: &str =
+    "a path the calling-context tree does not have (attributed to the deepest node on it)";
 
 /// Puts the times of `samples` (a sampling profile of the same run) on
 /// `profile`'s nodes and makes it a hybrid profile.
@@ -161,7 +163,10 @@ mod tests {
         let calls: Vec<u64> = profile.nodes.iter().map(|n| n.calls).collect();
         attribute(&mut profile, &samples());
         assert_eq!(profile.timer.mode, TimerMode::Hybrid);
-        assert_eq!(calls, profile.nodes.iter().map(|n| n.calls).collect::<Vec<_>>());
+        assert_eq!(
+            calls,
+            profile.nodes.iter().map(|n| n.calls).collect::<Vec<_>>()
+        );
         assert_eq!(time_of(&profile, &["main", "from_a", "shared"]), 10.0);
         // Through the JavaScript frame, which is passed over.
         assert_eq!(time_of(&profile, &["main", "from_b", "shared"]), 30.0);
@@ -174,6 +179,9 @@ mod tests {
             .map(|u| (u.reason.as_str(), u.samples, u.nanos))
             .collect();
         assert!(reasons.contains(&(OUTSIDE, 1, 5.0)), "{reasons:?}");
-        assert!(reasons.iter().any(|r| r.0 == OFF_TREE && r.2 == 2.0), "{reasons:?}");
+        assert!(
+            reasons.iter().any(|r| r.0 == OFF_TREE && r.2 == 2.0),
+            "{reasons:?}"
+        );
     }
 }
