@@ -213,6 +213,19 @@ fn merge_into(into: &mut Profile, other: &Profile) {
     }
     into.overflow_calls += other.overflow_calls;
     into.run.wall_nanos += other.run.wall_nanos;
+    if let (Some(into), Some(other)) = (&mut into.timer.hybrid, &other.timer.hybrid) {
+        into.samples += other.samples;
+        into.matched_samples += other.matched_samples;
+        for unmatched in &other.unmatched {
+            match into.unmatched.iter_mut().find(|u| u.reason == unmatched.reason) {
+                Some(same) => {
+                    same.samples += unmatched.samples;
+                    same.nanos += unmatched.nanos;
+                }
+                None => into.unmatched.push(unmatched.clone()),
+            }
+        }
+    }
     if !other.run.complete {
         into.run.complete = false;
         into.run.incomplete_reason = into
