@@ -217,7 +217,11 @@ fn merge_into(into: &mut Profile, other: &Profile) {
         into.samples += other.samples;
         into.matched_samples += other.matched_samples;
         for unmatched in &other.unmatched {
-            match into.unmatched.iter_mut().find(|u| u.reason == unmatched.reason) {
+            match into
+                .unmatched
+                .iter_mut()
+                .find(|u| u.reason == unmatched.reason)
+            {
                 Some(same) => {
                     same.samples += unmatched.samples;
                     same.nanos += unmatched.nanos;

@@ -20,7 +20,35 @@ const OUTSIDE: &str =
 /// Samples whose stack leaves the tree: the engine missed or credited a
 /// frame to its caller, or a call was inlined away.
 const OFF_TREE: &str =
-    "a path the calling-context tree does not have (attributed to the deepest node on it)";
+    "a path the calling-context tree does not have (attributed to the deepest node found on it, or left out when there is none)";
+/// Samples whose stack skipped instrumented calls the tree has (inlined
+/// into their caller, so the engine never saw their frames): matched
+/// through the tree all the same.
+const BRIDGED: &str = "stacks without the frames of inlined instrumented calls, matched through the tree (counted as matched)";
+/// How many tree levels a missing frame may hide.
+const MAX_BRIDGE: usize = 3;
+
+/// The node of `function` a few levels under `at`, reached through calls
+/// whose frames the engine did not see; the most called one if several.
+fn bridge(profile: &Profile, children: &[Vec<usize>], at: usize, function: usize) -> Option<usize> {
+    let mut level = children[at].clone();
+    for _ in 0..MAX_BRIDGE {
+        let mut next = Vec::new();
+        for &node in &level {
+            next.extend(children[node].iter().copied());
+        }
+        let found = next
+            .iter()
+            .copied()
+            .filter(|&n| profile.nodes[n].function == Some(function))
+            .max_by_key(|&n| profile.nodes[n].calls);
+        if found.is_some() {
+            return found;
+        }
+        level = next;
+    }
+    None
+}
 
 /// Puts the times of `samples` (a sampling profile of the same run) on
 /// `profile`'s nodes and makes it a hybrid profile.
@@ -37,6 +65,7 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
         .enumerate()
         .filter_map(|(index, n)| Some(((n.parent?, n.function?), index)))
         .collect();
+    let children = profile.children();
     let sampled_self = samples.self_nanos();
     let mut own = vec![0.0; profile.nodes.len()];
     let mut unmatched: BTreeMap<&'static str, (u64, f64)> = BTreeMap::new();
@@ -50,24 +79,28 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
         let mut at = Profile::ROOT;
         let mut inside = false;
         let mut off_tree = false;
+        let mut bridged = false;
         for function in samples.stack(index) {
             let Some(&instrumented) = function_of.get(samples.functions[function].name.as_str())
             else {
                 continue;
             };
             inside = true;
-            match child_of.get(&(at, instrumented)) {
-                Some(&child) => at = child,
-                None => {
-                    off_tree = true;
-                    break;
-                }
+            if let Some(&child) = child_of.get(&(at, instrumented)) {
+                at = child;
+            } else if let Some(descendant) = bridge(profile, &children, at, instrumented) {
+                at = descendant;
+                bridged = true;
+            } else {
+                off_tree = true;
+                break;
             }
         }
-        let reason = match (inside, off_tree) {
-            (false, _) => Some(OUTSIDE),
-            (true, true) => Some(OFF_TREE),
-            (true, false) => None,
+        let reason = match (inside, off_tree, bridged) {
+            (false, _, _) => Some(OUTSIDE),
+            (true, true, _) => Some(OFF_TREE),
+            (true, false, true) => Some(BRIDGED),
+            (true, false, false) => None,
         };
         if let Some(reason) = reason {
             let entry = unmatched.entry(reason).or_default();
@@ -183,5 +216,24 @@ mod tests {
             reasons.iter().any(|r| r.0 == OFF_TREE && r.2 == 2.0),
             "{reasons:?}"
         );
+    }
+
+    #[test]
+    fn a_frame_inlined_away_is_bridged_through_the_tree() {
+        let mut profile = ProfileBuilder::untimed()
+            .path(&["start", "workload", "fib", "fib"], 10, 0.0)
+            .build();
+        // The engine saw `start > fib > fib`: `workload` was inlined.
+        let mut samples = ProfileBuilder::timed()
+            .path(&["start", "fib", "fib"], 0, 8.0)
+            .build();
+        for node in &mut samples.nodes[1..] {
+            node.samples = 1;
+        }
+        attribute(&mut profile, &samples);
+        assert_eq!(time_of(&profile, &["start", "workload", "fib", "fib"]), 8.0);
+        let info = profile.timer.hybrid.unwrap();
+        assert_eq!(info.matched_samples, info.samples);
+        assert!(info.unmatched.iter().any(|u| u.reason == BRIDGED));
     }
 }
