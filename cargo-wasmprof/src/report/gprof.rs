@@ -109,7 +109,7 @@ impl<'a> GprofWriter<'a> {
                 .unwrap_or_default();
             return format!(
                 "times come from the engine's samples{interval}, each standing for the \
-                 time since the one before; times in {}",
+                 time since the one before (the last, until the end too); times in {}",
                 self.unit.name()
             );
         }

@@ -4,7 +4,8 @@
 //! Time comes from the timestamps: sample `i` was taken at `startTime` plus
 //! the sum of `timeDeltas[0..=i]` (µs), and stands for the time since the
 //! sample before (the first, since `startTime`): its own delta, as V8 counts
-//! it. The parent chains come from `children`.
+//! it; the last one also for what is left until `endTime`, so the samples add
+//! up to the profile's duration. The parent chains come from `children`.
 
 use std::collections::HashMap;
 
@@ -164,7 +165,8 @@ pub fn convert(
         }
         timestamps.push(at.clamp(profile.start_time, profile.end_time.max(profile.start_time)));
     }
-    let (weights, interval) = weights(&timestamps, Some(profile.start_time));
+    let end = (profile.end_time >= profile.start_time).then_some(profile.end_time);
+    let (weights, interval) = weights(&timestamps, Some(profile.start_time), end);
     let idle_name = "(idle)";
     for (sample, weight) in profile.samples[..count].iter().zip(weights) {
         let Some(&index) = by_id.get(sample) else {

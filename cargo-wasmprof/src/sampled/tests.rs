@@ -53,17 +53,14 @@ fn node_cpu_prof_of_a_rust_wasi_program() {
     assert!(input.problems.is_empty(), "{}", input.problems.describe());
     let profile = &input.profile;
     assert_eq!(profile.timer.mode, crate::profile::TimerMode::Sampled);
-    // Every sample lasts until the next: the total is the profile's duration
-    // less the time before the first sample, under one interval.
+    // Every sample stands for the time since the one before, the last also
+    // until the end: the samples add up to the profile's duration.
     let interval = profile.timer.sample_interval_nanos.unwrap();
     // Asked for 100 µs; a busy 2-core machine gives about 200.
     assert!((90_000.0..1_000_000.0).contains(&interval), "{interval}");
     let duration = profile.run.wall_nanos as f64;
     let total = root_total(profile);
-    assert!(
-        total <= duration && duration - total < 2.0 * interval,
-        "{total} of {duration}"
-    );
+    assert!((duration - total).abs() < 1e3, "{total} ns of {duration}");
     // Mangled names from the name section come out as Rust paths, and the
     // nine paths through `add` are one function.
     let names: Vec<&str> = profile.functions.iter().map(|f| f.name.as_str()).collect();

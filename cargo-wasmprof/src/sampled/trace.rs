@@ -118,7 +118,7 @@ pub fn convert(trace: &Trace, source: &str, options: &Options, problems: &mut Pr
     if timestamps.iter().any(|t| !t.is_finite()) {
         problems.add("samples whose timestamp is not a number (left out)", 1);
     }
-    let (weights, interval) = weights(&timestamps, None);
+    let (weights, interval) = weights(&timestamps, None, None);
     let idle = tree.function(&Frame {
         name: "(idle)".into(),
         url: String::new(),

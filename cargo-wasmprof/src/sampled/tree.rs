@@ -163,10 +163,15 @@ impl TreeBuilder {
 
 /// Each sample stands for the time since the one before (the first, since
 /// `start`; without a start, one typical interval), as V8's `timeDeltas`
-/// count it, so that the samples add up to the profile's duration. Returns
+/// count it, and the last also for what is left until `end`, so that the
+/// samples add up to the profile's duration. Returns
 /// the weight of every sample, in the order given, and the typical (median)
 /// interval; timestamps out of order are sorted first, as DevTools does.
-pub fn weights(timestamps: &[f64], start: Option<f64>) -> (Vec<f64>, Option<f64>) {
+pub fn weights(
+    timestamps: &[f64],
+    start: Option<f64>,
+    end: Option<f64>,
+) -> (Vec<f64>, Option<f64>) {
     let interval = typical_gap(timestamps);
     let first_weight = |first: f64| match start {
         Some(start) => (first - start).max(0.0),
@@ -175,12 +180,15 @@ pub fn weights(timestamps: &[f64], start: Option<f64>) -> (Vec<f64>, Option<f64>
     // The engines write them in order; only a file that is not pays for
     // sorting.
     if timestamps.windows(2).all(|w| w[0] <= w[1]) {
-        let weights = (0..timestamps.len())
+        let mut weights: Vec<f64> = (0..timestamps.len())
             .map(|i| match i {
                 0 => first_weight(timestamps[0]),
                 _ => timestamps[i] - timestamps[i - 1],
             })
             .collect();
+        if let (Some(last), Some(end)) = (weights.last_mut(), end) {
+            *last += (end - timestamps[timestamps.len() - 1]).max(0.0);
+        }
         return (weights, interval);
     }
     let mut order: Vec<usize> = (0..timestamps.len()).collect();
@@ -191,6 +199,9 @@ pub fn weights(timestamps: &[f64], start: Option<f64>) -> (Vec<f64>, Option<f64>
             Some(previous) => timestamps[sample] - timestamps[previous],
             None => first_weight(timestamps[sample]),
         };
+    }
+    if let (Some(&last), Some(end)) = (order.last(), end) {
+        weights[last] += (end - timestamps[last]).max(0.0);
     }
     (weights, interval)
 }
@@ -327,11 +338,14 @@ mod tests {
 
     #[test]
     fn a_sample_stands_for_the_time_since_the_one_before_even_out_of_order() {
-        let (w, interval) = weights(&[10.0, 30.0, 20.0], Some(4.0));
-        assert_eq!(w, vec![6.0, 10.0, 10.0]);
+        let (w, interval) = weights(&[10.0, 30.0, 20.0], Some(4.0), Some(35.0));
+        assert_eq!(w, vec![6.0, 15.0, 10.0]);
         assert_eq!(interval, Some(10.0));
-        let (w, _) = weights(&[0.0, 2.0, 4.0], None);
+        let (w, _) = weights(&[0.0, 2.0, 4.0], None, None);
         assert_eq!(w, vec![2.0, 2.0, 2.0]);
-        assert_eq!(weights(&[], None), (vec![], None));
+        assert_eq!(weights(&[], None, None), (vec![], None));
+        // In order: the same, without sorting.
+        let (w, _) = weights(&[10.0, 20.0, 30.0], Some(4.0), Some(35.0));
+        assert_eq!(w, vec![6.0, 10.0, 15.0]);
     }
 }
