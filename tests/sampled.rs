@@ -158,7 +158,8 @@ fn a_truncated_profile_is_refused_with_its_name() {
     let run = wasmprof(&["report", "--input", cut.to_str().unwrap()]);
     assert_ne!(run.code(), Some(0));
     assert!(
-        run.stderr.contains("cut.cpuprofile is truncated"),
+        run.stderr
+            .contains("cut.cpuprofile is corrupt or truncated"),
         "{}",
         run.stderr
     );

@@ -108,7 +108,8 @@ pub struct Input {
 /// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
 /// telling them apart by their content.
 pub fn read_input(path: &Path, options: &Options) -> Result<Input> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read profile {}", path.display()))?;
     let kind = detect(&bytes, path)?;
     let source = path.display().to_string();
     let mut problems = Problems::default();
@@ -167,17 +168,19 @@ fn detect(bytes: &[u8], path: &Path) -> Result<InputKind> {
         frames: Option<IgnoredAny>,
         stacks: Option<IgnoredAny>,
         time_deltas: Option<IgnoredAny>,
+        trace_events: Option<IgnoredAny>,
     }
     let keys: Keys = match serde_json::from_slice(bytes) {
         Ok(keys) => keys,
         Err(e) if e.is_eof() => bail!(
-            "{} is truncated: the JSON ends at line {}, column {}",
+            "{} is corrupt or truncated: the JSON ends at line {}, column {}",
             path.display(),
             e.line(),
             e.column()
         ),
         Err(e) => bail!(
-            "{} is not a profile: it is not a JSON object ({e})",
+            "{} is not a wasmprof profile, a .cpuprofile nor a Self-Profiling trace: it is \
+             not a JSON object ({e})",
             path.display()
         ),
     };
@@ -200,9 +203,16 @@ fn detect(bytes: &[u8], path: &Path) -> Result<InputKind> {
             ..
         } => InputKind::CpuProfile,
         _ => bail!(
-            "{} is neither a wasmprof profile, a Chrome/Node .cpuprofile ({{nodes, samples, \
-             timeDeltas}}) nor a JS Self-Profiling trace ({{frames, stacks, samples}})",
-            path.display()
+            "{} is a kind of file wasmprof does not read: neither a wasmprof profile, a \
+             Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}) nor a JS Self-Profiling \
+             trace ({{frames, stacks, samples}}){}",
+            path.display(),
+            if keys.trace_events.is_some() {
+                "; this looks like a Chrome trace (traceEvents): save a .cpuprofile from \
+                 DevTools' JavaScript Profiler or `node --cpu-prof` instead"
+            } else {
+                ""
+            }
         ),
     })
 }

@@ -157,7 +157,8 @@ fn error_of(text: &str) -> String {
 fn the_wrong_shape_is_an_error_naming_the_file() {
     assert!(error_of("{\"nodes\": [{\"id\": 1}").contains("truncated"));
     assert!(error_of("[1, 2, 3]").contains("not a JSON object"));
-    assert!(error_of("{\"hello\": 1}").contains("neither a wasmprof profile"));
+    assert!(error_of("{\"hello\": 1}").contains("does not read"));
+    assert!(error_of("{\"traceEvents\": []}").contains("looks like a Chrome trace"));
     let e = error_of("{\"nodes\": 3, \"samples\": [], \"timeDeltas\": []}");
     assert!(e.contains("bad.json is not a readable .cpuprofile"), "{e}");
     let e = error_of("{\"frames\": [], \"stacks\": [], \"samples\": [{\"stackId\": 0}]}");
