@@ -1,7 +1,8 @@
 //! `cargo wasmprof bench`: what instrumentation costs one program, measured
-//! side by side. The plain build, the counts-only build and the timed build
-//! run in turn in the same host, so that a machine that slows down for a
-//! while slows all three alike; the medians and the `.wasm` sizes are
+//! side by side. The plain build, the counts-only build, the timed build and
+//! the counts-only build with the engine's sampler on (a hybrid profile's
+//! cost) run in turn in the same host, so that a machine that slows down for
+//! a while slows them all alike; the medians and the `.wasm` sizes are
 //! compared with the plain build's.
 
 use std::path::Path;
@@ -70,7 +71,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
                 .pop()
                 .context("nothing was built")?,
         };
-        // The three builds export the same: the first one answers for all.
+        // The builds export the same: the first one answers for all.
         if builds.is_empty() {
             entry = run::entry_point(&module, &args.host)?;
         }
@@ -129,7 +130,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     Ok(())
 }
 
-/// The flags of one of the three builds: cargo's and the crate-wide ones as
+/// The flags of one of the builds: cargo's and the crate-wide ones as
 /// the user gave them, the instrumentation as the row needs.
 fn build_args(args: &BenchArgs, timer: Option<Timer>) -> BuildArgs {
     BuildArgs {
