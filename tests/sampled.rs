@@ -228,3 +228,29 @@ fn run_sample_in_chromium_saves_the_profilers_samples_beside_the_profile() {
         "fib::fib",
     );
 }
+
+#[test]
+fn run_sample_of_a_plain_build_keeps_the_samples_as_the_profile() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "appendix-b",
+        "--release",
+        "--no-instrument",
+        "--sample",
+    ]);
+    run.assert_success();
+    let line = run
+        .stderr
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Samples "))
+        .unwrap_or_else(|| panic!("no Samples line:\n{}", run.stderr));
+    let path = line.split(" (").next().unwrap();
+    let report = wasmprof(&["report", "--input", path]);
+    report.assert_success();
+    assert!(
+        report.stdout.contains("appendix_b::add"),
+        "{}",
+        report.stdout
+    );
+}

@@ -9,4 +9,4 @@ pub use model::{
     Function, HybridInfo, Node, Profile, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, FORMAT,
     FORMAT_MAJOR,
 };
-pub use store::{latest_profile, new_profile_path, profiles_dir};
+pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};

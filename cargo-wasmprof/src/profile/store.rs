@@ -16,12 +16,17 @@ pub fn profiles_dir(target_dir: &Path) -> PathBuf {
 /// name is reserved by creating the file empty, so that two processes
 /// ending at once cannot both choose it; the profile is renamed over it.
 pub fn new_profile_path(dir: &Path, package: &str) -> PathBuf {
+    new_file_path(dir, package, "wasmprof.json")
+}
+
+/// [`new_profile_path`] for another kind of file: `<package>-<unix ms>.<extension>`.
+pub fn new_file_path(dir: &Path, package: &str, extension: &str) -> PathBuf {
     let millis = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or_default();
     let _ = std::fs::create_dir_all(dir);
-    let mut path = dir.join(format!("{package}-{millis}.wasmprof.json"));
+    let mut path = dir.join(format!("{package}-{millis}.{extension}"));
     let mut n = 1;
     loop {
         match std::fs::File::options()
@@ -33,7 +38,7 @@ pub fn new_profile_path(dir: &Path, package: &str) -> PathBuf {
             // Created, or not creatable at all: writing will say why.
             _ => return path,
         }
-        path = dir.join(format!("{package}-{millis}-{n}.wasmprof.json"));
+        path = dir.join(format!("{package}-{millis}-{n}.{extension}"));
         n += 1;
     }
 }

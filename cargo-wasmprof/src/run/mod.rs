@@ -201,6 +201,21 @@ pub(crate) fn save_profile(
     top: usize,
 ) -> Result<Option<PathBuf>> {
     if module.instrument.is_none() {
+        // Nothing was instrumented, but the engine's samples are a profile.
+        if let Some(samples) = samples_path.filter(|p| p.exists()) {
+            let kept = profile::new_file_path(
+                &profile::profiles_dir(target_dir),
+                &module.unit.package,
+                "cpuprofile",
+            );
+            std::fs::copy(samples, &kept).with_context(|| {
+                format!("could not copy {} to {}", samples.display(), kept.display())
+            })?;
+            ui::status(
+                "Samples",
+                &format!("{} (`cargo wasmprof report --input` it)", kept.display()),
+            );
+        }
         return Ok(None);
     }
     if !result.snapshot {
