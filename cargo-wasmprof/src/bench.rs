@@ -169,7 +169,7 @@ fn run_once(
     target_dir: &Path,
 ) -> Result<(HostResult, Captured)> {
     let run_dir = files::new_run_dir(target_dir, &build.module);
-    let mut config = run::host_config(&build.module, host_args, &run_dir);
+    let mut config = run::host_config(&build.module, host_args, &run_dir)?;
     config.sample_interval_micros = build.sample.then(|| {
         u32::try_from(host_args.sample_interval.as_micros())
             .unwrap_or(u32::MAX)

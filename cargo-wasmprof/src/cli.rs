@@ -289,6 +289,21 @@ pub struct HostArgs {
     /// An extra flag for `node` (repeatable), e.g. `--node-arg=--liftoff`
     #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
     pub node_arg: Vec<String>,
+    /// A WASI program: preopen the directory HOST, seen by the program as GUEST (repeatable) [default GUEST: HOST as given]
+    ///
+    /// The current directory is preopened by default, as `.` and as its
+    /// absolute path, so that `cargo wasmprof run -- input.txt` reads a file
+    /// as `cargo run` would; `--no-default-dir` leaves it out.
+    #[arg(long, value_name = "HOST[::GUEST]", help_heading = "WASI")]
+    pub dir: Vec<String>,
+    /// A WASI program: do not preopen the current directory
+    #[arg(long, help_heading = "WASI")]
+    pub no_default_dir: bool,
+    /// A WASI program: give it the variable NAME, with VALUE or the value it has here (repeatable)
+    ///
+    /// A WASI program sees no environment variable but these.
+    #[arg(long, value_name = "NAME[=VALUE]", help_heading = "WASI")]
+    pub env: Vec<String>,
     /// The browser executable [default: $WASMPROF_BROWSER, else chromium, chromium-browser or google-chrome on PATH]
     #[arg(long, value_name = "PATH", help_heading = "Browser")]
     pub browser: Option<PathBuf>,

@@ -8,7 +8,8 @@
 //
 // Usage: node wasmprof-host.js CONFIG.json (host-api.js beside it)
 // CONFIG: { kind: "bindgen" | "wasi" | "plain", wasm, js?, invoke?, args[],
-//           argv[], timeoutMs, untilExit, snapshotOut, resultOut }
+//           argv[], wasi: { preopens: {guest: host}, env: {name: value} },
+//           timeoutMs, untilExit, snapshotOut, resultOut }
 // The result file says how the run ended; the snapshot file holds the raw
 // snapshot bytes (format documented in wasmprof-rt's snapshot module).
 'use strict';
@@ -134,10 +135,13 @@ function main() {
       return invoke(loadPlain());
     case 'wasi': {
       const { WASI } = require('wasi');
+      // What the program may see, as cargo-wasmprof decided it: its
+      // preopened directories (guest path -> host path) and environment.
       const wasi = new WASI({
         version: 'preview1',
         args: config.argv,
-        env: process.env,
+        env: config.wasi.env,
+        preopens: config.wasi.preopens,
         returnOnExit: true,
       });
       const module = new WebAssembly.Module(fs.readFileSync(config.wasm));

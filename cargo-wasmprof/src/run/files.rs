@@ -104,6 +104,7 @@ mod tests {
             invoke: None,
             args: vec![],
             argv: vec![],
+            wasi: Default::default(),
             timeout_ms: 1,
             until_exit: false,
             sample_interval_micros: None,

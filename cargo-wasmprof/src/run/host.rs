@@ -53,6 +53,8 @@ pub struct HostConfig {
     pub invoke: Option<String>,
     pub args: Vec<String>,
     pub argv: Vec<String>,
+    /// What a WASI program may see: directories and environment.
+    pub wasi: WasiConfig,
     /// The whole run's bound: a day stands for "no timeout".
     pub timeout_ms: u64,
     /// The run ends only when the program calls `wasmprof::exit`.
@@ -63,6 +65,16 @@ pub struct HostConfig {
     pub cpuprofile_out: PathBuf,
     pub snapshot_out: PathBuf,
     pub result_out: PathBuf,
+}
+
+/// The world a WASI program is given, the same in every WASI host.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WasiConfig {
+    /// Preopened directories: the path the program uses, and the directory
+    /// on this machine it stands for.
+    pub preopens: std::collections::BTreeMap<String, PathBuf>,
+    /// The program's whole environment.
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// How a run went, as the host saw it.

@@ -7,6 +7,7 @@ pub mod host;
 mod interrupt;
 pub mod node;
 mod serve;
+mod wasi;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,7 +41,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     let (module, entry) = build_module_for(args, workspace, args.build.host)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
-    let config = host_config(&module, &args.host, &run_dir);
+    let config = host_config(&module, &args.host, &run_dir)?;
     ui::status(
         "Running",
         &format!("{} in {} ({entry})", module.wasm.display(), host.describe()),
@@ -117,8 +118,16 @@ pub(crate) fn one_package(cargo: &CargoArgs, verb: &str) -> Result<()> {
 }
 
 /// What the host script is told.
-pub(crate) fn host_config(module: &BuiltModule, host: &HostArgs, run_dir: &Path) -> HostConfig {
-    HostConfig {
+pub(crate) fn host_config(
+    module: &BuiltModule,
+    host: &HostArgs,
+    run_dir: &Path,
+) -> Result<HostConfig> {
+    let wasi = match module.unit.kind {
+        ModuleKind::Wasi => wasi::config(host, &wasi::current_dir()?)?,
+        _ => Default::default(),
+    };
+    Ok(HostConfig {
         kind: match module.unit.kind {
             ModuleKind::Bindgen => "bindgen",
             ModuleKind::Plain => "plain",
@@ -141,6 +150,7 @@ pub(crate) fn host_config(module: &BuiltModule, host: &HostArgs, run_dir: &Path)
         )
         .chain(host.args.iter().cloned())
         .collect(),
+        wasi,
         timeout_ms: host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
         until_exit: host.until_exit,
         sample_interval_micros: host.sample.then(|| {
@@ -151,7 +161,7 @@ pub(crate) fn host_config(module: &BuiltModule, host: &HostArgs, run_dir: &Path)
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
-    }
+    })
 }
 
 /// Runs the module once. A run the host refused (a wrong `--invoke`) is an

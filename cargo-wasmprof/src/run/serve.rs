@@ -32,7 +32,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
     let (module, entry) = build_module_for(args, workspace, HostKind::Browser)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
-    let mut config = host_config(&module, &args.host, &run_dir);
+    let mut config = host_config(&module, &args.host, &run_dir)?;
     files::copy_module_into(&mut config, &run_dir.join("module"))?;
     let token = new_token();
     let site = page::site(&config, args.host.page.as_deref(), &run_dir, &token, true)?;
