@@ -148,7 +148,9 @@ pub fn generate(
         }
     };
     drop(output);
-    let moved = move_files(&partial, out_dir);
+    let moved =
+        super::dir_walk::each_file(&partial, out_dir, &mut |from, to| std::fs::rename(from, to))
+            .context("could not move wasm-bindgen's output into place");
     let _ = std::fs::remove_dir_all(&partial);
     moved?;
     let stem = wasm
@@ -159,27 +161,4 @@ pub fn generate(
         out_dir.join(format!("{stem}.js")),
         out_dir.join(format!("{stem}_bg.wasm")),
     ))
-}
-
-/// Renames every file under `from` to the same place under `to`.
-fn move_files(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("could not create {}", to.display()))?;
-    for entry in
-        std::fs::read_dir(from).with_context(|| format!("could not list {}", from.display()))?
-    {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            move_files(&entry.path(), &target)?;
-        } else {
-            std::fs::rename(entry.path(), &target).with_context(|| {
-                format!(
-                    "could not move {} to {}",
-                    entry.path().display(),
-                    target.display()
-                )
-            })?;
-        }
-    }
-    Ok(())
 }

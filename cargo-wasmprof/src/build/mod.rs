@@ -3,6 +3,7 @@
 
 mod bindgen;
 mod cargo;
+pub mod dir_walk;
 mod toolchain;
 pub mod wasm_info;
 pub mod workspace;

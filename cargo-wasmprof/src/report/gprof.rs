@@ -27,7 +27,7 @@ use std::io::Write;
 use super::callgraph::{CallGraph, FunctionId};
 use super::notes;
 use super::units::{human_duration_ascii, TimeUnit};
-use crate::profile::Profile;
+use crate::profile::{Profile, TimerMode};
 
 /// Renders one profile in gprof's layout.
 pub struct GprofWriter<'a> {
@@ -87,42 +87,32 @@ impl<'a> GprofWriter<'a> {
         if !self.graph.timed {
             return "no time was measured (--timer none)".into();
         }
-        if self.profile.timer.mode == crate::profile::TimerMode::Hybrid {
-            let interval = self
-                .profile
-                .timer
-                .sample_interval_nanos
-                .map(|i| format!(" about {} apart", human_duration_ascii(i)))
-                .unwrap_or_default();
-            return format!(
-                "timed by the engine's samples{interval} of the same run, each attributed to \
-                 the call path its stack leads to (counts exact, times sampled); times in {}",
-                self.unit.name()
-            );
-        }
-        if !self.graph.counted {
-            let interval = self
-                .profile
-                .timer
-                .sample_interval_nanos
-                .map(|i| format!(" about {} apart", human_duration_ascii(i)))
-                .unwrap_or_default();
-            return format!(
-                "times come from the engine's samples{interval}, each standing for the \
-                 time since the one before (the last, until the end too); times in {}",
-                self.unit.name()
-            );
-        }
-        let resolution = self
+        let interval = self
             .profile
             .timer
-            .resolution_nanos
-            .map(|r| format!(" (resolution {})", human_duration_ascii(r)))
+            .sample_interval_nanos
+            .map(|i| format!(" about {} apart", human_duration_ascii(i)))
             .unwrap_or_default();
-        format!(
-            "timed by the host clock{resolution}; times in {}",
-            self.unit.name()
-        )
+        let unit = self.unit.name();
+        match self.profile.timer.mode {
+            TimerMode::Hybrid => format!(
+                "timed by the engine's samples{interval} of the same run, each attributed to \
+                 the call path its stack leads to (counts exact, times sampled); times in {unit}"
+            ),
+            TimerMode::Sampled => format!(
+                "times come from the engine's samples{interval}, each standing for the time \
+                 since the one before (the last, until the end too); times in {unit}"
+            ),
+            TimerMode::Host | TimerMode::None => {
+                let resolution = self
+                    .profile
+                    .timer
+                    .resolution_nanos
+                    .map(|r| format!(" (resolution {})", human_duration_ascii(r)))
+                    .unwrap_or_default();
+                format!("timed by the host clock{resolution}; times in {unit}")
+            }
+        }
     }
 
     /// A time in the report's unit.

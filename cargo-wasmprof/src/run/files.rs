@@ -69,27 +69,8 @@ pub fn copy_module_into(config: &mut HostConfig, dest: &Path) -> Result<()> {
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("could not create {}", to.display()))?;
-    for entry in
-        std::fs::read_dir(from).with_context(|| format!("could not list {}", from.display()))?
-    {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            if entry.file_name() != "node_modules" {
-                copy_dir(&entry.path(), &target)?;
-            }
-        } else {
-            std::fs::copy(entry.path(), &target).with_context(|| {
-                format!(
-                    "could not copy {} to {}",
-                    entry.path().display(),
-                    target.display()
-                )
-            })?;
-        }
-    }
-    Ok(())
+    crate::build::dir_walk::each_file(from, to, &mut |from, to| std::fs::copy(from, to).map(drop))
+        .context("could not copy the module")
 }
 
 #[cfg(test)]
