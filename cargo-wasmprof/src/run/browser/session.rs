@@ -127,75 +127,7 @@ impl PageRun<'_> {
             _ => self.watch(&session, &target_id, deadline, &mut relay),
         };
 
-        let mut result = HostResult {
-            status: "ok".into(),
-            message: None,
-            exit_code: 0,
-            return_value: None,
-            host: self.host_name(),
-            timer_resolution_nanos: None,
-            wall_nanos: 0,
-            program_nanos: 0,
-            snapshot: false,
-            snapshot_error: None,
-        };
-        let mut resolution = None;
-        let mut program_nanos = None;
-        let mut report_fields = |report: &Value, result: &mut HostResult| {
-            resolution = report["resolutionNanos"].as_f64();
-            program_nanos = report["programNanos"].as_u64();
-            result.return_value = report.get("returnValue").cloned().filter(|v| !v.is_null());
-        };
-        match &end {
-            End::Settled(report) => {
-                report_fields(report, &mut result);
-                result.status = report["status"].as_str().unwrap_or("error").to_owned();
-                result.exit_code = report["exitCode"].as_i64().unwrap_or(1) as i32;
-                result.message = report["message"].as_str().map(str::to_owned);
-            }
-            End::Exit(report) => {
-                report_fields(report, &mut result);
-                let code = report["code"].as_i64().unwrap_or(0) as i32;
-                result.status = if code == 0 { "ok" } else { "exit" }.into();
-                result.exit_code = code;
-            }
-            End::Uncaught { message, trap } => {
-                result.status = if *trap { "trap" } else { "error" }.into();
-                result.exit_code = if *trap { 101 } else { 1 };
-                result.message = Some(message.clone());
-            }
-            End::Timeout => {
-                result.status = "timeout".into();
-                result.exit_code = 124;
-                result.message = Some(format!("timed out after {} ms", self.config.timeout_ms));
-            }
-            End::Interrupted => {
-                result.status = "interrupted".into();
-                result.exit_code = 130;
-                result.message = Some("interrupted (Ctrl-C)".into());
-            }
-            End::Crashed => {
-                result.status = "error".into();
-                result.exit_code = 1;
-                result.message = Some(format!(
-                    "the page crashed; its profile is lost{}",
-                    self.chromium.stderr_tail_text()
-                ));
-            }
-            End::BrowserGone => {
-                result.status = "error".into();
-                result.exit_code = 1;
-                result.message = Some(format!(
-                    "the browser went away during the run; its profile is lost{}",
-                    self.chromium.stderr_tail_text()
-                ));
-            }
-            End::NotLoaded(error) => {
-                result.status = "error".into();
-                result.exit_code = 1;
-                result.message = Some(format!("the page did not load: {error}"));
-            }
-        }
+        let (mut result, mut resolution, program_nanos) = self.outcome(&end);
 
         if !matches!(end, End::Crashed | End::BrowserGone) {
             let busy = matches!(end, End::Timeout | End::Interrupted);
@@ -235,6 +167,92 @@ impl PageRun<'_> {
         result.wall_nanos = started.elapsed().as_nanos() as u64;
         result.program_nanos = program_nanos.unwrap_or(result.wall_nanos);
         Ok((result, captured))
+    }
+
+    /// How the run ended, as a host result (without the snapshot), with the
+    /// clock resolution and program time the page reported, if it did.
+    fn outcome(&self, end: &End) -> (HostResult, Option<f64>, Option<u64>) {
+        let mut result = HostResult {
+            status: "ok".into(),
+            message: None,
+            exit_code: 0,
+            return_value: None,
+            host: self.host_name(),
+            timer_resolution_nanos: None,
+            wall_nanos: 0,
+            program_nanos: 0,
+            snapshot: false,
+            snapshot_error: None,
+        };
+        let mut fail = |status: &str, exit_code: i32, message: String| {
+            result.status = status.into();
+            result.exit_code = exit_code;
+            result.message = Some(message);
+        };
+        let report = match end {
+            End::Settled(report) | End::Exit(report) => Some(report),
+            End::Uncaught {
+                message,
+                trap: true,
+            } => {
+                fail("trap", 101, message.clone());
+                None
+            }
+            End::Uncaught {
+                message,
+                trap: false,
+            } => {
+                fail("error", 1, message.clone());
+                None
+            }
+            End::Timeout => {
+                let limit = format!("timed out after {} ms", self.config.timeout_ms);
+                fail("timeout", 124, limit);
+                None
+            }
+            End::Interrupted => {
+                fail("interrupted", 130, "interrupted (Ctrl-C)".into());
+                None
+            }
+            End::Crashed => {
+                let tail = self.chromium.stderr_tail_text();
+                fail(
+                    "error",
+                    1,
+                    format!("the page crashed; its profile is lost{tail}"),
+                );
+                None
+            }
+            End::BrowserGone => {
+                let tail = self.chromium.stderr_tail_text();
+                let message =
+                    format!("the browser went away during the run; its profile is lost{tail}");
+                fail("error", 1, message);
+                None
+            }
+            End::NotLoaded(error) => {
+                fail("error", 1, format!("the page did not load: {error}"));
+                None
+            }
+        };
+        let Some(report) = report else {
+            return (result, None, None);
+        };
+        result.return_value = report.get("returnValue").cloned().filter(|v| !v.is_null());
+        if let End::Exit(_) = end {
+            let code = report["code"].as_i64().unwrap_or(0) as i32;
+            result.status = if code == 0 { "ok" } else { "exit" }.into();
+            result.exit_code = code;
+        } else {
+            result.status = report["status"].as_str().unwrap_or("error").to_owned();
+            result.exit_code = report["exitCode"].as_i64().unwrap_or(1) as i32;
+            result.message = report["message"].as_str().map(str::to_owned);
+        }
+        (
+            result,
+            report["resolutionNanos"].as_f64(),
+            report["programNanos"].as_u64(),
+        )
     }
 
     /// Relays the page's events until the run is over, and says why it is.
