@@ -85,13 +85,17 @@ pub enum HostKind {
     Node,
     /// Headless Chromium, driven through the DevTools protocol (wasm-bindgen's `web` bindings)
     Browser,
+    /// wasmtime, embedded: WASI programs (and plain modules with --invoke) without Node
+    Wasmtime,
 }
 
 impl HostKind {
     /// The `--target` wasm-bindgen generates bindings for.
     pub fn bindgen_target(self) -> &'static str {
         match self {
-            HostKind::Node => "nodejs",
+            // wasmtime runs no wasm-bindgen module; the Node bindings are
+            // as good as any for a build that will be refused.
+            HostKind::Node | HostKind::Wasmtime => "nodejs",
             HostKind::Browser => "web",
         }
     }

@@ -8,6 +8,8 @@ mod interrupt;
 pub mod node;
 mod serve;
 mod wasi;
+#[cfg(feature = "wasmtime")]
+mod wasmtime_host;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,0 +1,324 @@
+//! The native WASI host: wasmtime embedded as a library, so that a WASI
+//! program can be profiled where there is no Node. The host API is
+//! implemented here in Rust (`prof.getTime` from a monotonic clock,
+//! `prof.exit`), the snapshot is pulled through the module's export after
+//! the program ends, traps or times out (epoch interruption), exactly as the
+//! JavaScript hosts do.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use wasmtime::{Config, Engine, Linker, Module, Store, Trap, Val, ValType};
+use wasmtime_wasi::p1::{self, WasiP1Ctx};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
+
+use super::host::{Captured, Host, HostConfig, HostResult};
+use crate::build::ModuleKind;
+
+/// The wasmtime this binary embeds (kept with the pin in Cargo.toml).
+const WASMTIME_VERSION: &str = "48.0.8";
+/// Output a captured run may print (a benchmark's).
+const CAPTURE_BYTES: usize = 64 << 20;
+
+pub struct Wasmtime {
+    engine: Engine,
+}
+
+/// What the host functions reach.
+struct State {
+    wasi: WasiP1Ctx,
+    started: Instant,
+    exit_code: Option<i32>,
+}
+
+impl Wasmtime {
+    pub fn new() -> Result<Wasmtime> {
+        let mut config = Config::new();
+        // `--timeout` interrupts even a loop that never calls out.
+        config.epoch_interruption(true);
+        Ok(Wasmtime {
+            engine: Engine::new(&config)
+                .map_err(anyhow::Error::from)
+                .context("could not start wasmtime")?,
+        })
+    }
+}
+
+impl Host for Wasmtime {
+    fn describe(&self) -> String {
+        format!("wasmtime {WASMTIME_VERSION}")
+    }
+
+    fn check_kind(&self, kind: ModuleKind) -> Result<()> {
+        match kind {
+            ModuleKind::Bindgen => bail!(
+                "a wasm-bindgen module needs a JavaScript host: run it with --host node or \
+                 --host browser"
+            ),
+            ModuleKind::Wasi | ModuleKind::Plain => Ok(()),
+        }
+    }
+
+    fn run(
+        &mut self,
+        config: &HostConfig,
+        _run_dir: &Path,
+        capture: bool,
+    ) -> Result<(Option<HostResult>, Captured)> {
+        let outputs = capture.then(|| {
+            (
+                MemoryOutputPipe::new(CAPTURE_BYTES),
+                MemoryOutputPipe::new(CAPTURE_BYTES),
+            )
+        });
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.args(&config.argv);
+        for (name, value) in &config.wasi.env {
+            wasi.env(name, value);
+        }
+        for (guest, host) in &config.wasi.preopens {
+            wasi.preopened_dir(host, guest, FsPerms::ReadWrite)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("could not preopen {}", host.display()))?;
+        }
+        match &outputs {
+            Some((stdout, stderr)) => {
+                wasi.stdout(stdout.clone()).stderr(stderr.clone());
+            }
+            None => {
+                wasi.inherit_stdio();
+            }
+        }
+        let mut store = Store::new(
+            &self.engine,
+            State {
+                wasi: wasi.build_p1(),
+                started: Instant::now(),
+                exit_code: None,
+            },
+        );
+        store.set_epoch_deadline(1);
+        let mut linker: Linker<State> = Linker::new(&self.engine);
+        p1::add_to_linker_sync(&mut linker, |state| &mut state.wasi)?;
+        linker.func_wrap("prof", "getTime", |caller: wasmtime::Caller<'_, State>| {
+            caller.data().started.elapsed().as_secs_f64() * 1e3
+        })?;
+        linker.func_wrap(
+            "prof",
+            "exit",
+            |mut caller: wasmtime::Caller<'_, State>, code: i32| {
+                caller.data_mut().exit_code.get_or_insert(code);
+            },
+        )?;
+        let module = Module::from_file(&self.engine, &config.wasm)
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
+
+        let wall = Instant::now();
+        // The timeout: one epoch tick ends the run, unless it ends first.
+        let (done, until) = mpsc::channel::<()>();
+        let engine = self.engine.clone();
+        let timeout = Duration::from_millis(config.timeout_ms);
+        let ticker = std::thread::spawn(move || {
+            if until.recv_timeout(timeout).is_err() {
+                engine.increment_epoch();
+            }
+        });
+
+        let mut result = HostResult {
+            status: "ok".into(),
+            message: None,
+            exit_code: 0,
+            return_value: None,
+            host: self.describe(),
+            timer_resolution_nanos: Some(clock_resolution_nanos()),
+            wall_nanos: 0,
+            program_nanos: 0,
+            snapshot: false,
+            snapshot_error: None,
+        };
+        let instance = match linker.instantiate(&mut store, &module) {
+            Ok(instance) => instance,
+            Err(e) => {
+                let _ = done.send(());
+                let _ = ticker.join();
+                result.status = "usage".into();
+                result.message = Some(format!("wasmtime could not instantiate the module: {e:#}"));
+                return Ok((Some(result), Captured::default()));
+            }
+        };
+        let program_started = Instant::now();
+        let outcome = match (&config.invoke, config.kind) {
+            (Some(name), _) => invoke(&mut store, &instance, name, &config.args),
+            (None, "wasi") => instance
+                .get_typed_func::<(), ()>(&mut store, "_start")
+                .and_then(|start| start.call(&mut store, ()))
+                .map(|()| None)
+                .map_err(anyhow::Error::from),
+            (None, kind) => bail!("a {kind} module has no entry point: name one with --invoke"),
+        };
+        result.program_nanos = program_started.elapsed().as_nanos() as u64;
+        let _ = done.send(());
+        let _ = ticker.join();
+        match outcome {
+            Ok(value) => result.return_value = value,
+            Err(error) => classify(&error, config.timeout_ms, &mut result)?,
+        }
+        if let Some(code) = store.data().exit_code {
+            if result.status == "ok" {
+                result.status = if code == 0 { "ok" } else { "exit" }.into();
+                result.exit_code = code;
+            }
+        }
+        // The program is over, trapped or interrupted: the memory is still
+        // there to read.
+        store.set_epoch_deadline(u64::MAX / 2);
+        match pull_snapshot(&mut store, &instance) {
+            Ok(Some(bytes)) => {
+                std::fs::write(&config.snapshot_out, bytes).with_context(|| {
+                    format!("could not write {}", config.snapshot_out.display())
+                })?;
+                result.snapshot = true;
+            }
+            Ok(None) => {}
+            Err(e) => result.snapshot_error = Some(format!("{e:#}")),
+        }
+        result.wall_nanos = wall.elapsed().as_nanos() as u64;
+        let captured = match outputs {
+            Some((stdout, stderr)) => Captured {
+                stdout: stdout.contents().to_vec(),
+                stderr: stderr.contents().to_vec(),
+            },
+            None => Captured::default(),
+        };
+        Ok((Some(result), captured))
+    }
+}
+
+/// How the program failed: its own `exit`, the timeout, or a trap.
+fn classify(error: &anyhow::Error, timeout_ms: u64, result: &mut HostResult) -> Result<()> {
+    if let Some(exit) = error.downcast_ref::<I32Exit>() {
+        result.status = if exit.0 == 0 { "ok" } else { "exit" }.into();
+        result.exit_code = exit.0;
+    } else if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+        result.status = "timeout".into();
+        result.exit_code = 124;
+        result.message = Some(format!("timed out after {timeout_ms} ms"));
+    } else if let Some(usage) = error.downcast_ref::<UsageError>() {
+        result.status = "usage".into();
+        result.exit_code = 2;
+        result.message = Some(usage.0.clone());
+    } else {
+        result.status = "trap".into();
+        result.exit_code = 101;
+        let trap = error
+            .downcast_ref::<Trap>()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| format!("{error:#}"));
+        result.message = Some(format!(
+            "{trap} (a WebAssembly trap: a Rust panic, an out-of-bounds access or an abort)"
+        ));
+    }
+    Ok(())
+}
+
+/// A call the flags asked for that cannot be made.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// `--invoke NAME -- ARGS`: numbers converted to the function's parameter
+/// types; the first result, if any, comes back as JSON.
+fn invoke(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+    name: &str,
+    args: &[String],
+) -> Result<Option<serde_json::Value>> {
+    let usage = |message: String| anyhow::Error::new(UsageError(message));
+    let Some(func) = instance.get_func(&mut *store, name) else {
+        return Err(usage(format!(
+            "--invoke {name}: the module exports no function of that name"
+        )));
+    };
+    let ty = func.ty(&*store);
+    if ty.params().len() != args.len() {
+        return Err(usage(format!(
+            "--invoke {name}: it takes {} argument(s) but {} were given after --",
+            ty.params().len(),
+            args.len()
+        )));
+    }
+    let params = ty
+        .params()
+        .zip(args)
+        .map(|(ty, arg)| {
+            let bad = || usage(format!("--invoke {name}: argument {arg:?} is not a {ty}"));
+            Ok(match ty {
+                ValType::I32 => Val::I32(arg.parse::<i64>().map_err(|_| bad())? as i32),
+                ValType::I64 => Val::I64(arg.parse().map_err(|_| bad())?),
+                ValType::F32 => Val::F32(arg.parse::<f32>().map_err(|_| bad())?.to_bits()),
+                ValType::F64 => Val::F64(arg.parse::<f64>().map_err(|_| bad())?.to_bits()),
+                _ => return Err(bad()),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut results = vec![Val::I32(0); ty.results().len()];
+    func.call(&mut *store, &params, &mut results)?;
+    Ok(results.first().map(|value| match value {
+        Val::I32(n) => serde_json::json!(n),
+        Val::I64(n) => serde_json::json!(n.to_string()),
+        Val::F32(bits) => serde_json::json!(f32::from_bits(*bits)),
+        Val::F64(bits) => serde_json::json!(f64::from_bits(*bits)),
+        _ => serde_json::Value::Null,
+    }))
+}
+
+/// The snapshot's bytes out of linear memory (`WPRF`, then its length).
+fn pull_snapshot(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+) -> Result<Option<Vec<u8>>> {
+    let Ok(snapshot) = instance.get_typed_func::<(), i32>(&mut *store, "__wasmprof_snapshot")
+    else {
+        return Ok(None);
+    };
+    let pointer = snapshot.call(&mut *store, ())? as u32 as usize;
+    let memory = instance
+        .get_memory(&mut *store, "memory")
+        .context("the module exports no memory")?;
+    let data = memory.data(&*store);
+    let length = data
+        .get(pointer + 4..pointer + 8)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize)
+        .context("the snapshot pointer is outside memory")?;
+    let bytes = data
+        .get(pointer..pointer + length)
+        .context("the snapshot runs past the end of memory")?;
+    Ok(Some(bytes.to_vec()))
+}
+
+/// The smallest step of the clock `prof.getTime` reads.
+fn clock_resolution_nanos() -> f64 {
+    let mut smallest = Duration::MAX;
+    let mut last = Instant::now();
+    for _ in 0..20_000 {
+        let now = Instant::now();
+        let step = now - last;
+        if step > Duration::ZERO {
+            smallest = smallest.min(step);
+            last = now;
+        }
+    }
+    smallest.as_nanos() as f64
+}
