@@ -21,6 +21,11 @@ pub trait Host {
     /// Refuses, before anything is built, modules this host cannot run.
     fn check_kind(&self, kind: ModuleKind) -> Result<()>;
 
+    /// Whether the host has an engine sampler for `--sample`.
+    fn samples(&self) -> bool {
+        true
+    }
+
     /// Runs the module once with `run_dir` as its scratch space. The
     /// program's output reaches the terminal as it happens, or with
     /// `capture` comes back in [`Captured`]. A program that fails is a

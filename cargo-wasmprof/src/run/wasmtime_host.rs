@@ -52,6 +52,10 @@ impl Host for Wasmtime {
         format!("wasmtime {WASMTIME_VERSION}")
     }
 
+    fn samples(&self) -> bool {
+        false
+    }
+
     fn check_kind(&self, kind: ModuleKind) -> Result<()> {
         match kind {
             ModuleKind::Bindgen => bail!(
