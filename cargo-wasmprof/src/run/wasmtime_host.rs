@@ -162,7 +162,9 @@ impl Host for Wasmtime {
                 .and_then(|start| start.call(&mut store, ()))
                 .map(|()| None)
                 .map_err(anyhow::Error::from),
-            (None, kind) => bail!("a {kind} module has no entry point: name one with --invoke"),
+            (None, kind) => Err(anyhow::Error::new(UsageError(format!(
+                "a {kind} module has no entry point: name one with --invoke"
+            )))),
         };
         result.program_nanos = program_started.elapsed().as_nanos() as u64;
         let _ = done.send(());
