@@ -1,4 +1,4 @@
-//! `cargo wasmprof bench`: the three builds of a real example (and the
+//! `cargo wasmprof bench`: the floor and the three builds of a real example (and the
 //! counts-only one with the engine's sampler on) run in turn in Node, and the
 //! table compares them with the plain build.
 
@@ -64,6 +64,7 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
         labels,
         [
             "plain",
+            "floor",
             "--timer none",
             "--timer host",
             "--timer none --sample"
@@ -71,16 +72,23 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
         "{}",
         run.stdout
     );
-    // time (range), time ratio, KiB, size ratio
+    // time (range), time ratio, ratio to the floor, KiB, size ratio
     for (label, cells) in &rows {
-        assert_eq!(cells.len(), 5, "{label}: {cells:?}");
+        assert_eq!(cells.len(), 6, "{label}: {cells:?}");
         assert!(ratio(&cells[2]) > 0.0, "{label}: {cells:?}");
+        assert!(ratio(&cells[3]) > 0.0, "{label}: {cells:?}");
     }
     assert_eq!(rows[0].1[2], "1.00×");
-    assert_eq!(rows[0].1[4], "1.00×");
-    // The runtime is in the instrumented modules, not in the plain one.
-    for (label, cells) in &rows[1..] {
-        assert!(ratio(&cells[4]) > 1.0, "{label}: {cells:?}");
+    assert_eq!(rows[0].1[5], "1.00×");
+    assert_eq!(rows[1].1[3], "1.00×", "the floor against itself");
+    // The floor adds a few bytes of counters; the instrumented modules
+    // carry the runtime besides.
+    assert!(ratio(&rows[1].1[5]) >= 1.0, "{:?}", rows[1]);
+    for (label, cells) in &rows[2..] {
+        assert!(
+            ratio(&cells[5]) > ratio(&rows[1].1[5]),
+            "{label}: {cells:?}"
+        );
     }
     // No profile is saved by a benchmark.
     assert!(!run.stderr.contains("Profile "), "{}", run.stderr);
@@ -154,5 +162,5 @@ fn a_program_with_nothing_instrumented_is_pointed_out() {
         "{}",
         run.stderr
     );
-    assert_eq!(rows(&run.stdout).len(), 4, "{}", run.stdout);
+    assert_eq!(rows(&run.stdout).len(), 5, "{}", run.stdout);
 }

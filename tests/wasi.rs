@@ -4,7 +4,7 @@
 //! passed through (`examples/wordcount`); in every WASI host, Node and the
 //! embedded wasmtime, with the same output and the same exact counts.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use wasmprof_tests::*;
 
@@ -49,10 +49,10 @@ fn stdin_and_the_environment_given_reach_the_program() {
 }
 
 fn stdin_and_environment_in(host: &str) {
-    let poem = std::fs::File::open(examples_dir().join("wordcount/poem.txt")).unwrap();
-    let output = Command::new(cargo_wasmprof_bin())
-        .args([
-            "wasmprof",
+    let poem = std::fs::read(examples_dir().join("wordcount/poem.txt")).unwrap();
+    // The program sees the value given with --env, not this environment's.
+    let run = wasmprof_with_stdin(
+        &[
             "run",
             "--host",
             host,
@@ -60,15 +60,10 @@ fn stdin_and_environment_in(host: &str) {
             "wordcount",
             "--env",
             "WORDCOUNT_MIN_LEN=4",
-        ])
-        .current_dir(examples_dir())
-        .env_remove("RUSTFLAGS")
-        .env_remove("WASMPROF_INSTRUMENT")
-        .env("WORDCOUNT_MIN_LEN", "99")
-        .stdin(Stdio::from(poem))
-        .output()
-        .unwrap();
-    let run = Run::from_output(output);
+        ],
+        &poem,
+        &[("WORDCOUNT_MIN_LEN", "99")],
+    );
     run.assert_success();
     assert!(
         run.stdout

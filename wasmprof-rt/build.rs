@@ -9,7 +9,18 @@
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(wasmprof_enabled)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_timer_none)");
+    println!("cargo::rustc-check-cfg=cfg(wasmprof_floor)");
     println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
+    println!("cargo::rerun-if-env-changed=WASMPROF_MAX_NODES");
+    // `cargo wasmprof --max-nodes N`: the call tree's capacity.
+    if let Ok(text) = std::env::var("WASMPROF_MAX_NODES") {
+        match text.parse::<u32>() {
+            Ok(n) if n >= 16 => println!("cargo::rustc-env=WASMPROF_MAX_NODES_VALUE={n}"),
+            _ => println!(
+                "cargo::warning=WASMPROF_MAX_NODES={text:?} is not a node count of at least 16; the default applies"
+            ),
+        }
+    }
     println!("cargo::rerun-if-changed=build.rs");
     match std::env::var("WASMPROF_INSTRUMENT").as_deref() {
         Ok("host") => println!("cargo::rustc-cfg=wasmprof_enabled"),
@@ -17,6 +28,8 @@ fn main() {
             println!("cargo::rustc-cfg=wasmprof_enabled");
             println!("cargo::rustc-cfg=wasmprof_timer_none");
         }
+        // `cargo wasmprof bench`'s floor: a counter per function, no runtime.
+        Ok("floor") => println!("cargo::rustc-cfg=wasmprof_floor"),
         Ok("") | Ok("off") | Err(_) => {}
         Ok(other) => {
             println!(

@@ -1,9 +1,10 @@
 //! `cargo wasmprof bench`: what instrumentation costs one program, measured
-//! side by side. The plain build, the counts-only build, the timed build and
-//! the counts-only build with the engine's sampler on (a hybrid profile's
-//! cost) run in turn in the same host, so that a machine that slows down for
-//! a while slows them all alike; the medians and the `.wasm` sizes are
-//! compared with the plain build's.
+//! side by side. The plain build, the floor (a counter per function and
+//! nothing else), the counts-only build, the timed build and the
+//! counts-only build with the engine's sampler on (a hybrid profile's cost)
+//! run in turn in the same host, so that a machine that slows down for a
+//! while slows them all alike; the medians and the `.wasm` sizes are
+//! compared with the plain build's, and the times with the floor's too.
 
 use std::path::Path;
 
@@ -18,8 +19,9 @@ use crate::ui;
 /// The builds compared, in the order they run: a label, the timer of an
 /// instrumented build (`None`: plain), and whether the engine's sampler runs
 /// too (the hybrid profile's cost: counting plus sampling).
-const BUILDS: [(&str, Option<Timer>, bool); 4] = [
+const BUILDS: [(&str, Option<Timer>, bool); 5] = [
     ("plain", None, false),
+    ("floor", Some(Timer::Floor), false),
     ("--timer none", Some(Timer::None), false),
     ("--timer host", Some(Timer::Host), false),
     ("--timer none --sample", Some(Timer::None), true),
@@ -99,7 +101,9 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     let mut uninstrumented = false;
     for build in &builds {
         let (result, output) = run_once(host.as_mut(), build, &args.host, &target_dir)?;
-        uninstrumented |= build.module.instrument.is_some() && !result.snapshot;
+        // The floor keeps counters, not a profile.
+        uninstrumented |=
+            matches!(build.module.instrument, Some("none" | "host")) && !result.snapshot;
         outputs.push(output.stdout);
     }
     if uninstrumented {
@@ -142,6 +146,7 @@ fn build_args(args: &BenchArgs, timer: Option<Timer>) -> BuildArgs {
         host: args.host_kind,
         timer: timer.unwrap_or(Timer::Host),
         no_instrument: timer.is_none(),
+        max_nodes: None,
         crate_wide: match timer {
             Some(_) => args.crate_wide.clone(),
             None => CrateWideArgs::default(),
@@ -249,10 +254,19 @@ fn ratio(value: f64, plain: f64) -> String {
     }
 }
 
-/// The table: one row a build, time and size, each with its ratio.
+/// One row of the table: label, time, its ratios to plain and to the
+/// floor, size and its ratio.
+type Row = (&'static str, String, String, String, String, String);
+
+/// The table: one row a build, time and size, each with its ratio to the
+/// plain build, and the time's to the floor when there is one.
 fn table(builds: &[Measured]) -> String {
     let (plain_median, _, _) = spread(&builds[0].nanos);
-    let rows: Vec<(&str, String, String, String, String)> = builds
+    let floor_median = builds
+        .iter()
+        .find(|b| b.label == "floor")
+        .map(|b| spread(&b.nanos).0);
+    let rows: Vec<Row> = builds
         .iter()
         .map(|build| {
             let (median, least, greatest) = spread(&build.nanos);
@@ -265,24 +279,37 @@ fn table(builds: &[Measured]) -> String {
                     millis(greatest)
                 ),
                 ratio(median, plain_median),
+                floor_median.map_or_else(String::new, |floor| ratio(median, floor)),
                 format!("{:.1}", build.wasm_bytes as f64 / 1024.0),
                 ratio(build.wasm_bytes as f64, builds[0].wasm_bytes as f64),
             )
         })
         .collect();
-    let width = |pick: fn(&(&str, String, String, String, String)) -> usize, title: &str| {
+    let width = |pick: fn(&Row) -> usize, title: &str| {
         rows.iter().map(pick).max().unwrap_or(0).max(title.len())
     };
     let w_label = width(|r| r.0.len(), "--timer none");
     let w_time = width(|r| r.1.chars().count(), "time ms (range)");
-    let w_size = width(|r| r.3.len(), ".wasm KiB");
+    let w_size = width(|r| r.4.len(), ".wasm KiB");
+    let floor_title = if floor_median.is_some() {
+        "vs floor"
+    } else {
+        ""
+    };
+    let w_floor = if floor_median.is_some() { 8 } else { 0 };
     let mut out = format!(
-        "{:<w_label$}  {:>w_time$}  {:>8}  {:>w_size$}  {:>8}\n",
-        "build", "time ms (range)", "time", ".wasm KiB", "size"
+        "{:<w_label$}  {:>w_time$}  {:>8}  {floor_title:>w_floor$}{}{:>w_size$}  {:>8}\n",
+        "build",
+        "time ms (range)",
+        "time",
+        if w_floor > 0 { "  " } else { "" },
+        ".wasm KiB",
+        "size"
     );
-    for (label, time, time_ratio, size, size_ratio) in rows {
+    for (label, time, time_ratio, floor_ratio, size, size_ratio) in rows {
         out.push_str(&format!(
-            "{label:<w_label$}  {time:>w_time$}  {time_ratio:>8}  {size:>w_size$}  {size_ratio:>8}\n"
+            "{label:<w_label$}  {time:>w_time$}  {time_ratio:>8}  {floor_ratio:>w_floor$}{}{size:>w_size$}  {size_ratio:>8}\n",
+            if w_floor > 0 { "  " } else { "" },
         ));
     }
     out
@@ -343,6 +370,22 @@ mod tests {
              plain         11.0 (10.0–12.0)     1.00×      100.0     1.00×\n\
              --timer none  13.2 (13.0–14.0)     1.20×      110.0     1.10×\n\
              --timer host  16.5 (15.0–18.0)     1.50×      120.0     1.20×\n"
+        );
+    }
+
+    #[test]
+    fn with_a_floor_every_time_is_also_compared_with_it() {
+        let builds = [
+            measured("plain", 102_400, &[10_000_000]),
+            measured("floor", 104_448, &[12_500_000]),
+            measured("--timer none", 112_640, &[15_000_000]),
+        ];
+        assert_eq!(
+            table(&builds),
+            "build          time ms (range)      time  vs floor  .wasm KiB      size\n\
+             plain         10.0 (10.0–10.0)     1.00×     0.80×      100.0     1.00×\n\
+             floor         12.5 (12.5–12.5)     1.25×     1.00×      102.0     1.02×\n\
+             --timer none  15.0 (15.0–15.0)     1.50×     1.20×      110.0     1.10×\n"
         );
     }
 

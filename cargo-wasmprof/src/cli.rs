@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::{Deserialize, Serialize};
 
 use crate::report::Format;
 
@@ -23,6 +24,7 @@ pub enum CargoCli {
 ///   cargo wasmprof run --release --serve         serve the app for a browser of your own
 ///   cargo wasmprof report                        print it as GNU gprof would
 ///   cargo wasmprof report --format pprof -o prof.pb.gz
+///   cargo wasmprof test                          run the crate's tests instrumented, one profile
 ///   cargo wasmprof bench --release               what instrumentation costs this program
 #[derive(Debug, Args)]
 #[command(version, about, long_about, verbatim_doc_comment)]
@@ -61,15 +63,45 @@ pub enum Command {
     Run(RunArgs),
     /// Measure what instrumentation costs your program: plain vs. instrumented.
     ///
-    /// Builds the package three ways (plain, `--timer none`, `--timer host`,
-    /// each with the same crate-wide flags), runs each (and the `--timer
-    /// none` build with the engine's sampler on, what a hybrid profile
-    /// costs) once to warm up and check that all print the same, then N
-    /// times in turn, and prints
-    /// the program's median time (entry call to end, without Node's start-up),
-    /// its range, the `.wasm` sizes and the ratios to the plain build. No
-    /// profile is saved.
+    /// Builds the package four ways (plain; the floor, one counter
+    /// increment per function entry and nothing else; `--timer none`;
+    /// `--timer host`; each instrumented one with the same crate-wide
+    /// flags), runs each (and the `--timer none` build with the engine's
+    /// sampler on, what a hybrid profile costs) once to warm up and check
+    /// that all print the same, then N times in turn, and prints the
+    /// program's median time (entry call to end, without Node's start-up),
+    /// its range, the `.wasm` sizes and the ratios to the plain build and
+    /// to the floor: what counting at all costs, and what call paths and
+    /// timing add to it. No profile is saved.
     Bench(BenchArgs),
+    /// Run the package's tests instrumented, as `cargo test` would, and save one profile of them.
+    ///
+    /// Cargo builds the tests for WebAssembly and runs each test binary
+    /// through wasmprof as its target runner: tests with the standard
+    /// harness build for wasm32-wasip1 and run under the WASI host (Node,
+    /// or `--host wasmtime`); a package with `wasm-bindgen-test` among its
+    /// dependencies builds for wasm32-unknown-unknown and its tests run in
+    /// Node, or in headless Chromium when they are configured
+    /// `run_in_browser` (or with `--host browser`). The harness prints what
+    /// it always prints; TESTNAME and the arguments after `--` go to it
+    /// (`--nocapture`, `--exact`, `--skip NAME`, `--ignored`, ...).
+    ///
+    /// Every `#[test]` and `#[wasm_bindgen_test]` function is instrumented
+    /// as a test: its calls are under a node named after it, and the
+    /// summary lists the slowest tests. Other functions are instrumented as
+    /// for `run` (annotations, or the crate-wide flags). The exit status is
+    /// `cargo test`'s; a failing test fails the command and the profile is
+    /// still written, its open frames marked. `--per-test` also writes one
+    /// profile per test.
+    ///
+    /// Benchmark targets run the same way with `--bench NAME` or
+    /// `--benches`, in their harness's test mode (each benchmark once):
+    /// what a benchmark calls, counted exactly. `cargo wasmprof bench` is
+    /// something else: what the instrumentation costs your program.
+    Test(TestArgs),
+    /// The target runner `cargo wasmprof test` gives cargo (not for direct use).
+    #[command(hide = true)]
+    TestRunner(TestRunnerArgs),
     /// Print or write a saved profile.
     ///
     /// Reads the newest profile of this workspace unless `--input` is given;
@@ -78,7 +110,8 @@ pub enum Command {
 }
 
 /// Where the module runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum HostKind {
     /// Node.js (wasm-bindgen's `nodejs` bindings; WASI binaries through node:wasi)
     #[default]
@@ -108,6 +141,10 @@ pub enum Timer {
     Host,
     /// No clock at all: exact counts only, the lowest overhead.
     None,
+    /// A counter per function and nothing else, no call tree, no profile:
+    /// the floor `bench` measures every mode against.
+    #[value(skip)]
+    Floor,
 }
 
 /// Cargo's own flags, forwarded as given.
@@ -189,6 +226,13 @@ pub struct BuildArgs {
         conflicts_with_all = ["timer", "instrument_all", "instrument_crate", "min_size"]
     )]
     pub no_instrument: bool,
+    /// The call tree's capacity in distinct call paths [default: 1048576, about 40 MiB of wasm memory at most]
+    ///
+    /// Past it, a call on a new path is still counted, exactly, against
+    /// its function (under `<overflow>` in the reports), but its path is
+    /// lost. The capacity is recorded in the profile.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(16..=67_108_864))]
+    pub max_nodes: Option<u32>,
     #[command(flatten)]
     pub crate_wide: CrateWideArgs,
 }
@@ -255,7 +299,7 @@ pub struct RunArgs {
 }
 
 /// How the module is run: entry point, host, limits, arguments.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
 pub struct HostArgs {
     /// Call this exported function instead of the start function or `main`
     ///
@@ -392,10 +436,128 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output (required for pprof on a terminal)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Flame graph: callers above their callees (top-down)
+    #[arg(long)]
+    pub icicle: bool,
+    /// Compare with this profile (repeatable: several are merged), as the base
+    ///
+    /// With the gprof format (the default): per function, the change in
+    /// exact calls and in self and inclusive time, ranked by how much
+    /// changed, new and vanished functions marked. With `--format
+    /// flamegraph`: the graph of this profile coloured by change (red
+    /// slower, blue faster, purple new). With `--format pprof -o NEW.pb.gz`:
+    /// the base is written beside it as NEW.base.pb.gz, for `go tool pprof
+    /// -diff_base NEW.base.pb.gz NEW.pb.gz`.
+    #[arg(long, value_name = "FILE", help_heading = "Comparing")]
+    pub diff: Vec<PathBuf>,
+    /// With --diff: exit with status 1 when the total (or each --function) got slower by more than PCT percent
+    ///
+    /// For CI: compare merged runs of the same program (several --input
+    /// and --diff files), since one run's time varies by a few percent.
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "diff",
+        help_heading = "Comparing"
+    )]
+    pub fail_if_slower: Option<f64>,
+    /// With --fail-if-slower: check this function's inclusive time instead of the total (repeatable)
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "fail_if_slower",
+        help_heading = "Comparing"
+    )]
+    pub function: Vec<String>,
     /// Path to Cargo.toml, to find the workspace's profiles
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
     /// The target directory the profiles were written under
     #[arg(long, value_name = "DIRECTORY")]
     pub target_dir: Option<PathBuf>,
+}
+
+/// `run`'s host flags that mean nothing to a test binary are hidden here
+/// (and refused if given); the arguments after `--` go to the harness.
+#[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("invoke", |a| a.hide(true)),
+    mut_arg("until_exit", |a| a.hide(true)),
+    mut_arg("sample", |a| a.hide(true)),
+    mut_arg("sample_interval", |a| a.hide(true)),
+    mut_arg("page", |a| a.hide(true)),
+    mut_arg("args", |a| a
+        .value_name("HARNESS ARGS")
+        .help("Arguments for the test harness: --nocapture, --exact, --skip NAME, --ignored, --include-ignored, --list")
+        .long_help(None::<&str>)),
+    mut_arg("timeout", |a| a.help("Stop each test binary after this long (e.g. 30s, 2m); its profile is kept")),
+    mut_arg("dir", |a| a.long_help(
+        "A WASI test: preopen the directory HOST, seen by the tests as GUEST (repeatable) \
+         [default GUEST: HOST as given]\n\n\
+         A test runs in its package's directory, preopened as `.` and as its absolute path, \
+         as under `cargo test`; `--no-default-dir` leaves it out."
+    )),
+    mut_arg("no_default_dir", |a| a.help("A WASI test: do not preopen the package's directory")),
+    mut_arg("target", |a| a.help(
+        "wasm32-wasip1 (the standard harness) or wasm32-unknown-unknown (wasm-bindgen-test) \
+         [default: wasm32-unknown-unknown if the package uses wasm-bindgen-test]"
+    )),
+)]
+pub struct TestArgs {
+    #[command(flatten)]
+    pub cargo: CargoArgs,
+    /// Test only this package's library
+    #[arg(long, help_heading = "Target Selection")]
+    pub lib: bool,
+    /// Test all binaries
+    #[arg(long, help_heading = "Target Selection")]
+    pub bins: bool,
+    /// Test only this integration test (repeatable)
+    #[arg(long = "test", value_name = "NAME", help_heading = "Target Selection")]
+    pub test_targets: Vec<String>,
+    /// Test all integration tests
+    #[arg(long, help_heading = "Target Selection")]
+    pub tests: bool,
+    /// Run this benchmark target in its harness's test mode (repeatable)
+    #[arg(long = "bench", value_name = "NAME", help_heading = "Target Selection")]
+    pub bench_targets: Vec<String>,
+    /// Run all benchmark targets in their harness's test mode
+    #[arg(long, help_heading = "Target Selection")]
+    pub benches: bool,
+    /// Run all test binaries even when one fails
+    #[arg(long)]
+    pub no_fail_fast: bool,
+    /// What the guards measure
+    #[arg(long, value_enum, default_value_t = Timer::Host)]
+    pub timer: Timer,
+    /// The call tree's capacity in distinct call paths (see `cargo wasmprof build --help`)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(16..=67_108_864))]
+    pub max_nodes: Option<u32>,
+    /// Where the tests run [default: node; browser for wasm-bindgen tests configured `run_in_browser`]
+    ///
+    /// node and wasmtime run WASI test binaries (wasm32-wasip1); node and
+    /// browser run wasm-bindgen tests (wasm32-unknown-unknown). Given, it
+    /// applies to every test binary, `run_in_browser` ones included.
+    #[arg(long, value_enum)]
+    pub host: Option<HostKind>,
+    #[command(flatten)]
+    pub crate_wide: CrateWideArgs,
+    /// Run only the tests whose name contains TESTNAME (the harness's filter)
+    #[arg(value_name = "TESTNAME")]
+    pub testname: Option<String>,
+    #[command(flatten)]
+    pub host_args: HostArgs,
+    /// Also write one profile per test, named after the test
+    #[arg(long)]
+    pub per_test: bool,
+    /// How many of the slowest tests the summary lists
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub top: usize,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TestRunnerArgs {
+    /// The test binary and the harness's arguments, as cargo gives them
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<std::ffi::OsString>,
 }

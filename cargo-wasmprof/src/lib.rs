@@ -8,10 +8,12 @@
 pub mod bench;
 pub mod build;
 pub mod cli;
+pub mod markup;
 pub mod profile;
 pub mod report;
 pub mod report_command;
 pub mod rewrite;
 pub mod run;
 pub mod sampled;
+pub mod test;
 pub mod ui;

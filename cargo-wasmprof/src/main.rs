@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cargo_wasmprof::cli::{CargoCli, Command};
-use cargo_wasmprof::{bench, build, report_command, run};
+use cargo_wasmprof::{bench, build, report_command, run, test};
 
 fn main() -> ExitCode {
     let CargoCli::Wasmprof(cli) = CargoCli::parse_from(args_for_clap());
@@ -43,9 +43,12 @@ fn execute(command: Command) -> anyhow::Result<i32> {
             bench::bench(&args, &workspace)?;
             Ok(0)
         }
-        Command::Report(args) => {
-            report_command::report(&args)?;
-            Ok(0)
+        Command::Test(args) => {
+            let workspace = build::Workspace::load(&args.cargo)?;
+            let command_line = std::env::args().collect();
+            test::test(&args, &workspace, command_line)
         }
+        Command::TestRunner(args) => test::runner::run(&args.args),
+        Command::Report(args) => report_command::report(&args),
     }
 }

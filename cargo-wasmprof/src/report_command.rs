@@ -1,17 +1,19 @@
-//! `cargo wasmprof report`: find the profile(s), merge, render.
+//! `cargo wasmprof report`: find the profile(s), merge, render; with
+//! `--diff`, compare.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
 use crate::build::Workspace;
 use crate::cli::{CargoArgs, ReportArgs};
-use crate::profile;
-use crate::report::{self, Format};
+use crate::profile::{self, Profile};
+use crate::report::{self, diff, flamegraph, Format};
 use crate::sampled;
 
-pub fn report(args: &ReportArgs) -> Result<()> {
+/// Renders the report; the exit status is 1 when `--fail-if-slower` fails.
+pub fn report(args: &ReportArgs) -> Result<i32> {
     let inputs = if args.input.is_empty() {
         vec![latest_in_workspace(args)?]
     } else {
@@ -25,10 +27,117 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         Some(module) => options.with_module(module)?,
         None => options,
     };
+    let (profile, timeline) = load(&inputs, &options)?;
+    let base = if args.diff.is_empty() {
+        None
+    } else {
+        Some(load(&args.diff, &options)?.0)
+    };
+    if args.format == Format::Flamechart && inputs.len() > 1 {
+        bail!("a flame chart shows one run in time order: give one --input");
+    }
+    if args.icicle && args.format != Format::Flamegraph {
+        bail!("--icicle is for --format flamegraph");
+    }
+    let mut code = 0;
+    match (&base, args.format) {
+        (None, format) => {
+            let flame = flamegraph::FlameOptions {
+                icicle: args.icicle,
+                ..Default::default()
+            };
+            emit(args, |out| match format {
+                Format::Flamegraph => flamegraph::write_flamegraph(&profile, &flame, out),
+                Format::Flamechart => {
+                    report::flamechart::write_flamechart(&profile, &timeline, out)
+                }
+                _ => report::render(&profile, format, out),
+            })?;
+        }
+        (Some(base), Format::Gprof) => {
+            let compared = diff::diff(base, &profile)?;
+            emit(args, |out| {
+                out.write_all(diff::render_diff(&compared, None).as_bytes())
+                    .context("cannot write the comparison")
+            })?;
+            if let Some(pct) = args.fail_if_slower {
+                let failures = diff::too_slow(&compared, &args.function, pct)?;
+                for failure in &failures {
+                    crate::ui::error(failure);
+                }
+                if !failures.is_empty() {
+                    code = 1;
+                }
+            }
+        }
+        (Some(base), Format::Flamegraph) => {
+            refuse_fail_if_slower(args)?;
+            diff::diff(base, &profile)?;
+            let flame = flamegraph::FlameOptions {
+                icicle: args.icicle,
+                diff: Some(diff::path_changes(base, &profile)),
+                title: Some(format!(
+                    "{}: change against the base (red slower, blue faster, purple new)",
+                    profile.run.package.as_deref().unwrap_or("profile")
+                )),
+            };
+            emit(args, |out| {
+                flamegraph::write_flamegraph(&profile, &flame, out)
+            })?;
+        }
+        (Some(base), Format::Pprof) => {
+            refuse_fail_if_slower(args)?;
+            diff::diff(base, &profile)?;
+            let Some(output) = &args.output else {
+                bail!(
+                    "--diff with --format pprof writes two files: give the new one with -o \
+                     NEW.pb.gz, and the base goes beside it as NEW.base.pb.gz"
+                );
+            };
+            let base_path = base_path_for(output);
+            write_file(&base_path, |out| report::render(base, Format::Pprof, out))?;
+            write_file(output, |out| report::render(&profile, Format::Pprof, out))?;
+            crate::ui::status(
+                "Compare",
+                &format!(
+                    "go tool pprof -diff_base {} {}",
+                    base_path.display(),
+                    output.display()
+                ),
+            );
+        }
+        (Some(_), other) => bail!(
+            "--diff compares with --format gprof (a table), flamegraph or pprof, not {}",
+            format_name(other)
+        ),
+    }
+    Ok(code)
+}
+
+fn refuse_fail_if_slower(args: &ReportArgs) -> Result<()> {
+    if args.fail_if_slower.is_some() {
+        bail!("--fail-if-slower goes with the comparison table (--format gprof, the default)");
+    }
+    Ok(())
+}
+
+fn format_name(format: Format) -> String {
+    clap::ValueEnum::to_possible_value(&format)
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// Reads and merges profiles of one kind; with one input, also its
+/// samples in time order, if it is an engine's.
+fn load(
+    inputs: &[PathBuf],
+    options: &sampled::Options,
+) -> Result<(Profile, Vec<sampled::tree::Span>)> {
     let mut profiles = Vec::with_capacity(inputs.len());
+    let mut timeline = Vec::new();
     let mut first_kind = None;
-    for path in &inputs {
-        let input = sampled::read_input(path, &options)?;
+    for path in inputs {
+        let input = sampled::read_input(path, options)?;
         match first_kind {
             None => first_kind = Some((input.kind, path)),
             Some((kind, first)) if kind != input.kind => bail!(
@@ -49,27 +158,79 @@ pub fn report(args: &ReportArgs) -> Result<()> {
             ));
         }
         profiles.push(input.profile);
-    }
-    let profile = profile::merge(profiles).context("no profile to report")?;
-    match &args.output {
-        Some(path) => {
-            let mut file = std::fs::File::create(path)
-                .with_context(|| format!("could not create {}", path.display()))?;
-            report::render(&profile, args.format, &mut file)
-                .with_context(|| format!("could not write {}", path.display()))?;
-            file.flush()?;
-            crate::ui::status("Wrote", &path.display().to_string());
+        if inputs.len() == 1 {
+            timeline = input.timeline;
         }
+    }
+    let merged = profile::merge(profiles).context("no profile to report")?;
+    Ok((merged, timeline))
+}
+
+/// Writes the report to `-o FILE` or standard output.
+fn emit(
+    args: &ReportArgs,
+    render: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> Result<()> {
+    match &args.output {
+        Some(path) => write_file(path, render),
         None => {
-            if args.format == Format::Pprof && std::io::stdout().is_terminal() {
-                bail!("pprof output is binary: write it to a file with -o FILE (e.g. -o profile.pb.gz)");
+            if args.format.is_binary() && std::io::stdout().is_terminal() {
+                bail!(
+                    "{} output is binary: write it to a file with -o FILE (e.g. -o profile.{})",
+                    format_name(args.format),
+                    args.format.extension()
+                );
             }
             let mut stdout = std::io::stdout().lock();
-            report::render(&profile, args.format, &mut stdout)?;
+            render(&mut stdout)?;
             stdout.flush()?;
+            Ok(())
         }
     }
+}
+
+/// Writes a file whole or not at all: into a temporary file beside it,
+/// renamed over it once complete, so a failed report leaves no half file.
+fn write_file(
+    path: &Path,
+    render: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> Result<()> {
+    let partial = path.with_file_name(format!(
+        ".{}.partial-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("report"),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(&partial)
+                .with_context(|| format!("could not create {}", path.display()))?,
+        );
+        render(&mut file).with_context(|| format!("could not write {}", path.display()))?;
+        file.flush()?;
+        std::fs::rename(&partial, path)
+            .with_context(|| format!("could not write {}", path.display()))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written?;
+    crate::ui::status("Wrote", &path.display().to_string());
     Ok(())
+}
+
+/// `new.pb.gz` → `new.base.pb.gz`.
+fn base_path_for(output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("profile.pb.gz");
+    let base = match name.strip_suffix(".pb.gz") {
+        Some(stem) => format!("{stem}.base.pb.gz"),
+        None => format!("{name}.base"),
+    };
+    output.with_file_name(base)
 }
 
 fn latest_in_workspace(args: &ReportArgs) -> Result<PathBuf> {
@@ -93,4 +254,21 @@ fn latest_in_workspace(args: &ReportArgs) -> Result<PathBuf> {
             dir.display()
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_goes_beside_the_new_file() {
+        assert_eq!(
+            base_path_for(Path::new("out/new.pb.gz")),
+            Path::new("out/new.base.pb.gz")
+        );
+        assert_eq!(
+            base_path_for(Path::new("x.pprof")),
+            Path::new("x.pprof.base")
+        );
+    }
 }

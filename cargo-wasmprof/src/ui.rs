@@ -33,3 +33,14 @@ pub fn warning(message: &str) {
         let _ = writeln!(err, "warning: {message}");
     }
 }
+
+/// An error that ends the command's work with a failure status, printed
+/// where it happens (the command itself goes on to finish its output).
+pub fn error(message: &str) {
+    let mut err = std::io::stderr().lock();
+    if std::io::stderr().is_terminal() {
+        let _ = writeln!(err, "\x1b[1;31merror\x1b[0m: {message}");
+    } else {
+        let _ = writeln!(err, "error: {message}");
+    }
+}

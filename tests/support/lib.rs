@@ -7,6 +7,9 @@ use std::sync::OnceLock;
 
 pub use cargo_wasmprof::profile::{read_profile, Profile};
 
+mod page_probe;
+pub use page_probe::PageProbe;
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -109,6 +112,31 @@ pub fn wasmprof_in(dir: &Path, args: &[&str]) -> Run {
         .output()
         .expect("run cargo-wasmprof");
     Run::from_output(output)
+}
+
+/// Runs `cargo wasmprof ARGS` in the examples workspace with `input` on
+/// its standard input and `env` in its environment.
+pub fn wasmprof_with_stdin(args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
+    use std::io::Write;
+    let mut child = Command::new(cargo_wasmprof_bin())
+        .arg("wasmprof")
+        .args(args)
+        .current_dir(examples_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("WASMPROF_INSTRUMENT")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cargo-wasmprof");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input)
+        .expect("write the program's input");
+    Run::from_output(child.wait_with_output().expect("cargo-wasmprof ends"))
 }
 
 /// Runs `cargo wasmprof ARGS` in the examples workspace.

@@ -10,15 +10,20 @@ use syn::{LitStr, Path, Token};
 
 mod kw {
     syn::custom_keyword!(name);
+    syn::custom_keyword!(test);
 }
 
-/// `#[wasmprof::instrument(crate = path, name = "text")]`, both optional.
+/// `#[wasmprof::instrument(crate = path, name = "text", test)]`, all
+/// optional.
 #[derive(Default)]
 pub(crate) struct Args {
     /// Where the runtime is, for crates that re-export it.
     krate: Option<Path>,
     /// The `name` keyword (for errors) and the name given.
     pub(crate) name: Option<(Span, LitStr)>,
+    /// `test`: the function is a test, which the harness calls from outside
+    /// every instrumented call (see `cargo wasmprof test`).
+    pub(crate) test: Option<Span>,
 }
 
 impl Args {
@@ -69,6 +74,15 @@ impl Parse for Args {
                     ));
                 }
                 args.name = Some((keyword.span, name));
+            } else if lookahead.peek(kw::test) {
+                let keyword: kw::test = input.parse()?;
+                if args.test.is_some() {
+                    return Err(syn::Error::new(
+                        keyword.span,
+                        "`test` is given more than once",
+                    ));
+                }
+                args.test = Some(keyword.span);
             } else {
                 return Err(lookahead.error());
             }
@@ -152,10 +166,13 @@ mod tests {
 
     #[test]
     fn unknown_argument_names_the_expected_ones() {
-        assert_eq!(message(quote!(level = 3)), "expected `crate` or `name`");
+        assert_eq!(
+            message(quote!(level = 3)),
+            "expected one of: `crate`, `name`, `test`"
+        );
         assert_eq!(
             message(quote!(name = "a", skip)),
-            "expected `crate` or `name`"
+            "expected one of: `crate`, `name`, `test`"
         );
     }
 

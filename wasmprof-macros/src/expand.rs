@@ -71,6 +71,12 @@ fn expand_item(args: &Args, item: TokenStream) -> syn::Result<TokenStream> {
             format!("`name` names a single function and cannot be used on {what}"),
         ));
     }
+    if let (Some(what), Some(keyword)) = (block, args.test) {
+        return Err(syn::Error::new(
+            keyword,
+            format!("`test` marks a single test function and cannot be used on {what}"),
+        ));
+    }
     let walker = Walker { args };
     match parsed {
         Item::Impl(mut imp) => {
@@ -137,7 +143,21 @@ fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream
     } else {
         SelfType::None
     };
-    Ok(function.expand(&args.krate(), &name, self_type))
+    let entry = match args.test {
+        Some(_) => Entry::Test,
+        None => Entry::Call,
+    };
+    Ok(function.expand(&args.krate(), &name, self_type, entry))
+}
+
+/// Where a call is recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Entry {
+    /// Under the instrumented call it is made from.
+    Call,
+    /// At the root: a test, which its harness calls from outside every
+    /// instrumented call, even when the test before it failed part-way.
+    Test,
 }
 
 /// How the reports name the function's owner, if it has one.
@@ -213,7 +233,13 @@ impl MaybeItemFn {
 
     /// The function with its body wrapped. The signature is re-emitted piece
     /// by piece and keeps its spans, so errors in it point where they did.
-    fn expand(&self, krate: &TokenStream, name: &LitStr, self_type: SelfType) -> TokenStream {
+    fn expand(
+        &self,
+        krate: &TokenStream,
+        name: &LitStr,
+        self_type: SelfType,
+        entry: Entry,
+    ) -> TokenStream {
         let MaybeItemFn {
             outer_attrs,
             vis,
@@ -258,11 +284,16 @@ impl MaybeItemFn {
         };
         let braces = brace.span.join();
         let original_body = braced(braces, body.clone());
+        let entry = match entry {
+            Entry::Call => quote!(),
+            Entry::Test => quote!(test,),
+        };
         let new_body = braced(
             braces,
             quote! {
                 #(#inner_attrs)*
                 #krate::__instrument_body! {
+                    #entry
                     name = #name,
                     line = #line,
                     self_type = #self_type,
@@ -442,10 +473,18 @@ impl Walker<'_> {
             );
             let ident = &function.sig.ident;
             let expanded = match (&trait_name, blanket) {
-                (Some(trait_name), true) => {
-                    parts.expand(&krate, &owned_name(trait_name, ident), SelfType::None)
-                }
-                _ => parts.expand(&krate, &default_name(ident), SelfType::SelfType),
+                (Some(trait_name), true) => parts.expand(
+                    &krate,
+                    &owned_name(trait_name, ident),
+                    SelfType::None,
+                    Entry::Call,
+                ),
+                _ => parts.expand(
+                    &krate,
+                    &default_name(ident),
+                    SelfType::SelfType,
+                    Entry::Call,
+                ),
             };
             *item = ImplItem::Verbatim(expanded);
         }
@@ -473,7 +512,7 @@ impl Walker<'_> {
                 block,
             );
             let name = owned_name(&trait_name, &function.sig.ident);
-            *item = TraitItem::Verbatim(parts.expand(&krate, &name, SelfType::None));
+            *item = TraitItem::Verbatim(parts.expand(&krate, &name, SelfType::None, Entry::Call));
         }
     }
 
@@ -493,7 +532,8 @@ impl Walker<'_> {
                         &function.block,
                     );
                     let name = default_name(&function.sig.ident);
-                    *item = Item::Verbatim(parts.expand(&krate, &name, SelfType::None));
+                    *item =
+                        Item::Verbatim(parts.expand(&krate, &name, SelfType::None, Entry::Call));
                 }
                 Item::Impl(imp) if !self.leaves_alone(&imp.attrs) => self.instrument_impl(imp),
                 Item::Trait(tr) if !self.leaves_alone(&tr.attrs) => self.instrument_trait(tr),

@@ -63,6 +63,10 @@ mod expand;
 ///   (still prefixed by the module or type).
 /// - `crate = path`: where the runtime is, for crates that re-export it:
 ///   `#[wasmprof::instrument(crate = my_crate::wasmprof)]`.
+/// - `test`: the function is a test (`cargo wasmprof test` adds this to
+///   each `#[test]` and `#[wasm_bindgen_test]`). It is recorded at the root
+///   of the profile whatever calls a failed test before it left open, so
+///   each test's calls are under a node of its own.
 #[proc_macro_attribute]
 pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::instrument(args.into(), item.into()).into()

@@ -92,6 +92,23 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
     }
 }
 
+/// Enters a test function (`#[wasmprof::instrument(test)]`) at the root.
+///
+/// A harness calls its tests from outside every instrumented call, so the
+/// current node should be the root; but a test that failed by a trap (a
+/// panic in wasm, caught by wasm-bindgen-test's JavaScript) left its frames
+/// open, and the next test would be recorded inside it. Those frames never
+/// returned: their calls stay counted and their time unmeasured, as for any
+/// call that never returned.
+#[inline(never)]
+pub fn enter_test(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
+    with_thread(|thread| {
+        thread.current = crate::tree::ROOT;
+        thread.timed.clear();
+    });
+    enter(site, self_type)
+}
+
 /// The entry of a timed call, out of line: push its frame, then read the
 /// clock, last, so that the reading is as close to the body as can be.
 /// Returns the stack's depth with the frame on it.
@@ -130,8 +147,8 @@ fn enter_slow(
     let function = site.id(self_type);
     thread.calibrate();
     let node = thread.tree.child(parent, function);
-    // The overflow node is shared by every function: never a site's cache.
-    if Some(node) != thread.tree.overflow() {
+    // An overflow node stands for many parents: never a site's cache.
+    if !thread.tree.is_overflow(node) {
         site.cache(parent).store(node, Relaxed);
     }
     // One integer comes back in a register; a pair would need a stack
@@ -318,6 +335,45 @@ mod tests {
             assert!(time >= 20.0, "caller {time} ms");
             let (calls, timed, _) = node(&["guard_tests::caller", "guard_tests::lost"]);
             assert_eq!((calls, timed), (1, 0), "the lost call never ended");
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_test_is_recorded_at_the_root_after_one_that_never_returned() {
+        static FIRST: Site = Site::new("guard_tests", "first_test", "src/guard.rs", 9);
+        static SECOND: Site = Site::new("guard_tests", "second_test", "src/guard.rs", 10);
+        static DEEP: Site = Site::new("guard_tests", "deep", "src/guard.rs", 11);
+        std::thread::spawn(|| {
+            // The first test traps inside `deep`: no destructor runs.
+            std::mem::forget(enter_test(&FIRST, None));
+            std::mem::forget(enter(&DEEP, None));
+            {
+                let _second = enter_test(&SECOND, None);
+                let _deep = enter(&DEEP, None);
+            }
+            let s = take();
+            assert_eq!(
+                calls_of(&s, &["guard_tests::second_test", "guard_tests::deep"]),
+                1
+            );
+            assert_eq!(
+                calls_of(&s, &["guard_tests::first_test", "guard_tests::deep"]),
+                1
+            );
+            assert_eq!(
+                calls_of(
+                    &s,
+                    &[
+                        "guard_tests::first_test",
+                        "guard_tests::deep",
+                        "guard_tests::second_test"
+                    ]
+                ),
+                0
+            );
+            assert!(s.open_path().is_empty(), "the second test returned");
         })
         .join()
         .unwrap();

@@ -47,7 +47,7 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 /// What the attribute's expansion refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::guard::{enter, Guard};
+    pub use crate::guard::{enter, enter_test, Guard};
     pub use crate::site::Site;
 }
 
@@ -67,14 +67,37 @@ macro_rules! __instrument_body {
         let __wasmprof_guard = $crate::__private::enter(&__WASMPROF_SITE, $self_type);
         $body
     }};
+    (test, name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_SITE: $crate::__private::Site =
+            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line);
+        let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
+        $body
+    }};
 }
 
-/// Instrumentation off: the body, exactly as written.
-#[cfg(not(wasmprof_enabled))]
+/// `cargo wasmprof bench`'s floor: one counter increment per call, nothing
+/// else. An atomic read-modify-write, which the optimiser keeps although
+/// nothing reads the counter, and no `unsafe`, so that crates that forbid
+/// it build the floor too; without the atomics feature it is a plain load,
+/// add and store.
+#[cfg(all(wasmprof_floor, not(wasmprof_enabled)))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    (name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
+    ($(test,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_CALLS: ::core::sync::atomic::AtomicU64 =
+            ::core::sync::atomic::AtomicU64::new(0);
+        __WASMPROF_CALLS.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
+        $body
+    }};
+}
+
+/// Instrumentation off: the body, exactly as written.
+#[cfg(all(not(wasmprof_enabled), not(wasmprof_floor)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    ($(test,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
         $body
     };
 }

@@ -3,7 +3,9 @@
 //! Keeping paths rather than caller→callee arcs is what lets the reports give
 //! exact per-caller times instead of apportioning a callee's time among its
 //! callers the way gprof must. The tree is bounded: once it holds `cap` nodes,
-//! calls on new paths are counted in a single overflow node.
+//! calls on new paths are counted in an overflow node of their function
+//! (under one `<overflow>` node), so every function's count stays exact and
+//! only their paths are lost.
 
 /// Index of a node in a [`CallTree`].
 pub type NodeId = u32;
@@ -16,8 +18,24 @@ pub const NO_FUNCTION: u32 = u32::MAX;
 pub const OVERFLOW_FUNCTION: u32 = u32::MAX - 1;
 /// Index meaning "none" in the sibling and child links.
 const NONE: NodeId = u32::MAX;
-/// Default bound on the number of nodes (about 40 MiB of nodes at most).
-pub const DEFAULT_CAP: usize = 1 << 20;
+/// Bound on the number of nodes: `cargo wasmprof --max-nodes N` (through
+/// the build script), else 2^20, about 40 MiB of nodes at most.
+pub const DEFAULT_CAP: usize = match option_env!("WASMPROF_MAX_NODES_VALUE") {
+    Some(text) => parse_cap(text),
+    None => 1 << 20,
+};
+
+/// The decimal number of the build script's `WASMPROF_MAX_NODES_VALUE`.
+const fn parse_cap(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut value = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        value = value * 10 + (bytes[i] - b'0') as usize;
+        i += 1;
+    }
+    value
+}
 
 /// One calling context.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,6 +81,8 @@ pub struct CallTree {
     nodes: Vec<Node>,
     cap: usize,
     overflow: NodeId,
+    /// Each function's overflow node (a child of `overflow`), by function id.
+    overflow_of: Vec<NodeId>,
 }
 
 impl CallTree {
@@ -72,6 +92,7 @@ impl CallTree {
             nodes: Vec::new(),
             cap,
             overflow: NONE,
+            overflow_of: Vec::new(),
         }
     }
 
@@ -80,7 +101,19 @@ impl CallTree {
         &self.nodes
     }
 
-    /// The overflow node, if the cap was ever reached.
+    /// Whether `node` is the `<overflow>` node or a function's overflow
+    /// node under it.
+    #[inline]
+    pub fn is_overflow(&self, node: NodeId) -> bool {
+        self.overflow != NONE
+            && (node == self.overflow
+                || self
+                    .nodes
+                    .get(node as usize)
+                    .is_some_and(|n| n.parent == self.overflow))
+    }
+
+    /// The `<overflow>` node, if the cap was ever reached.
     pub fn overflow(&self) -> Option<NodeId> {
         (self.overflow != NONE).then_some(self.overflow)
     }
@@ -91,13 +124,14 @@ impl CallTree {
     }
 
     /// Finds or creates the child of `parent` for `function`. Past the cap,
-    /// and anywhere below the overflow node, the answer is the overflow node.
+    /// and anywhere below the overflow node, the answer is the function's
+    /// overflow node.
     pub fn child(&mut self, parent: NodeId, function: u32) -> NodeId {
         if self.nodes.is_empty() {
             self.nodes.push(Node::new(NONE, NO_FUNCTION));
         }
-        if parent == self.overflow {
-            return self.overflow;
+        if self.is_overflow(parent) {
+            return self.overflow_for(function);
         }
         let mut previous = NONE;
         let mut link = self.nodes[parent as usize].first_child;
@@ -112,9 +146,10 @@ impl CallTree {
             previous = link;
             link = node.next_sibling;
         }
-        // Keep one slot for the overflow node.
+        // Keep one slot for the `<overflow>` node; the functions' own
+        // overflow nodes come past the cap, one per function at most.
         if self.nodes.len() + 1 >= self.cap {
-            return self.overflow_node();
+            return self.overflow_for(function);
         }
         self.push_child(parent, function)
     }
@@ -138,11 +173,22 @@ impl CallTree {
         id
     }
 
-    fn overflow_node(&mut self) -> NodeId {
+    /// The overflow node of `function`, made on first use.
+    fn overflow_for(&mut self, function: u32) -> NodeId {
         if self.overflow == NONE {
             self.overflow = self.push_child(ROOT, OVERFLOW_FUNCTION);
         }
-        self.overflow
+        let index = function as usize;
+        if function >= OVERFLOW_FUNCTION {
+            return self.overflow;
+        }
+        if self.overflow_of.len() <= index {
+            self.overflow_of.resize(index + 1, NONE);
+        }
+        if self.overflow_of[index] == NONE {
+            self.overflow_of[index] = self.push_child(self.overflow, function);
+        }
+        self.overflow_of[index]
     }
 
     /// The hot path: if `cached` is the child of `parent` for `function`,
@@ -401,22 +447,28 @@ mod tests {
     }
 
     #[test]
-    fn cap_sends_new_paths_to_one_overflow_node() {
+    fn past_the_cap_each_function_has_an_overflow_node() {
         let mut tree = CallTree::new(8);
         let mut seen = Vec::new();
         for f in 0..20 {
             seen.push(tree.child(ROOT, f));
         }
-        assert!(tree.nodes().len() <= 8);
         let overflow = tree.overflow().expect("cap reached");
-        assert_eq!(*seen.last().unwrap(), overflow);
-        assert_eq!(
-            tree.child(overflow, 3),
-            overflow,
-            "below overflow stays there"
-        );
+        // The cap, then one overflow node for each function that came late.
+        assert_eq!(tree.nodes().len(), 8 + 20 - 6);
+        let late = *seen.last().unwrap();
+        assert_ne!(late, overflow);
+        assert_eq!(tree.nodes()[late as usize].function, 19);
+        assert_eq!(tree.nodes()[late as usize].parent, overflow);
+        assert!(tree.is_overflow(late) && tree.is_overflow(overflow));
+        // Below an overflow node, a call goes to its own function's.
+        assert_eq!(tree.child(late, 3), tree.child(overflow, 3));
+        let three = tree.child(late, 3);
+        assert_eq!(tree.nodes()[three as usize].function, 3);
+        assert_eq!(tree.child(late, 19), late);
         // Paths that existed before the cap still resolve to their nodes.
         assert_eq!(tree.child(ROOT, 0), seen[0]);
+        assert!(!tree.is_overflow(seen[0]));
     }
 
     #[test]

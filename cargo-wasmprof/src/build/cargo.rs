@@ -26,6 +26,8 @@ pub struct CargoBuild<'a> {
     pub manifest_path: &'a Path,
     /// rustc flags added to the user's (`--remap-path-prefix` for a shadow).
     pub extra_rustflags: &'a [String],
+    /// `--max-nodes`.
+    pub max_nodes: Option<u32>,
     /// Whether `--locked` may be passed on: not for a shadow copy, whose
     /// manifests add the runtime and patches (the user's lock file was
     /// checked by `cargo metadata`).
@@ -38,19 +40,8 @@ impl CargoBuild<'_> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command.args(self.args());
-        let flags = self.rustflags();
-        if flags.iter().any(|f| f.contains(char::is_whitespace)) {
-            // A path with a space: only the encoded form keeps it whole.
-            command.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
-            command.env_remove("RUSTFLAGS");
-        } else {
-            command.env("RUSTFLAGS", flags.join(" "));
-            command.env_remove("CARGO_ENCODED_RUSTFLAGS");
-        }
-        match self.instrument {
-            Some(mode) => command.env("WASMPROF_INSTRUMENT", mode),
-            None => command.env_remove("WASMPROF_INSTRUMENT"),
-        };
+        set_instrumentation_env(&mut command, self.instrument, self.extra_rustflags);
+        set_max_nodes_env(&mut command, self.max_nodes);
         command.stdout(Stdio::piped()).stderr(Stdio::inherit());
         let mut child = command.spawn().context("could not run cargo")?;
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -147,22 +138,48 @@ impl CargoBuild<'_> {
     pub fn profile_name(&self) -> String {
         profile_name(self.cargo)
     }
+}
 
-    /// The user's RUSTFLAGS with the snapshot export added. The export is
-    /// asked for only if defined, so a module without instrumented code
-    /// still links.
-    fn rustflags(&self) -> Vec<String> {
-        let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect();
-        if self.instrument.is_some() {
-            flags.push(format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
-        }
-        flags.extend(self.extra_rustflags.iter().cloned());
-        flags
+/// Switches instrumentation on (`WASMPROF_INSTRUMENT`) or off for a cargo
+/// command, and gives rustc the user's RUSTFLAGS with the snapshot export
+/// and `extra` added.
+pub fn set_instrumentation_env(command: &mut Command, instrument: Option<&str>, extra: &[String]) {
+    let flags = rustflags(instrument, extra);
+    if flags.iter().any(|f| f.contains(char::is_whitespace)) {
+        // A path with a space: only the encoded form keeps it whole.
+        command.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
+        command.env_remove("RUSTFLAGS");
+    } else {
+        command.env("RUSTFLAGS", flags.join(" "));
+        command.env_remove("CARGO_ENCODED_RUSTFLAGS");
     }
+    match instrument {
+        Some(mode) => command.env("WASMPROF_INSTRUMENT", mode),
+        None => command.env_remove("WASMPROF_INSTRUMENT"),
+    };
+}
+
+/// `--max-nodes`, for the runtime's build script; without it, the default.
+pub fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
+    match max_nodes {
+        Some(n) => command.env("WASMPROF_MAX_NODES", n.to_string()),
+        None => command.env_remove("WASMPROF_MAX_NODES"),
+    };
+}
+
+/// The user's RUSTFLAGS with the snapshot export added. The export is asked
+/// for only if defined, so a module without instrumented code still links.
+fn rustflags(instrument: Option<&str>, extra: &[String]) -> Vec<String> {
+    let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    if instrument.is_some() {
+        flags.push(format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
+    }
+    flags.extend(extra.iter().cloned());
+    flags
 }
 
 /// `dev`, `release` or the `--profile` given.

@@ -1,10 +1,13 @@
 //! `cargo wasmprof build`: from a cargo package to an instrumented module a
 //! host can run.
 
-mod bindgen;
+pub mod bindgen;
 mod cargo;
 pub mod dir_walk;
 mod toolchain;
+
+pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env};
+pub use toolchain::ensure_target;
 pub mod wasm_info;
 pub mod workspace;
 
@@ -40,6 +43,7 @@ pub fn instrument_mode(args: &BuildArgs) -> Option<&'static str> {
     Some(match args.timer {
         Timer::Host => "host",
         Timer::None => "none",
+        Timer::Floor => "floor",
     })
 }
 
@@ -48,15 +52,41 @@ pub fn wasmprof_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("wasmprof")
 }
 
-/// Builds every selected unit.
-pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>> {
-    let units = workspace.units(&args.cargo)?;
+/// The sources cargo builds and where: the user's, or a shadow copy
+/// rewritten for crate-wide instrumentation (or for `cargo wasmprof test`).
+pub struct Prepared {
+    pub shadow: Option<ShadowBuild>,
+    /// The target directory cargo builds into.
+    pub build_dir: PathBuf,
+    /// rustc flags to add to the user's.
+    pub extra_rustflags: Vec<String>,
+    /// Crate-wide instrumentation left out functions smaller than this.
+    pub min_size: Option<usize>,
+}
+
+impl Prepared {
+    /// The manifest cargo builds instead of the unit's own.
+    pub fn manifest_for(&self, original: &Path) -> PathBuf {
+        match &self.shadow {
+            Some(shadow) => shadow.manifest_for(original),
+            None => original.to_path_buf(),
+        }
+    }
+}
+
+/// Rewrites what the flags ask for (and, with `tests`, the selected
+/// packages' tests) and says where cargo is to build.
+pub fn prepare(
+    args: &BuildArgs,
+    workspace: &Workspace,
+    packages: &[&cargo_metadata::Package],
+    tests: bool,
+) -> Result<Prepared> {
     let instrument = instrument_mode(args);
-    let root = workspace.metadata.workspace_root.as_std_path();
     let target_dir = workspace.target_dir(&args.cargo);
     let mode_dir = wasmprof_dir(&target_dir).join(instrument.unwrap_or("plain"));
     let shadow = match instrument {
-        Some(_) => crate_wide(args, workspace, &units, &target_dir, &mode_dir)?,
+        Some(_) => crate_wide(args, workspace, packages, &target_dir, &mode_dir, tests)?,
         None => None,
     };
     // The same flags for every instrumented build, shadow or not, so that
@@ -76,6 +106,37 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
         Some(shadow) => shadow.shadow.root.join("target"),
         None => mode_dir.clone(),
     };
+    Ok(Prepared {
+        shadow,
+        build_dir,
+        extra_rustflags,
+        min_size,
+    })
+}
+
+/// Builds every selected unit.
+pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>> {
+    let units = workspace.units(&args.cargo)?;
+    let instrument = instrument_mode(args);
+    let root = workspace.metadata.workspace_root.as_std_path();
+    let packages: Vec<&cargo_metadata::Package> = units
+        .iter()
+        .filter_map(|unit| {
+            workspace
+                .metadata
+                .packages
+                .iter()
+                .find(|p| p.manifest_path.as_std_path() == unit.manifest_path)
+        })
+        .collect();
+    let prepared = prepare(args, workspace, &packages, false)?;
+    let Prepared {
+        shadow,
+        build_dir,
+        extra_rustflags,
+        min_size,
+    } = &prepared;
+    let (build_dir, extra_rustflags, min_size) = (build_dir.clone(), extra_rustflags, *min_size);
     units
         .into_iter()
         .map(|unit| {
@@ -95,15 +156,13 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                     unit.package,
                     match instrument {
                         Some("host") => "instrumented, timer host",
+                        Some("floor") => "a counter per function, no profile: bench's floor",
                         Some(_) => "instrumented, timer none: counts only",
                         None => "not instrumented",
                     }
                 ),
             );
-            let manifest_path = match &shadow {
-                Some(shadow) => shadow.manifest_for(&unit.manifest_path),
-                None => unit.manifest_path.clone(),
-            };
+            let manifest_path = prepared.manifest_for(&unit.manifest_path);
             let build = cargo::CargoBuild {
                 cargo: &args.cargo,
                 unit: &unit,
@@ -111,7 +170,8 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                 target_dir: &build_dir,
                 instrument,
                 manifest_path: &manifest_path,
-                extra_rustflags: &extra_rustflags,
+                extra_rustflags,
+                max_nodes: args.max_nodes,
                 lock_respected: shadow.is_none(),
             };
             let wasm = build.run()?;
@@ -144,25 +204,17 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
 fn crate_wide(
     args: &BuildArgs,
     workspace: &Workspace,
-    units: &[Unit],
+    selected: &[&cargo_metadata::Package],
     target_dir: &Path,
     mode_dir: &Path,
+    tests: bool,
 ) -> Result<Option<ShadowBuild>> {
     let settings = Settings {
         instrument_all: args.crate_wide.instrument_all,
         crates: args.crate_wide.instrument_crate.clone(),
         min_size: args.crate_wide.min_size,
+        tests,
     };
-    let selected: Vec<&cargo_metadata::Package> = units
-        .iter()
-        .filter_map(|unit| {
-            workspace
-                .metadata
-                .packages
-                .iter()
-                .find(|p| p.manifest_path.as_std_path() == unit.manifest_path)
-        })
-        .collect();
     // Absolute: the copy's paths are mapped back by prefix, and a relative
     // `--target-dir` must not be copied into itself.
     let absolute = |path: &Path| {
@@ -181,7 +233,7 @@ fn crate_wide(
     plan::prepare(
         &settings,
         &workspace.metadata,
-        &selected,
+        selected,
         &target_dirs,
         &absolute(mode_dir)?,
     )

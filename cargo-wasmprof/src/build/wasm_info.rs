@@ -18,6 +18,9 @@ pub struct WasmInfo {
     pub imports: Vec<String>,
     /// The names of the functions it exports.
     pub function_exports: Vec<String>,
+    /// wasm-bindgen-test's `__wasm_bindgen_test_unstable` section: where the
+    /// tests are configured to run (1: browser, 2-4: workers, 5: Node).
+    pub bindgen_test_mode: Option<Vec<u8>>,
 }
 
 pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
@@ -28,6 +31,9 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
                 "name" => info.has_names = true,
                 "__wasm_bindgen_unstable" if info.bindgen_version.is_none() => {
                     info.bindgen_version = bindgen_version(section.data());
+                }
+                "__wasm_bindgen_test_unstable" => {
+                    info.bindgen_test_mode = Some(section.data().to_vec());
                 }
                 _ => {}
             },

@@ -14,6 +14,8 @@
 //   classify(error)     { status, exitCode, message } for a thrown error
 //   measureResolution() the smallest step of the clock, in nanoseconds
 //   onExit(listener)    called with the code of `wasmprof::exit(code)`
+//   lastExports()       the raw exports of the newest instance (wasm-bindgen's
+//                       JS wraps only some; a test harness needs the rest)
 //
 // The instance is found by watching WebAssembly.instantiate(Streaming) and
 // `new WebAssembly.Instance`, so it works whoever instantiates the module:
@@ -44,7 +46,9 @@
   };
 
   let profiled = null;
+  let newest = null;
   function remember(instance) {
+    if (instance && instance.exports) newest = instance;
     if (instance && instance.exports && typeof instance.exports.__wasmprof_snapshot === 'function') {
       profiled = instance;
     }
@@ -156,6 +160,7 @@
     snapshotBytes,
     snapshotBase64,
     hasInstance: () => profiled !== null,
+    lastExports: () => (newest ? newest.exports : null),
     invoke,
     classify,
     UsageError,

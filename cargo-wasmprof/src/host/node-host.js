@@ -7,9 +7,11 @@
 // timeout, so nothing the module collected is lost.
 //
 // Usage: node wasmprof-host.js CONFIG.json (host-api.js beside it)
-// CONFIG: { kind: "bindgen" | "wasi" | "plain", wasm, js?, invoke?, args[],
-//           argv[], wasi: { preopens: {guest: host}, env: {name: value} },
-//           timeoutMs, untilExit, snapshotOut, resultOut }
+// CONFIG: { kind: "bindgen" | "bindgen-test" | "wasi" | "plain", wasm, js?,
+//           invoke?, args[], argv[],
+//           wasi: { preopens: {guest: host}, env: {name: value} },
+//           test?: (see bindgen-test.js), timeoutMs, untilExit, snapshotOut,
+//           resultOut }
 // The result file says how the run ended; the snapshot file holds the raw
 // snapshot bytes (format documented in wasmprof-rt's snapshot module).
 'use strict';
@@ -131,6 +133,20 @@ function main() {
       const exports = require(config.js);
       return config.invoke ? invoke(exports) : undefined;
     }
+    case 'bindgen-test': {
+      require('./bindgen-test.js');
+      const driver = host.bindgenTest;
+      driver.captureConsole(config.test, (line) => process.stdout.write(`${line}\n`));
+      const bindings = require(config.js);
+      entering();
+      return driver.runTests(bindings, config.test).then((passed) => {
+        if (!passed) {
+          result.status = 'exit';
+          result.exitCode = 1;
+          result.message = 'some tests failed';
+        }
+      });
+    }
     case 'plain':
       return invoke(loadPlain());
     case 'wasi': {
@@ -166,6 +182,34 @@ function main() {
   }
 }
 
+// A program busy in a loop that its entry call did not start (a promise's
+// callback, a test of wasm-bindgen-test) is out of reach of both the timer
+// and vm's timeout. A watchdog thread then asks V8, through the inspector,
+// to run this between two of the loop's iterations: the profile is written
+// from where the program stands, and the process ends at once.
+globalThis.__wasmprofWatchdog = () => {
+  if (finished) return;
+  classify(timeoutError());
+  finish();
+  // Not process.exit: the inspector session would make Node wait for it.
+  process.kill(process.pid, 'SIGKILL');
+};
+
+function startWatchdog(afterMs) {
+  const { Worker } = require('worker_threads');
+  const watchdog = new Worker(
+    `const inspector = require('inspector');
+     const { workerData } = require('worker_threads');
+     const session = new inspector.Session();
+     session.connectToMainThread();
+     setTimeout(() => {
+       session.post('Runtime.evaluate', { expression: 'globalThis.__wasmprofWatchdog()' });
+     }, workerData.afterMs);`,
+    { eval: true, workerData: { afterMs } },
+  );
+  watchdog.unref();
+}
+
 async function run() {
   // The whole run, including promises and timers the program leaves behind,
   // is bounded; the timer does not itself keep Node alive.
@@ -175,6 +219,9 @@ async function run() {
     realExit(result.exitCode);
   }, config.timeoutMs);
   deadline.unref();
+  // Only for a --timeout (a day stands for none); a little later than the
+  // timer, which ends a program that is not busy more gently.
+  if (config.timeoutMs < 24 * 60 * 60 * 1000) startWatchdog(config.timeoutMs + 200);
   globalThis.__wasmprofMain = main;
   try {
     // vm's timeout interrupts even a loop that never returns to JavaScript.

@@ -4,7 +4,8 @@
 // binding `__wasmprofReport` (absent under --serve, where a person runs it).
 //
 // host-api.js has already run, and set `__wasmprofHost.config`:
-// { kind, jsUrl?, wasmUrl, invoke?, args[] }
+// { kind, jsUrl?, wasmUrl, invoke?, args[], test? } (for `bindgen-test`,
+// bindgen-test.js has run too)
 const host = globalThis.__wasmprofHost;
 const config = host.config;
 const resolutionNanos = host.measureResolution();
@@ -40,6 +41,19 @@ async function main() {
       programStarted = performance.now();
       return await host.invoke(bindings, config.invoke, config.args);
     }
+    case 'bindgen-test': {
+      const driver = host.bindgenTest;
+      const print = console.log.bind(console);
+      const flush = relayHarnessOutput(document.getElementById('output'), print);
+      driver.captureConsole(config.test, print);
+      const bindings = await import(config.jsUrl);
+      const module = await WebAssembly.compileStreaming(fetch(config.wasmUrl));
+      await bindings.default({ module_or_path: module });
+      programStarted = performance.now();
+      const passed = await driver.runTests(bindings, config.test);
+      flush();
+      return passed ? undefined : TESTS_FAILED;
+    }
     case 'plain': {
       const { instance } = await WebAssembly.instantiateStreaming(fetch(config.wasmUrl), { prof: host.api });
       programStarted = performance.now();
@@ -50,8 +64,41 @@ async function main() {
   }
 }
 
+// wasm-bindgen-test's browser formatter writes its report into
+// `<pre id="output">`; each complete line goes to the console, which the
+// host relays to the terminal. Returns what prints the lines still pending.
+function relayHarnessOutput(pre, print) {
+  let shown = 0;
+  const flush = () => {
+    const text = pre.textContent;
+    const end = text.lastIndexOf('\n') + 1;
+    if (end <= shown) return;
+    const lines = text.slice(shown, end - 1).split('\n');
+    // The formatter starts by adding a newline to whatever was there.
+    if (shown === 0 && lines[0] === '') lines.shift();
+    for (const line of lines) print(line);
+    shown = end;
+  };
+  new MutationObserver(flush).observe(pre, { childList: true, characterData: true, subtree: true });
+  return flush;
+}
+
+const TESTS_FAILED = { testsFailed: true };
+
 main().then(
   (value) => {
+    if (value === TESTS_FAILED) {
+      report({
+        type: 'settled',
+        status: 'exit',
+        exitCode: 1,
+        message: 'some tests failed',
+        returnValue: null,
+        programNanos: programNanos(),
+        resolutionNanos,
+      });
+      return;
+    }
     report({
       type: 'settled',
       status: 'ok',

@@ -83,6 +83,8 @@ fn check_format_field(bytes: &[u8], path: &Path) -> Result<(), ProfileError> {
             path: path.to_owned(),
             found,
         }),
+        // Version 1 differs only in how the nodes are written.
+        Some(1) => Ok(()),
         Some(m) if m == FORMAT_MAJOR => Ok(()),
         _ => Err(ProfileError::UnknownFormat {
             path: path.to_owned(),
@@ -139,10 +141,13 @@ pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError>
         fs::create_dir_all(dir).map_err(write_err)?;
     }
     let temporary = path.with_extension("json.partial");
-    let mut file = fs::File::create(&temporary).map_err(write_err)?;
-    serde_json::to_writer_pretty(&mut file, profile)
-        .map_err(|e| write_err(std::io::Error::other(e)))?;
-    file.write_all(b"\n").map_err(write_err)?;
+    let file = fs::File::create(&temporary).map_err(write_err)?;
+    // Compact and buffered: a million-node profile is one pass of large
+    // writes, not a system call per token.
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    serde_json::to_writer(&mut out, profile).map_err(|e| write_err(std::io::Error::other(e)))?;
+    out.write_all(b"\n").map_err(write_err)?;
+    let file = out.into_inner().map_err(|e| write_err(e.into_error()))?;
     file.sync_all().map_err(write_err)?;
     drop(file);
     fs::rename(&temporary, path).map_err(write_err)
@@ -261,6 +266,7 @@ mod tests {
                 exit_code: 0,
                 wall_nanos: 10,
                 min_size: None,
+                max_nodes: None,
                 samples_file: None,
             },
             timer: TimerInfo {
@@ -331,10 +337,31 @@ mod tests {
     #[test]
     fn newer_major_version_is_refused_for_its_version() {
         let mut value = serde_json::to_value(sample()).unwrap();
-        value["format"] = "wasmprof/2".into();
+        value["format"] = "wasmprof/3".into();
         value["something_new"] = 1.into();
         let err = parse_profile(value.to_string().as_bytes(), Path::new("x.json")).unwrap_err();
         assert!(matches!(err, ProfileError::NewerFormat { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_version_1_file_with_node_objects_is_still_read() {
+        let mut value = serde_json::to_value(sample()).unwrap();
+        value["format"] = "wasmprof/1".into();
+        value["nodes"] = serde_json::to_value(
+            sample()
+                .nodes
+                .iter()
+                .map(|n| {
+                    serde_json::json!({
+                        "parent": n.parent, "function": n.function, "calls": n.calls,
+                        "inclusive_nanos": n.inclusive_nanos,
+                    })
+                })
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let read = parse_profile(value.to_string().as_bytes(), Path::new("x.json")).unwrap();
+        assert_eq!(read.nodes, sample().nodes);
     }
 
     #[test]

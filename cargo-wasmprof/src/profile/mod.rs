@@ -1,5 +1,6 @@
 //! The profile file format and the operations every report needs on it.
 
+mod columns;
 mod io;
 mod model;
 mod store;

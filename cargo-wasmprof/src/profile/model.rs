@@ -7,9 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 /// The `format` value this version of wasmprof writes.
-pub const FORMAT: &str = "wasmprof/1";
+pub const FORMAT: &str = "wasmprof/2";
 /// The major version this version of wasmprof reads.
-pub const FORMAT_MAJOR: u32 = 1;
+pub const FORMAT_MAJOR: u32 = 2;
 
 /// One profile: the calling-context tree of a run with the functions it names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,7 +27,9 @@ pub struct Profile {
     pub functions: Vec<Function>,
     /// The calling-context tree. `nodes[0]` is the root (no function): the
     /// host, "spontaneous" in gprof's words. A node's parent always has a
-    /// smaller index than the node.
+    /// smaller index than the node. Written as columns (`wasmprof/2`);
+    /// `wasmprof/1`'s array of node objects is read too.
+    #[serde(with = "super::columns")]
     pub nodes: Vec<Node>,
     /// Calls that arrived after the tree reached its node cap. They are
     /// counted in an `<overflow>` node and not attributed to a function.
@@ -64,6 +66,10 @@ pub struct RunInfo {
     /// their callers' self time. Absent when no size threshold applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_size: Option<u64>,
+    /// The call tree's capacity in nodes, as the module was built
+    /// (`--max-nodes`); calls past it kept their count, not their path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<u64>,
     /// The engine's own samples of the same run (`run --sample`): the
     /// `.cpuprofile` saved beside this file.
     #[serde(default, skip_serializing_if = "Option::is_none")]

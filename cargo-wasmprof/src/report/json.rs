@@ -28,7 +28,7 @@
 //!       "external_calls": 200, "internal_calls": 20200,
 //!       "self_nanos": 40800.0, "children_nanos": 0.0 }
 //!   ],
-//!   "profile": { "format": "wasmprof/1", "...": "the profile file, unchanged" }
+//!   "profile": { "format": "wasmprof/2", "...": "the profile file, unchanged" }
 //! }
 //! ```
 //!
@@ -218,7 +218,7 @@ mod tests {
             .find(|a| a["callee"] == "main")
             .unwrap();
         assert_eq!(from_host["caller"], Value::Null);
-        assert_eq!(json["profile"]["format"], "wasmprof/1");
+        assert_eq!(json["profile"]["format"], "wasmprof/2");
     }
 
     #[test]

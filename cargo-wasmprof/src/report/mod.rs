@@ -6,12 +6,20 @@
 //! apportioning anything, so the formats never disagree.
 
 pub mod callgraph;
+pub mod cpuprofile_out;
 mod cycles;
+pub mod diff;
+pub mod flamechart;
+pub mod flamegraph;
+pub mod folded;
 pub mod gprof;
+pub mod html;
 pub mod json;
 mod node_times;
 mod notes;
 pub mod pprof;
+pub mod speedscope;
+pub mod stacks;
 pub mod summary;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -40,6 +48,18 @@ pub enum Format {
     Pprof,
     /// The function table, the arcs and the raw profile, as JSON.
     Json,
+    /// Folded stacks (`main;parse;lex 1234`): self time in nanoseconds (calls without times) per call path.
+    Folded,
+    /// An interactive SVG flame graph (hover, click to zoom, search).
+    Flamegraph,
+    /// A sampling profile's samples in time order, as an SVG flame chart (one --input of an engine).
+    Flamechart,
+    /// A Chrome DevTools `.cpuprofile` (DevTools' Performance panel, Firefox Profiler, speedscope).
+    Cpuprofile,
+    /// speedscope's JSON format (speedscope, Firefox Profiler): the exact tree as events.
+    Speedscope,
+    /// One self-contained page: summary, sortable flat profile, call graph, flame graph.
+    Html,
 }
 
 impl Format {
@@ -54,6 +74,11 @@ impl Format {
             Format::Gprof => "txt",
             Format::Pprof => "pb.gz",
             Format::Json => "json",
+            Format::Folded => "folded",
+            Format::Flamegraph | Format::Flamechart => "svg",
+            Format::Cpuprofile => "cpuprofile",
+            Format::Speedscope => "speedscope.json",
+            Format::Html => "html",
         }
     }
 }
@@ -68,6 +93,14 @@ pub fn render(profile: &Profile, format: Format, out: &mut dyn Write) -> anyhow:
             .context("cannot write the gprof report"),
         Format::Pprof => write_pprof(profile, out),
         Format::Json => write_json(profile, out),
+        Format::Folded => folded::write_folded(profile, out),
+        Format::Flamegraph => {
+            flamegraph::write_flamegraph(profile, &flamegraph::FlameOptions::default(), out)
+        }
+        Format::Flamechart => flamechart::write_flamechart(profile, &[], out),
+        Format::Cpuprofile => cpuprofile_out::write_cpuprofile(profile, out),
+        Format::Speedscope => speedscope::write_speedscope(profile, out),
+        Format::Html => html::write_html(profile, out),
     }
 }
 
@@ -89,7 +122,20 @@ mod tests {
             .iter()
             .map(|f| f.to_possible_value().unwrap().get_name().to_owned())
             .collect();
-        assert_eq!(names, ["gprof", "pprof", "json"]);
+        assert_eq!(
+            names,
+            [
+                "gprof",
+                "pprof",
+                "json",
+                "folded",
+                "flamegraph",
+                "flamechart",
+                "cpuprofile",
+                "speedscope",
+                "html"
+            ]
+        );
     }
 
     #[test]
@@ -97,7 +143,13 @@ mod tests {
         let profile = testing::ProfileBuilder::untimed().build();
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
-            render(&profile, format, &mut bytes).unwrap();
+            let rendered = render(&profile, format, &mut bytes);
+            // A .cpuprofile is made of time, which a count-only profile lacks.
+            assert_eq!(
+                rendered.is_err(),
+                matches!(format, Format::Cpuprofile | Format::Flamechart),
+                "{format:?}"
+            );
         }
         let summary = render_summary(&profile, DEFAULT_SUMMARY_TOP);
         assert!(summary.contains("top 0 of 0 functions"), "{summary}");
@@ -119,8 +171,55 @@ mod tests {
         let profile = testing::appendix_b(true);
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
-            render(&profile, format, &mut bytes).unwrap();
+            let rendered = render(&profile, format, &mut bytes);
+            // A flame chart needs an engine's samples in time order.
+            if format == Format::Flamechart {
+                assert!(rendered.is_err());
+                continue;
+            }
+            rendered.unwrap();
             assert!(!bytes.is_empty(), "{format:?}");
         }
+    }
+}
+
+/// Every text format of one profile held against a file, so that none
+/// drifts unnoticed (`WASMPROF_BLESS=1` rewrites them).
+#[cfg(test)]
+mod golden {
+    use super::testing::{appendix_b, assert_golden};
+    use super::*;
+
+    fn rendered(format: Format) -> String {
+        let mut bytes = Vec::new();
+        render(&appendix_b(true), format, &mut bytes).unwrap();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn text_formats_match_their_golden_files() {
+        assert_golden("appendix_b.flamegraph.svg", &rendered(Format::Flamegraph));
+        assert_golden("appendix_b.speedscope.json", &rendered(Format::Speedscope));
+        assert_golden("appendix_b.html", &rendered(Format::Html));
+    }
+
+    #[test]
+    fn the_comparison_table_matches_its_golden_file() {
+        let base = appendix_b(true);
+        // f_quarter's own time half as long again, in each of its callers.
+        let mut slower = appendix_b(true);
+        for node in 0..slower.nodes.len() {
+            let function = slower.nodes[node].function;
+            if function.is_some_and(|f| slower.functions[f].name == "f_quarter") {
+                let delta = slower.nodes[node].inclusive_nanos * 0.5;
+                let mut at = Some(node);
+                while let Some(n) = at.filter(|&n| n != 0) {
+                    slower.nodes[n].inclusive_nanos += delta;
+                    at = slower.nodes[n].parent;
+                }
+            }
+        }
+        let compared = diff::diff(&base, &slower).unwrap();
+        assert_golden("appendix_b.diff.txt", &diff::render_diff(&compared, None));
     }
 }

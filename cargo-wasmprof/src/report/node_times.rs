@@ -6,7 +6,7 @@ use crate::profile::Profile;
 /// inclusive time is never less than its children's. Clock rounding could
 /// otherwise make it so, and so does a frame still open when the run stopped
 /// (its own time is missing): the children's sum is then a lower bound.
-/// The overflow node's time is left out: calls past the node cap are still
+/// The overflow nodes' time is left out: calls past the node cap are still
 /// inside their real caller's time, where the tree cannot show them.
 pub struct NodeTimes {
     /// Inclusive time of every node; 0 for the root.
@@ -19,10 +19,17 @@ impl NodeTimes {
     pub fn compute(profile: &Profile) -> NodeTimes {
         let timed = profile.timer.mode.timed();
         let count = profile.nodes.len();
+        // The overflow node, and the functions' overflow nodes under it.
+        let mut overflowed = vec![false; count];
+        for node in 1..count {
+            let n = &profile.nodes[node];
+            overflowed[node] =
+                n.function.is_none() || n.parent.is_some_and(|p| p != 0 && overflowed[p]);
+        }
         let mut children_sum = vec![0.0; count];
         let mut inclusive = vec![0.0; count];
         for node in (1..count).rev() {
-            let is_overflow = profile.nodes[node].function.is_none();
+            let is_overflow = overflowed[node];
             let own = if timed && !is_overflow {
                 profile.nodes[node].inclusive_nanos
             } else {

@@ -116,12 +116,54 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
     }
     if profile.overflow_calls > 0 {
         lines.push(format!(
-            "NOTE: {} calls came after the call tree was full; they are counted \
-             under {OVERFLOW_NAME} and their time is in their callers' self time.",
-            profile.overflow_calls
+            "NOTE: {} calls came after the call tree was full{}: each is counted against \
+             its function, under {OVERFLOW_NAME}, but its call path is lost and its time is \
+             in its callers' self time{}.",
+            profile.overflow_calls,
+            profile
+                .run
+                .max_nodes
+                .map(|n| format!(" ({n} nodes; more with --max-nodes)"))
+                .unwrap_or_default(),
+            overflowed_functions(profile)
         ));
     }
     lines
+}
+
+/// `; most under a (n), b (m)`: the functions whose calls lost their path.
+fn overflowed_functions(profile: &Profile) -> String {
+    let Some(umbrella) = profile
+        .nodes
+        .iter()
+        .position(|n| n.parent == Some(Profile::ROOT) && n.function.is_none())
+    else {
+        return String::new();
+    };
+    let mut lost: Vec<(u64, &str)> = profile
+        .nodes
+        .iter()
+        .filter(|n| n.parent == Some(umbrella))
+        .filter_map(|n| Some((n.calls, profile.functions.get(n.function?)?.name.as_str())))
+        .collect();
+    if lost.is_empty() {
+        return String::new();
+    }
+    lost.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let named: Vec<String> = lost
+        .iter()
+        .take(MAX_NAMED)
+        .map(|(calls, name)| format!("{name} ({calls})"))
+        .collect();
+    format!(
+        "; most under {}{}",
+        named.join(", "),
+        if lost.len() > MAX_NAMED {
+            format!(" and {} more", lost.len() - MAX_NAMED)
+        } else {
+            String::new()
+        }
+    )
 }
 
 const MAX_OPEN_STACKS: usize = 3;

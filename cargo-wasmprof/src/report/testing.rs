@@ -43,6 +43,7 @@ impl ProfileBuilder {
                 exit_code: 0,
                 wall_nanos: 0,
                 min_size: None,
+                max_nodes: None,
                 samples_file: None,
             },
             timer: TimerInfo {

@@ -74,12 +74,23 @@ impl<'a> FileWalk<'a> {
     }
 
     fn free_fn(&mut self, function: &syn::ItemFn, module: &[String]) {
+        let test = self.spec.tests && is_test(&function.attrs);
+        if !test && !self.spec.functions {
+            return;
+        }
         if self.leaves_alone(&function.attrs) {
             self.stats.left_alone += 1;
             return;
         }
         if !instrumentable(&function.sig, &function.attrs) {
             self.stats.not_instrumentable += 1;
+            return;
+        }
+        if test {
+            let path = join(module, &[function.sig.ident.unraw().to_string()]);
+            let at = self.item_start(function.to_token_stream());
+            self.insert(at, self.spec.runtime.test_attr());
+            self.plan(&function.sig.ident, path, PlannedKind::Test);
             return;
         }
         let path = join(module, &[function.sig.ident.unraw().to_string()]);
@@ -93,6 +104,9 @@ impl<'a> FileWalk<'a> {
     }
 
     fn impl_block(&mut self, imp: &ItemImpl, module: &[String]) {
+        if !self.spec.functions {
+            return;
+        }
         if self.leaves_alone(&imp.attrs) {
             self.stats.left_alone += 1;
             return;
@@ -152,6 +166,9 @@ impl<'a> FileWalk<'a> {
     }
 
     fn trait_block(&mut self, tr: &ItemTrait, module: &[String]) {
+        if !self.spec.functions {
+            return;
+        }
         if self.leaves_alone(&tr.attrs) {
             self.stats.left_alone += 1;
             return;
@@ -385,6 +402,17 @@ const DESCRIPTOR_TRAITS: &[&str] = &["WasmDescribe", "WasmDescribeVector"];
 /// Whether a function with a body can take a guard at all: not `const`
 /// (cannot call the runtime), not `async` (the guard would time the future's
 /// creation), not `#[naked]` (no body of its own to wrap).
+/// `#[test]`, `#[wasm_bindgen_test]` (by any path): a function a test
+/// harness calls.
+fn is_test(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "test" || s.ident == "wasm_bindgen_test")
+    })
+}
+
 fn instrumentable(sig: &syn::Signature, attrs: &[Attribute]) -> bool {
     sig.constness.is_none()
         && sig.asyncness.is_none()

@@ -62,6 +62,15 @@ impl Runtime {
         }
     }
 
+    /// `#[::wasmprof::instrument(test)] `: a test, recorded at the root.
+    pub fn test_attr(&self) -> String {
+        if self.name == "wasmprof" {
+            "#[::wasmprof::instrument(test)] ".to_owned()
+        } else {
+            format!("#[::{0}::instrument(crate = ::{0}, test)] ", self.name)
+        }
+    }
+
     /// `#[::wasmprof::skip] `.
     pub fn skip_attr(&self) -> String {
         format!("#[::{}::skip] ", self.name)
@@ -79,6 +88,11 @@ pub struct CrateSpec {
     pub roots: Vec<PathBuf>,
     pub runtime: Runtime,
     pub filter: Filter,
+    /// Instrument its functions (as `filter` allows): crate-wide proper.
+    pub functions: bool,
+    /// Mark its `#[test]` and `#[wasm_bindgen_test]` functions as tests
+    /// (`cargo wasmprof test`), whatever `functions` and `filter` say.
+    pub tests: bool,
     /// Whether a bare `#[instrument]`/`#[skip]` is wasmprof's (the crate
     /// depends on the runtime and may import them by name).
     pub bare_attributes_are_ours: bool,
@@ -135,6 +149,8 @@ pub enum PlannedKind {
     Function,
     Method,
     DefaultMethod,
+    /// A `#[test]` or `#[wasm_bindgen_test]` function.
+    Test,
 }
 
 /// The rewritten crate.

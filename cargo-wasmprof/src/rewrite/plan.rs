@@ -33,6 +33,9 @@ pub struct Settings {
     pub crates: Vec<String>,
     /// `--min-size N`.
     pub min_size: Option<usize>,
+    /// `cargo wasmprof test`: the selected packages' tests are marked as
+    /// tests, so that each test's calls are under a node of its own.
+    pub tests: bool,
 }
 
 /// `[package.metadata.wasmprof]`.
@@ -122,6 +125,8 @@ pub struct ShadowBuild {
     pub min_size: usize,
     /// Each rewritten crate and what was done to it.
     pub crates: Vec<(String, Stats)>,
+    /// The test functions marked as tests (`Settings::tests`).
+    pub tests: Vec<super::Planned>,
 }
 
 impl ShadowBuild {
@@ -150,6 +155,10 @@ struct Chosen<'a> {
     package: &'a Package,
     place: Place,
     filter: Filter,
+    /// Instrumented crate-wide (else chosen only for its tests).
+    functions: bool,
+    /// Its tests are marked.
+    tests: bool,
 }
 
 /// Prepares the shadow copy for these settings, or `None` when no crate is
@@ -187,6 +196,7 @@ pub fn prepare(
     let mut runtime_names: BTreeMap<String, (Runtime, Option<String>)> = BTreeMap::new();
     let mut reports = Vec::new();
     let mut left_as_is: BTreeSet<String> = BTreeSet::new();
+    let mut tests = Vec::new();
     for chosen in &chosen {
         let package = chosen.package;
         let (runtime, add_as, bare) = runtime_for(package)?;
@@ -222,8 +232,17 @@ pub fn prepare(
         if let Some(warning) = build_script_warning(package) {
             ui::warning(&warning);
         }
-        describe(package, &rewritten.stats, &spec.filter);
+        if chosen.functions {
+            describe(package, &rewritten.stats, &spec.filter);
+        }
         reports.push((package.name.to_string(), rewritten.stats.clone()));
+        tests.extend(
+            rewritten
+                .planned
+                .iter()
+                .filter(|p| p.kind == super::PlannedKind::Test)
+                .cloned(),
+        );
         if rewritten.stats.instrumented > 0 {
             runtime_names.insert(package.id.repr.clone(), (runtime, add_as));
         }
@@ -350,11 +369,13 @@ pub fn prepare(
     manifest_texts.extend(dep_manifests);
     sync_lock(&shadow, &workspace_root, &workspace_copy, &manifest_texts)?;
 
+    // Crates chosen only for their tests left nothing out for its size.
     let min_size = chosen
         .iter()
+        .filter(|c| c.functions)
         .map(|c| c.filter.min_size)
         .min()
-        .unwrap_or(DEFAULT_MIN_SIZE);
+        .unwrap_or(0);
     Ok(Some(ShadowBuild {
         rustflags: shadow::remap_flags(),
         shadow,
@@ -362,6 +383,7 @@ pub fn prepare(
         workspace_root,
         min_size,
         crates: reports,
+        tests,
     }))
 }
 
@@ -434,6 +456,8 @@ fn choose<'a>(
                     .or(config.min_size)
                     .unwrap_or(DEFAULT_MIN_SIZE),
             },
+            functions: true,
+            tests: false,
         });
         Ok(())
     };
@@ -453,6 +477,24 @@ fn choose<'a>(
     for spec in &settings.crates {
         for package in find_packages(metadata, spec)? {
             add(package, true)?;
+        }
+    }
+    if settings.tests {
+        for package in selected {
+            if let Some(known) = chosen.iter_mut().find(|c| c.package.id == package.id) {
+                known.tests = true;
+                continue;
+            }
+            if matches!(package.name.as_str(), "wasmprof-rt" | "wasmprof-macros") {
+                continue;
+            }
+            chosen.push(Chosen {
+                package,
+                place: place_of(package, copied)?,
+                filter: Filter::default(),
+                functions: false,
+                tests: true,
+            });
         }
     }
     Ok(chosen)
@@ -607,6 +649,9 @@ fn shadow_key(settings: &Settings) -> String {
     if settings.instrument_all {
         parts.push("all".to_owned());
     }
+    if settings.tests {
+        parts.push("tests".to_owned());
+    }
     if let Some(n) = settings.min_size {
         parts.push(format!("min{n}"));
     }
@@ -748,7 +793,13 @@ fn crate_spec(
     let roots: Vec<PathBuf> = package
         .targets
         .iter()
-        .filter(|t| is_code_target(&t.kind))
+        .filter(|t| {
+            is_code_target(&t.kind)
+                || (chosen.tests
+                    && t.kind
+                        .iter()
+                        .any(|k| matches!(k, TargetKind::Test | TargetKind::Bench)))
+        })
         .map(|t| t.src_path.clone().into_std_path_buf())
         .collect::<BTreeSet<_>>()
         .into_iter()
@@ -766,6 +817,8 @@ fn crate_spec(
         roots,
         runtime,
         filter: chosen.filter.clone(),
+        functions: chosen.functions,
+        tests: chosen.tests,
         bare_attributes_are_ours: bare,
         dependency: chosen.place != Place::Workspace,
         edition_2015: package.edition == Edition::E2015,

@@ -32,6 +32,8 @@ impl Crate {
             roots: roots.iter().map(|r| self.path(r)).collect(),
             runtime: Runtime::new("wasmprof"),
             filter: Filter::default(),
+            functions: true,
+            tests: false,
             bare_attributes_are_ours: false,
             dependency: false,
             edition_2015: false,
@@ -688,4 +690,59 @@ impl Counter {
     let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
     assert_eq!(paths, ["main", "run", "Counter::get"]);
     assert_eq!(out.stats.small, 2, "helper and Counter::private");
+}
+
+#[test]
+fn tests_alone_marks_test_functions_and_nothing_else() {
+    let lib = "pub fn count(s: &str) -> usize {\n    s.split_whitespace().count()\n}\n\n\
+               impl Counter { fn bump(&mut self) { for _ in 0..2 {} } }\n\
+               pub struct Counter;\n\n\
+               #[cfg(test)]\nmod tests {\n    #[test]\n    fn counts() {\n        \
+               assert_eq!(super::count(\"a b\"), 2);\n    }\n\n    \
+               #[wasm_bindgen_test::wasm_bindgen_test]\n    fn in_js() {}\n\n    \
+               #[test]\n    async fn later() {}\n\n    fn helper() {}\n}\n";
+    let krate = Crate::new(&[
+        ("src/lib.rs", lib),
+        ("tests/words.rs", "#[test]\nfn two_words() {}\n"),
+    ]);
+    let mut spec = krate.spec(&["src/lib.rs", "tests/words.rs"]);
+    spec.functions = false;
+    spec.tests = true;
+    let out = krate.rewrite(&spec);
+    let planned: Vec<(String, PlannedKind)> = out
+        .planned
+        .iter()
+        .map(|p| (p.path.clone(), p.kind))
+        .collect();
+    assert_eq!(
+        planned,
+        [
+            ("tests::counts".to_owned(), PlannedKind::Test),
+            ("tests::in_js".to_owned(), PlannedKind::Test),
+            ("two_words".to_owned(), PlannedKind::Test),
+        ]
+    );
+    assert_eq!(out.stats.not_instrumentable, 1, "the async test");
+    let rewritten = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(rewritten.lines().count(), lib.lines().count());
+    assert!(rewritten.contains("    #[::wasmprof::instrument(test)] #[test]\n    fn counts()"));
+    assert!(!rewritten.contains("#[::wasmprof::instrument] "));
+    assert_eq!(
+        out.files[&krate.path("tests/words.rs")],
+        "#[::wasmprof::instrument(test)] #[test]\nfn two_words() {}\n"
+    );
+}
+
+#[test]
+fn tests_with_every_function_marks_both() {
+    let lib = "fn work() { for _ in 0..3 {} }\n#[test]\nfn works() { work() }\n";
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.tests = true;
+    let out = krate.rewrite(&spec);
+    assert_eq!(
+        out.files[&krate.path("src/lib.rs")],
+        "#[::wasmprof::instrument] fn work() { for _ in 0..3 {} }\n\
+         #[::wasmprof::instrument(test)] #[test]\nfn works() { work() }\n"
+    );
 }

@@ -71,6 +71,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             exit_code: host.exit_code,
             wall_nanos: host.wall_nanos,
             min_size: context.min_size.map(|n| n as u64),
+            max_nodes: Some(u64::from(snapshot.cap)),
             samples_file: None,
         },
         timer: TimerInfo {
@@ -97,10 +98,17 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                 column: None,
             })
             .collect(),
-        overflow_calls: snapshot
-            .overflow
-            .and_then(|o| snapshot.nodes.get(o as usize))
-            .map_or(0, |n| n.calls),
+        // Calls past the capacity: under `<overflow>`, each function's own
+        // overflow node.
+        overflow_calls: snapshot.overflow.map_or(0, |o| {
+            snapshot
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|(i, n)| *i as u32 == o || n.parent == o)
+                .map(|(_, n)| n.calls)
+                .sum()
+        }),
         nodes,
     }
 }

@@ -11,6 +11,8 @@ use crate::build::{self, BuiltModule};
 
 /// The host API every JavaScript host loads before the module.
 pub const HOST_API_JS: &str = include_str!("../host/host-api.js");
+/// The wasm-bindgen-test driver, shared by Node and the page.
+pub const BINDGEN_TEST_JS: &str = include_str!("../host/bindgen-test.js");
 
 /// A directory no other run uses, in this process or another: runs of the
 /// same package side by side, or one after another in a benchmark, cannot
@@ -92,6 +94,7 @@ mod tests {
             cpuprofile_out: "c".into(),
             snapshot_out: "s".into(),
             result_out: "r".into(),
+            test: None,
         }
     }
 

@@ -100,6 +100,22 @@ pub struct HostConfig {
     pub cpuprofile_out: PathBuf,
     pub snapshot_out: PathBuf,
     pub result_out: PathBuf,
+    /// For a wasm-bindgen-test binary (kind `bindgen-test`): what to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<BindgenTests>,
+}
+
+/// The tests of a wasm-bindgen-test binary to run, chosen as
+/// wasm-bindgen-test-runner chooses them.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindgenTests {
+    /// The exports (`__wbgt_…`) of the tests to run, in order.
+    pub tests: Vec<String>,
+    pub include_ignored: bool,
+    /// How many the filter left out, for the harness's summary.
+    pub filtered: usize,
+    pub nocapture: bool,
 }
 
 /// The world a WASI program is given, the same in every WASI host.

@@ -1,13 +1,13 @@
 //! `cargo wasmprof run`: build, run in a host, save the profile, summarise.
 
 pub mod browser;
-mod collect;
+pub mod collect;
 pub mod files;
 pub mod host;
 mod interrupt;
 pub mod node;
 mod serve;
-mod wasi;
+pub mod wasi;
 #[cfg(feature = "wasmtime")]
 mod wasmtime_host;
 
@@ -153,7 +153,7 @@ pub(crate) fn host_config(
         .chain(host.args.iter().cloned())
         .collect(),
         wasi,
-        timeout_ms: host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64,
+        timeout_ms: timeout_millis(host),
         until_exit: host.until_exit,
         sample_interval_micros: host.sample.then(|| {
             u32::try_from(host.sample_interval.as_micros())
@@ -163,6 +163,7 @@ pub(crate) fn host_config(
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
+        test: None,
     })
 }
 
@@ -170,6 +171,11 @@ pub(crate) fn host_config(
 /// error; a program that failed is a result, with its status and message.
 /// With `capture`, the program's output comes back instead of reaching the
 /// terminal.
+/// `--timeout` in milliseconds; a day stands for none.
+pub(crate) fn timeout_millis(host: &HostArgs) -> u64 {
+    host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64
+}
+
 pub(crate) fn launch(
     host: &mut dyn Host,
     config: &HostConfig,
@@ -264,18 +270,7 @@ pub(crate) fn save_profile(
     let mut stderr = std::io::stderr().lock();
     crate::report::write_summary(&profile, top, &mut stderr)?;
     drop(stderr);
-    ui::status(
-        "Profile",
-        &format!(
-            "{}{} (`cargo wasmprof report` to read it)",
-            path.display(),
-            if profile.run.complete {
-                ""
-            } else {
-                ", incomplete"
-            }
-        ),
-    );
+    announce_profile(&path, profile.run.complete);
     if let Some(line) = samples_line {
         ui::status("Samples", &line);
     }
@@ -285,6 +280,18 @@ pub(crate) fn save_profile(
 /// Moves the engine's `.cpuprofile` beside the profile at `profile_path`
 /// (same name, `.cpuprofile`), records it in `profile`, and says what it
 /// holds.
+/// The status line naming a saved profile.
+pub(crate) fn announce_profile(path: &Path, complete: bool) {
+    ui::status(
+        "Profile",
+        &format!(
+            "{}{} (`cargo wasmprof report` to read it)",
+            path.display(),
+            if complete { "" } else { ", incomplete" }
+        ),
+    );
+}
+
 fn keep_samples(
     samples: &Path,
     profile_path: &Path,
@@ -380,7 +387,7 @@ fn list_or_none(names: &[String]) -> String {
     }
 }
 
-fn sha256_hex(path: &Path) -> Result<String> {
+pub(crate) fn sha256_hex(path: &Path) -> Result<String> {
     let bytes =
         std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
     Ok(Sha256::digest(&bytes)

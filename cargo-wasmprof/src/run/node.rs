@@ -107,6 +107,7 @@ impl Host for Node {
         let host = dir.join("wasmprof-host.js");
         files::write(&host, HOST_JS)?;
         files::write(&dir.join("host-api.js"), files::HOST_API_JS)?;
+        files::write(&dir.join("bindgen-test.js"), files::BINDGEN_TEST_JS)?;
         if let Some(js) = &config.js {
             let prof = js
                 .parent()

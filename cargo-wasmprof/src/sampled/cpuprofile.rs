@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::tree::{sampled_profile, weights, Frame, TreeBuilder};
+use super::tree::{sampled_profile, weights, Frame, Span, TreeBuilder};
 use super::{Options, Problems};
 use crate::profile::Profile;
 
@@ -74,7 +74,7 @@ pub fn convert(
     source: &str,
     options: &Options,
     problems: &mut Problems,
-) -> Profile {
+) -> (Profile, Vec<Span>) {
     let by_id: HashMap<u64, usize> = profile
         .nodes
         .iter()
@@ -167,8 +167,17 @@ pub fn convert(
     }
     let end = (profile.end_time >= profile.start_time).then_some(profile.end_time);
     let (weights, interval) = weights(&timestamps, Some(profile.start_time), end);
+    // The last sample in time also stands for what is left until the end:
+    // its span ends there.
+    let last_in_time = (0..timestamps.len())
+        .max_by(|&a, &b| timestamps[a].total_cmp(&timestamps[b]).then(a.cmp(&b)));
     let idle_name = "(idle)";
-    for (sample, weight) in profile.samples[..count].iter().zip(weights) {
+    for (position, ((sample, weight), at)) in profile.samples[..count]
+        .iter()
+        .zip(weights)
+        .zip(&timestamps)
+        .enumerate()
+    {
         let Some(&index) = by_id.get(sample) else {
             problems.add("samples that name no node (left out)", 1);
             continue;
@@ -180,19 +189,29 @@ pub fn convert(
         if options.hide_idle && profile.nodes[index].call_frame.function_name == idle_name {
             continue;
         }
-        tree.add_sample(node, weight * MICROS);
+        let span_end = match end {
+            Some(end) if Some(position) == last_in_time => end.max(*at),
+            _ => *at,
+        };
+        tree.add_sample(
+            node,
+            weight * MICROS,
+            (span_end - profile.start_time) * MICROS,
+        );
     }
+    let timeline = tree.take_timeline();
     let (functions, nodes) = tree.finish();
     let engine = format!(
         "V8's sampler (.cpuprofile, {} samples)",
         profile.samples.len()
     );
-    sampled_profile(
+    let profile = sampled_profile(
         source,
         &engine,
         functions,
         nodes,
         span * MICROS,
         interval.map(|i| i * MICROS),
-    )
+    );
+    (profile, timeline)
 }

@@ -103,6 +103,9 @@ pub struct Input {
     pub kind: InputKind,
     pub profile: Profile,
     pub problems: Problems,
+    /// A sampling profile's samples in time order (empty for a wasmprof
+    /// profile, which has no order in time).
+    pub timeline: Vec<tree::Span>,
 }
 
 /// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
@@ -113,8 +116,8 @@ pub fn read_input(path: &Path, options: &Options) -> Result<Input> {
     let kind = detect(&bytes, path)?;
     let source = path.display().to_string();
     let mut problems = Problems::default();
-    let profile = match kind {
-        InputKind::Wasmprof => profile::parse_profile(&bytes, path)?,
+    let (profile, timeline) = match kind {
+        InputKind::Wasmprof => (profile::parse_profile(&bytes, path)?, Vec::new()),
         InputKind::CpuProfile => {
             let parsed = parse_cpuprofile(&bytes)
                 .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
@@ -141,6 +144,7 @@ pub fn read_input(path: &Path, options: &Options) -> Result<Input> {
         kind,
         profile,
         problems,
+        timeline,
     })
 }
 

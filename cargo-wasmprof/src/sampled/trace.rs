@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use super::tree::{sampled_profile, weights, Frame, TreeBuilder};
+use super::tree::{sampled_profile, weights, Frame, Span, TreeBuilder};
 use super::{Options, Problems};
 use crate::profile::Profile;
 
@@ -46,7 +46,12 @@ pub struct TraceSample {
 
 const MILLIS: f64 = 1e6;
 
-pub fn convert(trace: &Trace, source: &str, options: &Options, problems: &mut Problems) -> Profile {
+pub fn convert(
+    trace: &Trace,
+    source: &str,
+    options: &Options,
+    problems: &mut Problems,
+) -> (Profile, Vec<Span>) {
     let mut tree = TreeBuilder::new(options.module_names.clone());
     let functions: Vec<Option<usize>> = trace
         .frames
@@ -137,7 +142,7 @@ pub fn convert(trace: &Trace, source: &str, options: &Options, problems: &mut Pr
                 None => continue,
             },
         };
-        tree.add_sample(node, weight * MILLIS);
+        tree.add_sample(node, weight * MILLIS, sample.timestamp * MILLIS);
     }
     let finite = timestamps.iter().copied().filter(|t| t.is_finite());
     let first = finite.clone().fold(f64::INFINITY, f64::min);
@@ -147,14 +152,22 @@ pub fn convert(trace: &Trace, source: &str, options: &Options, problems: &mut Pr
     } else {
         0.0
     };
+    // From the first sample's start, as the profile's duration counts.
+    let mut timeline = tree.take_timeline();
+    if let Some(origin) = timeline.first().map(|s| s.start_nanos) {
+        for span in &mut timeline {
+            span.start_nanos -= origin;
+        }
+    }
     let (functions, nodes) = tree.finish();
     let engine = format!("JS Self-Profiling API ({} samples)", trace.samples.len());
-    sampled_profile(
+    let profile = sampled_profile(
         source,
         &engine,
         functions,
         nodes,
         duration * MILLIS,
         interval.map(|i| i * MILLIS),
-    )
+    );
+    (profile, timeline)
 }

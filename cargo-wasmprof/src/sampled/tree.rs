@@ -74,6 +74,16 @@ pub struct TreeBuilder {
     function_ids: HashMap<Frame, usize>,
     nodes: Vec<Node>,
     children: HashMap<(usize, usize), usize>,
+    timeline: Vec<Span>,
+}
+
+/// One sample in time: the node its stack leads to, and the time it
+/// stands for, `[start, start + nanos)` from the profile's start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub node: usize,
+    pub start_nanos: f64,
+    pub nanos: f64,
 }
 
 impl TreeBuilder {
@@ -140,11 +150,24 @@ impl TreeBuilder {
         })
     }
 
-    /// One sample of `weight_nanos` whose innermost frame is `node`.
-    pub fn add_sample(&mut self, node: usize, weight_nanos: f64) {
+    /// One sample of `weight_nanos` whose innermost frame is `node`,
+    /// taken `end_nanos` after the profile started.
+    pub fn add_sample(&mut self, node: usize, weight_nanos: f64, end_nanos: f64) {
+        self.timeline.push(Span {
+            node,
+            start_nanos: end_nanos - weight_nanos,
+            nanos: weight_nanos,
+        });
         let node = &mut self.nodes[node];
         node.samples += 1;
         node.inclusive_nanos += weight_nanos;
+    }
+
+    /// The samples in the order of time (what a flame chart draws).
+    pub fn take_timeline(&mut self) -> Vec<Span> {
+        let mut timeline = std::mem::take(&mut self.timeline);
+        timeline.sort_by(|a, b| a.start_nanos.total_cmp(&b.start_nanos));
+        timeline
     }
 
     /// The functions and nodes, with each node's time made inclusive.
@@ -253,6 +276,7 @@ pub fn sampled_profile(
             exit_code: 0,
             wall_nanos: duration_nanos.max(0.0) as u64,
             min_size: None,
+            max_nodes: None,
             samples_file: None,
         },
         timer: TimerInfo {
@@ -325,8 +349,8 @@ mod tests {
         let na = tree.child(0, a);
         let nb = tree.child(na, b);
         assert_eq!(tree.child(na, b), nb);
-        tree.add_sample(nb, 3.0);
-        tree.add_sample(na, 1.0);
+        tree.add_sample(nb, 3.0, 3.0);
+        tree.add_sample(na, 1.0, 4.0);
         let (functions, nodes) = tree.finish();
         assert_eq!(functions.len(), 2);
         assert_eq!(

@@ -63,6 +63,22 @@ fn f_quarter(start: i32) -> i32 {
     for i in 0..QUARTER_ITERATIONS {
         sum = sum.wrapping_add(add(black_box(1), i));
     }
+    #[cfg(feature = "slow-quarter")]
+    {
+        sum = sum.wrapping_add(extra_work(start));
+    }
+    sum
+}
+
+/// With the `slow-quarter` feature, `f_quarter`'s own time about triples:
+/// a regression for `report --diff` to find.
+#[cfg(feature = "slow-quarter")]
+#[inline(never)]
+fn extra_work(start: i32) -> i32 {
+    let mut sum = start;
+    for i in 0..2 * QUARTER_ITERATIONS {
+        sum = black_box(sum.wrapping_mul(31).wrapping_add(i));
+    }
     sum
 }
 

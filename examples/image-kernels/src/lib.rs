@@ -323,3 +323,65 @@ pub fn reject_later() -> u32 {
     reject_soon("rejected on purpose");
     checked_step(1, 0)
 }
+
+/// `cargo wasmprof test -p image-kernels`: these run in Node (nothing here
+/// needs a page); `tests/web.rs` runs in the browser.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn flat(width: usize, height: usize, value: u8) -> Gray {
+        Gray {
+            width,
+            height,
+            pixels: vec![value; width * height],
+        }
+    }
+
+    #[wasm_bindgen_test]
+    fn luminance_weighs_green_most() {
+        // Shown with `-- --nocapture`, else only if the test fails.
+        web_sys::console::log_1(&"luminance of pure red, green and blue".into());
+        assert_eq!(luminance(255, 0, 0), 76);
+        assert_eq!(luminance(0, 255, 0), 149);
+        assert_eq!(luminance(0, 0, 255), 29);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_box_blur_keeps_a_flat_image_flat() {
+        let blurred = convolve(&flat(8, 8, 90), &BOX_BLUR);
+        // The 6×6 interior is blurred; the border stays black.
+        assert_eq!(blurred.pixels.iter().filter(|&&p| p == 90).count(), 36);
+    }
+
+    #[wasm_bindgen_test]
+    fn sobel_finds_no_edge_in_a_flat_image() {
+        let edges = sobel(&flat(16, 16, 200));
+        assert!(edges.pixels.iter().all(|&p| p == 0));
+    }
+
+    #[wasm_bindgen_test]
+    fn threshold_counts_the_bright_pixels() {
+        let rgba: Vec<u8> = (0..64u8).flat_map(|i| [i * 4, i * 4, i * 4, 255]).collect();
+        let (_, bright) = threshold(&grayscale(&rgba, 8, 8), 128);
+        assert_eq!(bright, 32);
+    }
+
+    #[wasm_bindgen_test]
+    #[ignore = "never ends: `cargo wasmprof test -p image-kernels --timeout 2s -- --ignored hangs`"]
+    fn hangs_on_purpose() {
+        let image = flat(8, 8, 1);
+        let mut bright = 0;
+        while bright != usize::MAX {
+            bright += threshold(std::hint::black_box(&image), 1).1;
+        }
+    }
+
+    #[wasm_bindgen_test]
+    #[ignore = "fails on purpose: `cargo wasmprof test -p image-kernels -- --ignored fails` shows a failure"]
+    fn fails_on_purpose() {
+        let (_, bright) = threshold(&flat(4, 4, 10), 5);
+        assert_eq!(bright, 0, "every pixel is above 5");
+    }
+}

@@ -224,6 +224,19 @@ fn arguments_change_name_and_runtime_path() {
 }
 
 #[test]
+fn a_test_enters_at_the_root_and_keeps_its_test_attribute() {
+    let expanded = expand("test", "#[test] fn adds() { assert_eq!(1 + 1, 2); }");
+    let written = text(&expanded);
+    assert!(written.starts_with("# [test] fn adds ()"), "{written}");
+    assert!(
+        written.contains("__instrument_body ! { test , name = \"adds\""),
+        "{written}"
+    );
+    let plain = expand("", "fn adds() {}");
+    assert!(!text(&plain).contains("test ,"));
+}
+
+#[test]
 fn misuse_is_one_error_and_the_item_unchanged() {
     let cases = [
         (
@@ -253,7 +266,11 @@ fn misuse_is_one_error_and_the_item_unchanged() {
             "fn declared(x: u32);",
             "#[wasmprof::instrument] needs a function with a body",
         ),
-        ("level = 1", "fn f() {}", "expected `crate` or `name`"),
+        (
+            "level = 1",
+            "fn f() {}",
+            "expected one of: `crate`, `name`, `test`",
+        ),
         (
             "name = 1",
             "fn f() {}",
@@ -264,6 +281,12 @@ fn misuse_is_one_error_and_the_item_unchanged() {
             "impl S { fn f() {} }",
             "`name` names a single function and cannot be used on an impl block",
         ),
+        (
+            "test",
+            "mod tests { fn f() {} }",
+            "`test` marks a single test function and cannot be used on a module",
+        ),
+        ("test, test", "fn f() {}", "`test` is given more than once"),
     ];
     for (args, item, message) in cases {
         let expanded = expand(args, item);

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::server::{Site, Substitute};
+use crate::markup::{escape, script_json};
 use crate::run::files::HOST_API_JS;
 use crate::run::host::HostConfig;
 
@@ -59,6 +60,10 @@ pub fn site(
             PAGE_HOST_JS.as_bytes().to_vec(),
         ),
         (
+            "/__wasmprof/bindgen-test.js".to_owned(),
+            crate::run::files::BINDGEN_TEST_JS.as_bytes().to_vec(),
+        ),
+        (
             "/__wasmprof/page-watch.js".to_owned(),
             PAGE_WATCH_JS.as_bytes().to_vec(),
         ),
@@ -84,9 +89,17 @@ pub fn site(
                 "wasmUrl": file_url(&config.wasm)?,
                 "invoke": config.invoke,
                 "args": config.args,
+                "test": config.test,
                 "token": token,
             });
-            let head = head_snippet(&page_config, false, with_overlay);
+            let mut head = head_snippet(&page_config, false, with_overlay);
+            // A wasm-bindgen-test harness writes its report into #output.
+            let body = if config.test.is_some() {
+                head.push_str("<script src=\"/__wasmprof/bindgen-test.js\"></script>\n");
+                "<pre id=\"output\" hidden></pre>\n"
+            } else {
+                ""
+            };
             let title = config
                 .wasm
                 .file_stem()
@@ -95,10 +108,10 @@ pub fn site(
                 .unwrap_or("module");
             let html = format!(
                 "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-                 <title>wasmprof: {}</title>\n{head}</head>\n<body>\n\
+                 <title>wasmprof: {}</title>\n{head}</head>\n<body>\n{body}\
                  <script type=\"module\" src=\"/__wasmprof/page-host.js\"></script>\n\
                  </body>\n</html>\n",
-                html_escape(title)
+                escape(title)
             );
             generated.insert("/".to_owned(), html.clone().into_bytes());
             generated.insert("/index.html".to_owned(), html.into_bytes());
@@ -242,21 +255,6 @@ fn head_snippet(config: &serde_json::Value, watch: bool, overlay: bool) -> Strin
         snippet.push_str("<script src=\"/__wasmprof/save-overlay.js\"></script>\n");
     }
     snippet
-}
-
-/// JSON that cannot end the `<script>` it is written into.
-fn script_json(value: &serde_json::Value) -> String {
-    value
-        .to_string()
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-}
-
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]

@@ -356,8 +356,21 @@ impl PageRun<'_> {
             Ok(reply) => reply,
             Err(_) if busy => {
                 cdp.send(Some(session), "Runtime.terminateExecution", json!({}))?;
-                call.wait(COMMAND_TIMEOUT)
-                    .context("the page did not hand over its profile")?
+                let reply = call.wait(COMMAND_TIMEOUT);
+                // The termination can take the queued read down with the
+                // script it was meant for: then read again, now that the
+                // page is free.
+                match reply {
+                    Ok(reply) if reply["result"]["value"].is_object() => reply,
+                    _ => cdp
+                        .call(
+                            Some(session),
+                            "Runtime.evaluate",
+                            json!({ "expression": expression, "returnByValue": true }),
+                            COMMAND_TIMEOUT,
+                        )
+                        .context("the page did not hand over its profile")?,
+                }
             }
             Err(e) => return Err(e.context("the page did not hand over its profile")),
         };

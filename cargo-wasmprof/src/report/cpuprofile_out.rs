@@ -1,0 +1,233 @@
+//! A Chrome DevTools `.cpuprofile` of any profile, for DevTools'
+//! Performance panel ("Load profile") and every tool that reads Node's
+//! `--cpu-prof` output.
+//!
+//! The format is a sampler's: a tree of call frames and a list of samples
+//! in time order. An instrumented profile has no samples, so they are made
+//! from the tree: each call path gets as many samples, one interval apart,
+//! as its self time holds intervals, in depth-first order, the remainders
+//! carried per function so that each function's total stays within one
+//! interval of its measured time. The tree and its paths are the real
+//! ones; the order of the samples in time is not, and the file says so in
+//! its `$wasmprof` field, which DevTools ignores.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::stacks::{Stacks, Unit};
+use crate::profile::Profile;
+
+/// About this many samples are made, whatever the run's length.
+const SAMPLES: f64 = 200_000.0;
+
+pub fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+    let file = CpuProfile::of(profile)?;
+    let mut buffered = std::io::BufWriter::new(out);
+    serde_json::to_writer(&mut buffered, &file).context("cannot write the .cpuprofile")?;
+    buffered
+        .write_all(b"\n")
+        .and_then(|()| buffered.flush())
+        .context("cannot write the .cpuprofile")
+}
+
+/// The file as JSON, for tests and tools that want a value.
+pub fn cpuprofile(profile: &Profile) -> anyhow::Result<Value> {
+    Ok(serde_json::to_value(CpuProfile::of(profile)?)?)
+}
+
+/// The file, typed, so that a million nodes are written straight.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CpuProfile<'a> {
+    nodes: Vec<CpuNode<'a>>,
+    start_time: u64,
+    end_time: u64,
+    samples: Vec<usize>,
+    time_deltas: Vec<u64>,
+    #[serde(rename = "$wasmprof")]
+    wasmprof: Origin,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CpuNode<'a> {
+    id: usize,
+    call_frame: CallFrame<'a>,
+    hit_count: usize,
+    children: Vec<usize>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallFrame<'a> {
+    function_name: &'a str,
+    script_id: &'static str,
+    url: &'a str,
+    line_number: i64,
+    column_number: i64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Origin {
+    source: &'static str,
+    synthesized_samples: bool,
+    sample_interval_micros: f64,
+    note: &'static str,
+}
+
+impl<'a> CpuProfile<'a> {
+    fn of(profile: &'a Profile) -> anyhow::Result<CpuProfile<'a>> {
+        let stacks = Stacks::build(profile);
+        if stacks.unit == Unit::Calls {
+            bail!(
+                "this profile has call counts but no times (--timer none), and a .cpuprofile \
+                 is made of time: write it with --format speedscope or folded instead"
+            );
+        }
+        let total_micros = stacks.total() / 1_000.0;
+        // Whole microseconds, as the engines write them.
+        let interval = (total_micros / SAMPLES).ceil().max(1.0);
+        let mut nodes = Vec::with_capacity(stacks.frames.len());
+        let mut samples: Vec<usize> = Vec::new();
+        let mut carried: HashMap<Option<usize>, f64> = HashMap::new();
+        for node in stacks.depth_first() {
+            let frame = &stacks.frames[node];
+            let function = frame.function.and_then(|f| profile.functions.get(f));
+            let (name, url, line, column) = match (node, function) {
+                (0, _) => ("(root)", "", -1, -1),
+                (_, Some(f)) => (
+                    f.name.as_str(),
+                    f.file.as_str(),
+                    i64::from(f.line) - 1,
+                    f.column.map_or(-1, |c| i64::from(c) - 1),
+                ),
+                (_, None) => (super::callgraph::OVERFLOW_NAME, "", -1, -1),
+            };
+            let share = carried.entry(frame.function).or_insert(0.0);
+            *share += frame.self_weight / 1_000.0 / interval;
+            let hits = share.floor();
+            *share -= hits;
+            let hits = hits as usize;
+            samples.extend(std::iter::repeat_n(node + 1, hits));
+            nodes.push(CpuNode {
+                id: node + 1,
+                call_frame: CallFrame {
+                    function_name: name,
+                    script_id: "0",
+                    url,
+                    line_number: line,
+                    column_number: column,
+                },
+                hit_count: hits,
+                children: frame.children.iter().map(|c| c + 1).collect(),
+            });
+        }
+        let time_deltas = vec![interval as u64; samples.len()];
+        Ok(CpuProfile {
+            nodes,
+            start_time: 0,
+            end_time: (samples.len() as f64 * interval) as u64,
+            samples,
+            time_deltas,
+            wasmprof: Origin {
+                source: match profile.timer.mode {
+                    crate::profile::TimerMode::Host => "instrumented",
+                    crate::profile::TimerMode::Hybrid => "hybrid",
+                    _ => "sampled",
+                },
+                synthesized_samples: true,
+                sample_interval_micros: interval,
+                note: "samples made from wasmprof's calling-context tree: each call path has as \
+                       many samples as its self time holds intervals; the paths and totals are \
+                       real, the order of the samples in time is not",
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::{appendix_b, recursion};
+
+    #[test]
+    fn a_count_only_profile_is_refused_with_what_to_use() {
+        let err = cpuprofile(&recursion(false)).unwrap_err().to_string();
+        assert!(err.contains("--format speedscope"), "{err}");
+    }
+
+    #[test]
+    fn wasmprof_s_own_reader_gets_the_same_totals_back() {
+        let profile = appendix_b(true);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("appendix_b.cpuprofile");
+        let mut file = std::fs::File::create(&path).unwrap();
+        write_cpuprofile(&profile, &mut file).unwrap();
+        drop(file);
+        let read = crate::sampled::read_input(&path, &Default::default()).unwrap();
+        assert_eq!(read.kind, crate::sampled::InputKind::CpuProfile);
+        let totals = |p: &Profile| -> HashMap<String, (f64, f64)> {
+            let graph = crate::report::CallGraph::build(p);
+            graph
+                .functions
+                .iter()
+                .filter(|f| f.total_nanos > 0.0)
+                // The reader adds where a frame is to its name.
+                .map(|f| {
+                    let name = f.name.split(" (").next().unwrap().to_owned();
+                    (name, (f.self_nanos, f.total_nanos))
+                })
+                .collect()
+        };
+        let expected = totals(&profile);
+        let found = totals(&read.profile);
+        let all: f64 = expected.values().map(|(s, _)| s).sum();
+        for (name, (self_nanos, total_nanos)) in &expected {
+            let (got_self, got_total) = found[name];
+            if *self_nanos > all / 1000.0 {
+                assert!(
+                    (got_self - self_nanos).abs() <= self_nanos * 0.01,
+                    "{name} self: {got_self} vs {self_nanos}"
+                );
+            }
+            assert!(
+                (got_total - total_nanos).abs() <= total_nanos * 0.01,
+                "{name} total: {got_total} vs {total_nanos}"
+            );
+        }
+    }
+
+    #[test]
+    fn samples_add_up_to_each_function_s_self_time() {
+        let profile = appendix_b(true);
+        let file = cpuprofile(&profile).unwrap();
+        let interval = file["$wasmprof"]["sampleIntervalMicros"].as_f64().unwrap();
+        let stacks = Stacks::build(&profile);
+        let mut expected: HashMap<String, f64> = HashMap::new();
+        for frame in &stacks.frames[1..] {
+            *expected.entry(frame.name.clone()).or_default() += frame.self_weight / 1e3;
+        }
+        let mut found: HashMap<String, f64> = HashMap::new();
+        for node in file["nodes"].as_array().unwrap() {
+            let name = node["callFrame"]["functionName"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            *found.entry(name).or_default() += node["hitCount"].as_f64().unwrap() * interval;
+        }
+        for (name, micros) in expected {
+            let got = found.get(&name).copied().unwrap_or(0.0);
+            assert!(
+                (got - micros).abs() <= interval,
+                "{name}: {got} vs {micros}"
+            );
+        }
+        let samples = file["samples"].as_array().unwrap().len();
+        assert_eq!(samples, file["timeDeltas"].as_array().unwrap().len());
+    }
+}

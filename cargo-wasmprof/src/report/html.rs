@@ -1,0 +1,170 @@
+//! `--format html`: one self-contained page, for a browser opened on the
+//! file itself (`file://`, offline: no network, no CDN). It holds the run's
+//! metadata and notes, the summary, the flat profile as a table that sorts
+//! and filters, a call-graph view (a function with its callers and callees,
+//! each arc's exact calls and time, a click away from the next), and the
+//! flame graph.
+//!
+//! The page gets functions and arcs, never the whole tree: a profile of
+//! 100,000 nodes has far fewer functions, and the flame graph leaves out
+//! frames too narrow to see. The script (`html/report.js`) builds the
+//! views from the JSON in the page.
+
+use std::io::Write;
+
+use anyhow::Context;
+use serde_json::json;
+
+use super::callgraph::CallGraph;
+use super::flamegraph::{self, FlameOptions};
+use super::notes;
+use super::summary::render_summary;
+use crate::markup::{escape, script_json};
+use crate::profile::Profile;
+
+const SCRIPT: &str = include_str!("html/report.js");
+const STYLE: &str = include_str!("html/report.css");
+
+pub fn write_html(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+    out.write_all(render_html(profile).as_bytes())
+        .context("cannot write the HTML report")
+}
+
+pub fn render_html(profile: &Profile) -> String {
+    let graph = CallGraph::build(profile);
+    let functions: Vec<serde_json::Value> = graph
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(id, _)| graph.is_active(*id))
+        .map(|(id, f)| {
+            json!({
+                "id": id,
+                "name": f.name,
+                "file": f.file,
+                "line": f.line,
+                "calls": f.calls,
+                "self": f.self_nanos,
+                "total": f.total_nanos,
+                "open": f.open,
+                "cycle": f.cycle.map(|c| graph.cycles[c].number),
+            })
+        })
+        .collect();
+    let arcs: Vec<serde_json::Value> = graph
+        .arcs
+        .iter()
+        .map(|a| {
+            json!({
+                "caller": a.caller,
+                "callee": a.callee,
+                "calls": a.calls,
+                "total": a.total_nanos,
+                "self": a.callee_self_nanos,
+            })
+        })
+        .collect();
+    let timer = &profile.timer;
+    let run = &profile.run;
+    let data = json!({
+        "title": run.package.clone().unwrap_or_else(|| "wasmprof profile".into()),
+        "runLine": notes::run_line(profile),
+        "notes": notes::warnings(profile),
+        "meta": {
+            "package": run.package,
+            "module": run.module,
+            "host": run.host,
+            "entry": run.entry,
+            "command": run.command.join(" "),
+            "timer": format!("{:?}", timer.mode).to_lowercase(),
+            "resolutionNanos": timer.resolution_nanos,
+            "sampleIntervalNanos": timer.sample_interval_nanos,
+            "complete": run.complete,
+            "incompleteReason": run.incomplete_reason,
+            "exitCode": run.exit_code,
+            "wallNanos": run.wall_nanos,
+        },
+        "timed": graph.timed,
+        "counted": graph.counted,
+        "totalNanos": graph.total_nanos,
+        "functions": functions,
+        "arcs": arcs,
+    });
+    let flame = flamegraph::render_flamegraph(profile, &FlameOptions::default());
+    // Inline SVG: no XML declaration inside HTML.
+    let flame = flame
+        .split_once("?>\n")
+        .map_or(flame.as_str(), |(_, svg)| svg)
+        .to_owned();
+    // The run line and notes are the page's header already.
+    let summary = render_summary(profile, super::DEFAULT_SUMMARY_TOP);
+    let summary = match summary.find("\ntop ") {
+        Some(at) => summary[at + 1..].to_owned(),
+        None => summary,
+    };
+    let title = run.package.as_deref().unwrap_or("wasmprof profile");
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>wasmprof: {title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
+         <header><h1>wasmprof: {title}</h1><p id=\"run-line\"></p><ul id=\"notes\"></ul></header>\n\
+         <nav><a href=\"#summary\">Summary</a> <a href=\"#flat\">Flat profile</a> \
+         <a href=\"#graph\">Call graph</a> <a href=\"#flame\">Flame graph</a> \
+         <a href=\"#run\">Run</a></nav>\n\
+         <section id=\"summary\"><h2>Summary</h2><pre>{summary}</pre></section>\n\
+         <section id=\"flat\"><h2>Flat profile</h2>\
+         <input id=\"filter\" type=\"search\" placeholder=\"Filter functions (text or /regex/)\">\
+         <span id=\"shown\"></span>\
+         <table id=\"functions\"><thead><tr>\
+         <th data-key=\"self\" data-numeric>self</th><th data-key=\"selfShare\" data-numeric>self %</th>\
+         <th data-key=\"total\" data-numeric>total</th><th data-key=\"calls\" data-numeric>calls</th>\
+         <th data-key=\"name\">function</th><th data-key=\"place\">where</th></tr></thead>\
+         <tbody></tbody></table></section>\n\
+         <section id=\"graph\"><h2>Call graph</h2><p class=\"hint\">Click a function anywhere \
+         to see who calls it and what it calls.</p><div id=\"focus\"></div></section>\n\
+         <section id=\"flame\"><h2>Flame graph</h2><div class=\"flame\">{flame}</div></section>\n\
+         <section id=\"run\"><h2>Run</h2><table id=\"meta\"></table></section>\n\
+         <script type=\"application/json\" id=\"data\">{data}</script>\n\
+         <script>\n{SCRIPT}</script>\n</body>\n</html>\n",
+        title = escape(title),
+        summary = escape(&summary),
+        data = script_json(&data),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::appendix_b;
+
+    #[test]
+    fn the_page_holds_everything_and_fetches_nothing() {
+        let page = render_html(&appendix_b(true));
+        assert!(page.starts_with("<!doctype html>"));
+        for needle in [
+            "id=\"functions\"",
+            "id=\"focus\"",
+            "<svg",
+            "id=\"data\"",
+            "f_quarter",
+        ] {
+            assert!(page.contains(needle), "{needle}");
+        }
+        for remote in ["http://", "https://", "src=\"", "href=\"http", "@import"] {
+            let found = page
+                .match_indices(remote)
+                .map(|(at, _)| &page[at.saturating_sub(40)..(at + 60).min(page.len())])
+                .filter(|context| !context.contains("www.w3.org/2000/svg"))
+                .collect::<Vec<_>>();
+            assert!(found.is_empty(), "{remote}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_name_cannot_close_the_data_script() {
+        let mut profile = appendix_b(true);
+        profile.functions[0].name = "</script><b>".into();
+        let page = render_html(&profile);
+        assert!(!page.contains("</script><b>"));
+    }
+}

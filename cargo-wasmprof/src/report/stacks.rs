@@ -1,0 +1,188 @@
+//! The calling-context tree as the pictures draw it: every node with its
+//! name, its inclusive and self weight, and its children in a stable order.
+//!
+//! The weight is time (nanoseconds) when the profile has times, and calls
+//! when it has only counts (`--timer none`): a count-only flame graph is
+//! one of calls, and says so. Nothing is apportioned: an instrumented
+//! profile's tree is exact, each node a real call path.
+
+use super::callgraph::OVERFLOW_NAME;
+use super::node_times::NodeTimes;
+use crate::profile::Profile;
+
+/// What a weight counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Nanoseconds,
+    Calls,
+}
+
+impl Unit {
+    pub fn of(profile: &Profile) -> Unit {
+        if profile.timer.mode.timed() {
+            Unit::Nanoseconds
+        } else {
+            Unit::Calls
+        }
+    }
+}
+
+/// One node of the tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The function's name (`<overflow>` for the overflow node).
+    pub name: String,
+    /// `file:line`, when known.
+    pub location: Option<String>,
+    /// The profile's function index.
+    pub function: Option<usize>,
+    pub parent: Option<usize>,
+    /// Children ordered by name, so that two runs draw alike.
+    pub children: Vec<usize>,
+    pub inclusive: f64,
+    pub self_weight: f64,
+    /// Exact calls through this path (0 in a sampled profile).
+    pub calls: u64,
+    /// Still running when the profile was taken.
+    pub open: bool,
+    pub depth: usize,
+}
+
+/// Every node of a profile, index 0 the root (named `all`).
+pub struct Stacks {
+    pub frames: Vec<Frame>,
+    pub unit: Unit,
+}
+
+impl Stacks {
+    pub fn build(profile: &Profile) -> Stacks {
+        let unit = Unit::of(profile);
+        let times = NodeTimes::compute(profile);
+        let count = profile.nodes.len();
+        // Count-only: a node weighs its calls, and its subtree's.
+        let mut subtree_calls = vec![0.0; count];
+        for node in (1..count).rev() {
+            subtree_calls[node] += profile.nodes[node].calls as f64;
+            if let Some(parent) = profile.nodes[node].parent {
+                subtree_calls[parent] += subtree_calls[node];
+            }
+        }
+        let mut frames: Vec<Frame> = profile
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| {
+                let function = node.function.and_then(|f| profile.functions.get(f));
+                let name = match (index, function) {
+                    (0, _) => "all".to_owned(),
+                    (_, Some(f)) => f.name.clone(),
+                    (_, None) => OVERFLOW_NAME.to_owned(),
+                };
+                let (inclusive, self_weight) = match unit {
+                    Unit::Nanoseconds => (times.inclusive[index], times.self_nanos[index]),
+                    Unit::Calls => (subtree_calls[index], node.calls as f64),
+                };
+                Frame {
+                    name,
+                    location: function.map(|f| format!("{}:{}", f.file, f.line)),
+                    function: node.function,
+                    parent: node.parent,
+                    children: Vec::new(),
+                    inclusive,
+                    self_weight,
+                    calls: node.calls,
+                    open: node.open,
+                    depth: 0,
+                }
+            })
+            .collect();
+        if frames.is_empty() {
+            return Stacks { frames, unit };
+        }
+        // The root's weight is everything under it.
+        let total: f64 = (1..count)
+            .filter(|&n| profile.nodes[n].parent == Some(0))
+            .map(|n| frames[n].inclusive)
+            .sum();
+        frames[0].inclusive = total;
+        frames[0].self_weight = 0.0;
+        for node in 1..count {
+            if let Some(parent) = frames[node].parent {
+                frames[parent].children.push(node);
+                frames[node].depth = frames[parent].depth + 1;
+            }
+        }
+        let names: Vec<String> = frames.iter().map(|f| f.name.clone()).collect();
+        for frame in &mut frames {
+            frame
+                .children
+                .sort_by(|&a, &b| names[a].cmp(&names[b]).then(a.cmp(&b)));
+        }
+        Stacks { frames, unit }
+    }
+
+    /// The names from the root's child down to `node`.
+    pub fn path(&self, node: usize) -> Vec<&str> {
+        let mut path = Vec::new();
+        let mut current = Some(node);
+        while let Some(n) = current.filter(|&n| n != 0) {
+            path.push(self.frames[n].name.as_str());
+            current = self.frames[n].parent;
+        }
+        path.reverse();
+        path
+    }
+
+    pub fn total(&self) -> f64 {
+        self.frames.first().map_or(0.0, |f| f.inclusive)
+    }
+
+    /// The nodes in depth-first order, children in their stable order.
+    pub fn depth_first(&self) -> Vec<usize> {
+        let mut order = Vec::with_capacity(self.frames.len());
+        let mut stack = vec![0];
+        while let Some(node) = stack.pop() {
+            if self.frames.is_empty() {
+                break;
+            }
+            order.push(node);
+            stack.extend(self.frames[node].children.iter().rev());
+        }
+        order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::ProfileBuilder;
+
+    #[test]
+    fn weights_are_times_or_calls() {
+        let profile = ProfileBuilder::timed()
+            .path(&["main"], 1, 10.0)
+            .path(&["main", "b"], 2, 20.0)
+            .path(&["main", "a"], 3, 30.0)
+            .build();
+        let stacks = Stacks::build(&profile);
+        assert_eq!(stacks.unit, Unit::Nanoseconds);
+        assert_eq!(stacks.total(), 60.0);
+        let main = stacks.frames[0].children[0];
+        assert_eq!(stacks.frames[main].self_weight, 10.0);
+        let names: Vec<&str> = stacks.frames[main]
+            .children
+            .iter()
+            .map(|&c| stacks.frames[c].name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"], "children by name");
+
+        let untimed = ProfileBuilder::untimed()
+            .path(&["main"], 1, 0.0)
+            .path(&["main", "a"], 3, 0.0)
+            .build();
+        let stacks = Stacks::build(&untimed);
+        assert_eq!(stacks.unit, Unit::Calls);
+        assert_eq!(stacks.total(), 4.0);
+        assert_eq!(stacks.path(2), ["main", "a"]);
+    }
+}

@@ -1,0 +1,331 @@
+//! `cargo wasmprof test`: the package's tests, built for WebAssembly with
+//! each test marked, run by cargo with wasmprof as the target runner, and
+//! gathered into one profile.
+//!
+//! Cargo does what it always does for `cargo test` (builds, runs each test
+//! binary, prints its progress, stops at the first failing binary unless
+//! `--no-fail-fast`); the runner ([`runner`]) leaves each binary's profile
+//! in a session directory; afterwards the profiles are merged, the tests
+//! found in them ([`results`]) and the slowest named.
+
+pub mod bindgen_test;
+mod results;
+pub mod runner;
+pub mod session;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use crate::build::{self, wasmprof_dir, Workspace};
+use crate::cli::{BuildArgs, HostKind, TestArgs};
+use crate::run::host;
+use crate::ui;
+use session::{Session, SESSION_VAR};
+
+/// The two targets tests build for.
+const WASI: &str = "wasm32-wasip1";
+const BINDGEN: &str = "wasm32-unknown-unknown";
+
+pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+    refuse_run_only_flags(args)?;
+    let packages = workspace.selected_packages(&args.cargo)?;
+    let target = target_for(args, &packages)?;
+    check_host_for_target(args.host, &target)?;
+    // Before the long build: is the host there? (Node at least, without
+    // --host: a run_in_browser binary finds out about Chromium when it runs.)
+    drop(host::select(
+        args.host.unwrap_or(HostKind::Node),
+        &args.host_args,
+    )?);
+    let root = workspace.metadata.workspace_root.as_std_path();
+    build::ensure_target(&target, root, args.cargo.offline)?;
+    let build_args = BuildArgs {
+        cargo: args.cargo.clone(),
+        timer: args.timer,
+        host: args.host.unwrap_or_default(),
+        no_instrument: false,
+        max_nodes: args.max_nodes,
+        crate_wide: args.crate_wide.clone(),
+    };
+    let prepared = build::prepare(&build_args, workspace, &packages, true)?;
+    let tests = prepared
+        .shadow
+        .as_ref()
+        .map(|s| s.tests.clone())
+        .unwrap_or_default();
+    if tests.is_empty() {
+        ui::warning("no #[test] or #[wasm_bindgen_test] function was found to mark");
+    }
+    let target_dir = workspace.target_dir(&args.cargo);
+    let session_dir = new_session_dir(&target_dir)?;
+    let cwd = std::env::current_dir().context("the current directory is unreadable")?;
+    let session = Session {
+        dir: session_dir.clone(),
+        host: args.host,
+        host_args: absolute_dirs(&args.host_args, &cwd),
+        package: packages
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect::<Vec<_>>()
+            .join("+"),
+        command: command_line.clone(),
+        min_size: prepared.min_size,
+        offline: args.cargo.offline,
+        copy_of: prepared
+            .shadow
+            .as_ref()
+            .map(|s| (s.workspace_copy.clone(), root.to_path_buf())),
+    };
+    let session_file = session_dir.join("session.json");
+    session.write(&session_file)?;
+    let manifest = manifest_to_test(args, workspace, &cwd)?;
+    let mut command = cargo_test(args, &build_args, &prepared, &target, &manifest)?;
+    command.env(SESSION_VAR, &session_file);
+    ui::status(
+        "Testing",
+        &format!(
+            "{} for {target} ({})",
+            session.package,
+            match args.timer {
+                crate::cli::Timer::Host => "instrumented, timer host",
+                crate::cli::Timer::None | crate::cli::Timer::Floor => {
+                    "instrumented, timer none: counts only"
+                }
+            }
+        ),
+    );
+    let status = command.status().context("could not run cargo")?;
+    let code = status.code().unwrap_or(101);
+    let gathered = results::gather(&session_dir, &tests, &command_line)?;
+    match gathered {
+        Some(gathered) => {
+            results::save(&gathered, &target_dir, &session.package, args)?;
+        }
+        None => ui::warning(
+            "no test binary left a profile (did the build fail, or did no test binary run?)",
+        ),
+    }
+    let _ = std::fs::remove_dir_all(&session_dir);
+    Ok(code)
+}
+
+/// Flags of `run` that have no meaning for a test binary.
+fn refuse_run_only_flags(args: &TestArgs) -> Result<()> {
+    let h = &args.host_args;
+    let refused = [
+        (
+            h.invoke.is_some(),
+            "--invoke (tests are run by their harness)",
+        ),
+        (h.until_exit, "--until-exit"),
+        (h.sample, "--sample"),
+        (h.page.is_some(), "--page"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        bail!("{flag} is not for `cargo wasmprof test`");
+    }
+    Ok(())
+}
+
+/// `--target`, else wasm32-unknown-unknown for packages that use
+/// wasm-bindgen-test and wasm32-wasip1 for the others.
+fn target_for(args: &TestArgs, packages: &[&cargo_metadata::Package]) -> Result<String> {
+    if let Some(target) = &args.cargo.target {
+        if target != WASI && target != BINDGEN {
+            bail!(
+                "--target {target}: `cargo wasmprof test` runs tests built for {WASI} (the \
+                 standard harness) or {BINDGEN} (wasm-bindgen-test)"
+            );
+        }
+        return Ok(target.clone());
+    }
+    let uses_bindgen_test =
+        |p: &cargo_metadata::Package| p.dependencies.iter().any(|d| d.name == "wasm-bindgen-test");
+    let bindgen: Vec<&str> = packages
+        .iter()
+        .filter(|p| uses_bindgen_test(p))
+        .map(|p| p.name.as_str())
+        .collect();
+    if !bindgen.is_empty() && bindgen.len() != packages.len() {
+        bail!(
+            "some of the selected packages use wasm-bindgen-test ({}) and some do not: test \
+             them apart (-p NAME), or choose one --target",
+            bindgen.join(", ")
+        );
+    }
+    Ok(if bindgen.is_empty() { WASI } else { BINDGEN }.to_owned())
+}
+
+/// Refuses a host that cannot run what the target builds.
+fn check_host_for_target(host: Option<HostKind>, target: &str) -> Result<()> {
+    let binary = if target == WASI {
+        runner::Binary::Wasi
+    } else {
+        runner::Binary::BindgenTest
+    };
+    match host {
+        Some(kind) => runner::check_host(kind, binary, &format!("--host {}", host_name(kind))),
+        None => Ok(()),
+    }
+}
+
+fn host_name(kind: HostKind) -> String {
+    clap::ValueEnum::to_possible_value(&kind)
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// `<target>/wasmprof/test/<ms>-<pid>`: one per `cargo wasmprof test`.
+fn new_session_dir(target_dir: &Path) -> Result<PathBuf> {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let dir = wasmprof_dir(target_dir)
+        .join("test")
+        .join(format!("{millis}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// `--dir` paths as given are relative to where the user typed the
+/// command; the runner runs elsewhere.
+fn absolute_dirs(host: &crate::cli::HostArgs, cwd: &Path) -> crate::cli::HostArgs {
+    let mut host = host.clone();
+    for dir in &mut host.dir {
+        let (path, guest) = match dir.split_once("::") {
+            Some((path, guest)) => (path.to_owned(), Some(guest.to_owned())),
+            None => (dir.clone(), None),
+        };
+        let absolute = cwd.join(&path).display().to_string();
+        // The guest keeps the name the user gave.
+        *dir = format!("{absolute}::{}", guest.unwrap_or(path));
+    }
+    host
+}
+
+/// The manifest cargo would pick: `--manifest-path`, else the one in or
+/// above the current directory.
+fn manifest_to_test(args: &TestArgs, workspace: &Workspace, cwd: &Path) -> Result<PathBuf> {
+    if let Some(path) = &args.cargo.manifest_path {
+        return std::path::absolute(path)
+            .with_context(|| format!("cannot make {} absolute", path.display()));
+    }
+    let root = workspace.metadata.workspace_root.as_std_path();
+    let mut dir = Some(cwd);
+    while let Some(here) = dir {
+        let manifest = here.join("Cargo.toml");
+        if manifest.is_file() && here.starts_with(root) {
+            return Ok(manifest);
+        }
+        dir = here.parent();
+    }
+    Ok(root.join("Cargo.toml"))
+}
+
+/// `cargo test` with the runner, the instrumentation and the user's flags.
+fn cargo_test(
+    args: &TestArgs,
+    build_args: &BuildArgs,
+    prepared: &build::Prepared,
+    target: &str,
+    manifest: &Path,
+) -> Result<Command> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    let exe = std::env::current_exe().context("cannot find this program's own path")?;
+    let runner = toml_edit::Array::from_iter([
+        exe.display().to_string(),
+        "wasmprof".to_owned(),
+        "test-runner".to_owned(),
+    ]);
+    let profile = build::profile_name(&args.cargo);
+    command
+        .arg("test")
+        .args(["--target", target])
+        .arg("--target-dir")
+        .arg(&prepared.build_dir)
+        .arg("--manifest-path")
+        .arg(prepared.manifest_for(manifest))
+        .arg("--config")
+        .arg(format!("target.{target}.runner={runner}"))
+        // Names must survive into the module, whatever the profile says.
+        .arg("--config")
+        .arg(format!("profile.{profile}.strip=false"));
+    let c = &args.cargo;
+    for package in &c.package {
+        command.args(["-p", package]);
+    }
+    if c.workspace {
+        command.arg("--workspace");
+    }
+    for exclude in &c.exclude {
+        command.args(["--exclude", exclude]);
+    }
+    if let Some(bin) = &c.bin {
+        command.args(["--bin", bin]);
+    }
+    if args.lib {
+        command.arg("--lib");
+    }
+    if args.bins {
+        command.arg("--bins");
+    }
+    for test in &args.test_targets {
+        command.args(["--test", test]);
+    }
+    if args.tests {
+        command.arg("--tests");
+    }
+    for bench in &args.bench_targets {
+        command.args(["--bench", bench]);
+    }
+    if args.benches {
+        command.arg("--benches");
+    }
+    if args.no_fail_fast {
+        command.arg("--no-fail-fast");
+    }
+    for features in &c.features {
+        command.args(["--features", features]);
+    }
+    if c.all_features {
+        command.arg("--all-features");
+    }
+    if c.no_default_features {
+        command.arg("--no-default-features");
+    }
+    if c.release {
+        command.arg("--release");
+    }
+    if let Some(profile) = &c.profile {
+        command.args(["--profile", profile]);
+    }
+    if c.locked && prepared.shadow.is_none() {
+        command.arg("--locked");
+    }
+    if c.offline {
+        command.arg("--offline");
+    }
+    if c.quiet {
+        command.arg("--quiet");
+    }
+    for _ in 0..c.verbose {
+        command.arg("--verbose");
+    }
+    if let Some(name) = &args.testname {
+        command.arg(name);
+    }
+    if !args.host_args.args.is_empty() {
+        command.arg("--").args(&args.host_args.args);
+    }
+    build::set_max_nodes_env(&mut command, args.max_nodes);
+    build::set_instrumentation_env(
+        &mut command,
+        build::instrument_mode(build_args),
+        &prepared.extra_rustflags,
+    );
+    Ok(command)
+}

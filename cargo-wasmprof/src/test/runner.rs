@@ -1,0 +1,257 @@
+//! The target runner: cargo runs `cargo-wasmprof wasmprof test-runner
+//! BINARY.wasm HARNESS-ARGS...` for each test binary, in the package's
+//! directory. It runs the binary in its host, leaves the binary's profile
+//! in the session directory and exits as the binary did, so that cargo
+//! reports it as it would any test binary.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use wasmprof::snapshot::Snapshot;
+
+use super::bindgen_test;
+use super::session::Session;
+use crate::build::wasm_info;
+use crate::cli::HostKind;
+use crate::profile;
+use crate::run::collect::{self, RunContext};
+use crate::run::host::{self, HostConfig, HostResult};
+use crate::run::{self as run_cmd, wasi};
+
+/// What kind of test binary a module is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binary {
+    /// The standard harness, built for wasm32-wasip1.
+    Wasi,
+    /// wasm-bindgen-test's, built for wasm32-unknown-unknown.
+    BindgenTest,
+}
+
+impl Binary {
+    /// Tells a test binary from its imports and exports.
+    pub fn of(info: &wasm_info::WasmInfo) -> Option<Binary> {
+        if info
+            .imports
+            .iter()
+            .any(|i| i.starts_with("wasi_snapshot_preview1."))
+        {
+            Some(Binary::Wasi)
+        } else if info
+            .function_exports
+            .iter()
+            .any(|e| e.starts_with("__wbgt_") || e.starts_with("__wbgb_"))
+        {
+            Some(Binary::BindgenTest)
+        } else {
+            None
+        }
+    }
+}
+
+/// The runner's `main`: the binary's exit status.
+pub fn run(args: &[OsString]) -> Result<i32> {
+    let session = Session::from_env()?;
+    let (wasm, harness_args) = match args.split_first() {
+        Some((wasm, rest)) => (PathBuf::from(wasm), rest),
+        None => bail!("the test runner needs the test binary to run (cargo gives it)"),
+    };
+    let harness_args: Vec<String> = harness_args
+        .iter()
+        .map(|a| {
+            a.to_str()
+                .map(str::to_owned)
+                .with_context(|| format!("the harness argument {a:?} is not UTF-8"))
+        })
+        .collect::<Result<_>>()?;
+    let bytes =
+        std::fs::read(&wasm).with_context(|| format!("could not read {}", wasm.display()))?;
+    let info = wasm_info::inspect(&bytes)
+        .with_context(|| format!("{} is not a WebAssembly module", wasm.display()))?;
+    let binary = Binary::of(&info).with_context(|| {
+        format!(
+            "{} is neither a WASI test binary (wasm32-wasip1) nor a wasm-bindgen-test binary \
+             (wasm32-unknown-unknown with wasm-bindgen-test): wasmprof cannot run it",
+            wasm.display()
+        )
+    })?;
+    let name = binary_name(&wasm);
+    let run_dir = new_run_dir(&session.dir, &name)?;
+    let cwd = std::env::current_dir().context("the current directory is unreadable")?;
+    let (result, config) = match binary {
+        Binary::Wasi => {
+            let kind = session.host.unwrap_or(HostKind::Node);
+            check_host(kind, binary, &wasm.display().to_string())?;
+            let mut host = host::select(kind, &session.host_args)?;
+            let config = HostConfig {
+                argv: std::iter::once(name.clone())
+                    .chain(harness_args.iter().cloned())
+                    .collect(),
+                // The package's own directory, as `cargo test` gives it.
+                wasi: wasi::config(&session.host_args, &session.original(&cwd))?,
+                ..test_config("wasi", &wasm, &run_dir, &session)
+            };
+            let (result, _) = run_cmd::launch(host.as_mut(), &config, &run_dir, false)?;
+            if result.status == "trap" && !harness_args.iter().any(|a| a == "--nocapture") {
+                crate::ui::note(&format!(
+                    "{name}: a test trapped. A wasm32-wasip1 test binary aborts on a panic, before \
+                     the harness can print the test's name and output: run again with \
+                     `-- --nocapture` to see its message (the summary names the test that did \
+                     not return)"
+                ));
+            }
+            (result, config)
+        }
+        Binary::BindgenTest => {
+            match bindgen_test::run(&session, &wasm, &info, &harness_args, &run_dir)? {
+                Some(ran) => ran,
+                None => {
+                    let _ = std::fs::remove_dir_all(&run_dir);
+                    return Ok(0);
+                }
+            }
+        }
+    };
+    save(&session, &wasm, &name, &result, &config.snapshot_out)?;
+    let _ = std::fs::remove_dir_all(&run_dir);
+    if !matches!(result.status.as_str(), "ok" | "exit" | "trap") {
+        crate::ui::warning(&format!(
+            "{name}: {}",
+            result.message.as_deref().unwrap_or(&result.status)
+        ));
+    }
+    Ok(result.exit_code)
+}
+
+/// How a test binary is run, but for what its kind adds: no entry point of
+/// wasmprof's choosing, no sampler, each binary bounded by `--timeout`.
+pub fn test_config(
+    kind: &'static str,
+    wasm: &Path,
+    run_dir: &Path,
+    session: &Session,
+) -> HostConfig {
+    HostConfig {
+        kind,
+        wasm: wasm.to_path_buf(),
+        js: None,
+        invoke: None,
+        args: Vec::new(),
+        argv: Vec::new(),
+        wasi: Default::default(),
+        timeout_ms: run_cmd::timeout_millis(&session.host_args),
+        until_exit: false,
+        sample_interval_micros: None,
+        cpuprofile_out: run_dir.join("samples.cpuprofile"),
+        snapshot_out: run_dir.join("snapshot.bin"),
+        result_out: run_dir.join("result.json"),
+        test: None,
+    }
+}
+
+/// Refuses a binary the chosen host cannot run, naming what can; `what`
+/// names the binary (or the tests about to be built) in the message.
+pub fn check_host(kind: HostKind, binary: Binary, what: &str) -> Result<()> {
+    match (binary, kind) {
+        (Binary::Wasi, HostKind::Browser) => bail!(
+            "{what}: WASI tests (wasm32-wasip1, the standard harness) cannot run in the \
+             browser: use --host node or --host wasmtime (the browser runs wasm-bindgen \
+             tests, built for wasm32-unknown-unknown)"
+        ),
+        (Binary::BindgenTest, HostKind::Wasmtime) => bail!(
+            "{what}: wasm-bindgen tests (wasm32-unknown-unknown) need a JavaScript host: use \
+             --host node or --host browser (wasmtime runs WASI tests, built for wasm32-wasip1)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// `wordcount-1a2b3c4d.wasm` → `wordcount`: cargo's hash left out.
+pub fn binary_name(wasm: &Path) -> String {
+    let stem = wasm
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("test")
+        .to_owned();
+    match stem.rsplit_once('-') {
+        Some((name, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            name.to_owned()
+        }
+        _ => stem,
+    }
+}
+
+/// A directory of its own for this run of a binary.
+fn new_run_dir(session_dir: &Path, name: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(session_dir)
+        .with_context(|| format!("could not create {}", session_dir.display()))?;
+    for n in 1.. {
+        let dir = session_dir.join(format!("{name}-{n}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("could not create {}", dir.display())),
+        }
+    }
+    unreachable!("some run directory is free")
+}
+
+/// Leaves the binary's profile in the session directory for
+/// `cargo wasmprof test` to gather.
+fn save(
+    session: &Session,
+    wasm: &Path,
+    name: &str,
+    result: &HostResult,
+    snapshot_path: &Path,
+) -> Result<()> {
+    if !result.snapshot {
+        crate::ui::warning(&format!(
+            "{name}: no profile could be read out of the test binary{}",
+            match (&result.snapshot_error, &result.message) {
+                (Some(e), _) | (None, Some(e)) => format!(" ({e})"),
+                _ => String::new(),
+            }
+        ));
+        return Ok(());
+    }
+    let bytes = std::fs::read(snapshot_path)
+        .with_context(|| format!("could not read {}", snapshot_path.display()))?;
+    let snapshot = Snapshot::decode(&bytes).with_context(|| {
+        format!(
+            "the snapshot of {name} ({}) is unreadable",
+            snapshot_path.display()
+        )
+    })?;
+    let context = RunContext {
+        package: session.package.clone(),
+        module: wasm.display().to_string(),
+        module_sha256: run_cmd::sha256_hex(wasm)?,
+        command: session.command.clone(),
+        entry: format!("test binary {name}"),
+        min_size: session.min_size,
+    };
+    let profile = collect::to_profile(&snapshot, result, context);
+    let path = profile::new_profile_path(&session.dir, name);
+    profile::write_profile(&profile, &path)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_s_hash_is_left_out_of_the_name() {
+        assert_eq!(
+            binary_name(Path::new("/t/deps/wordcount-0123456789abcdef.wasm")),
+            "wordcount"
+        );
+        assert_eq!(
+            binary_name(Path::new("/t/deps/two-words-0123456789abcdef.wasm")),
+            "two-words"
+        );
+        assert_eq!(binary_name(Path::new("/t/plain.wasm")), "plain");
+        assert_eq!(binary_name(Path::new("/t/a-b.wasm")), "a-b");
+    }
+}

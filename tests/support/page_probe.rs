@@ -1,0 +1,154 @@
+//! A page opened in real headless Chromium for the tests to look at and
+//! click: what it logged as errors, what it asked the network for, and what
+//! a script evaluated in it returns.
+
+use std::time::{Duration, Instant};
+
+use cargo_wasmprof::run::browser::cdp::DISCONNECTED;
+use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
+use serde_json::{json, Value};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct PageProbe {
+    chromium: Chromium,
+    session: String,
+    /// Console errors, uncaught exceptions and failed loads, as text.
+    pub errors: Vec<String>,
+    /// Every URL the page requested.
+    pub requests: Vec<String>,
+}
+
+impl PageProbe {
+    /// Opens `url` in a fresh headless Chromium and waits for it to load.
+    pub fn open(url: &str) -> PageProbe {
+        let exe = ChromiumExe::locate(None).expect("chromium");
+        let chromium = Chromium::launch(&exe, &[]).expect("launch chromium");
+        let cdp = &chromium.cdp;
+        let target = cdp
+            .call(
+                None,
+                "Target.createTarget",
+                json!({ "url": "about:blank" }),
+                TIMEOUT,
+            )
+            .unwrap();
+        let attached = cdp
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target["targetId"], "flatten": true }),
+                TIMEOUT,
+            )
+            .unwrap();
+        let session = attached["sessionId"].as_str().unwrap().to_owned();
+        for method in [
+            "Runtime.enable",
+            "Page.enable",
+            "Log.enable",
+            "Network.enable",
+        ] {
+            cdp.call(Some(&session), method, json!({}), TIMEOUT)
+                .unwrap();
+        }
+        let mut probe = PageProbe {
+            chromium,
+            session,
+            errors: Vec::new(),
+            requests: Vec::new(),
+        };
+        probe
+            .chromium
+            .cdp
+            .call(
+                Some(&probe.session),
+                "Page.navigate",
+                json!({ "url": url }),
+                TIMEOUT,
+            )
+            .unwrap();
+        probe.drain_until("Page.loadEventFired");
+        probe
+    }
+
+    /// Records events until `method` comes (or the timeout).
+    fn drain_until(&mut self, method: &str) {
+        let deadline = Instant::now() + TIMEOUT;
+        while Instant::now() < deadline {
+            let Some(event) = self.chromium.cdp.next_event(Duration::from_millis(100)) else {
+                continue;
+            };
+            if event.method == DISCONNECTED {
+                panic!("the browser went away");
+            }
+            self.record(&event.method, &event.params);
+            if event.method == method {
+                return;
+            }
+        }
+        panic!("no {method} within {TIMEOUT:?}");
+    }
+
+    /// Records what is already waiting.
+    fn drain(&mut self) {
+        while let Some(event) = self.chromium.cdp.next_event(Duration::from_millis(50)) {
+            self.record(&event.method, &event.params);
+        }
+    }
+
+    fn record(&mut self, method: &str, params: &Value) {
+        match method {
+            "Runtime.consoleAPICalled" if params["type"] == "error" => {
+                self.errors
+                    .push(format!("console.error: {}", params["args"]));
+            }
+            "Runtime.exceptionThrown" => {
+                self.errors
+                    .push(format!("exception: {}", params["exceptionDetails"]));
+            }
+            "Log.entryAdded" if params["entry"]["level"] == "error" => {
+                self.errors
+                    .push(format!("log: {}", params["entry"]["text"]));
+            }
+            "Network.requestWillBeSent" => {
+                if let Some(url) = params["request"]["url"].as_str() {
+                    self.requests.push(url.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Evaluates `expression` in the page (awaiting a promise) and returns
+    /// its value.
+    pub fn eval(&mut self, expression: &str) -> Value {
+        let reply = self
+            .chromium
+            .cdp
+            .call(
+                Some(&self.session),
+                "Runtime.evaluate",
+                json!({
+                    "expression": expression,
+                    "returnByValue": true,
+                    "awaitPromise": true,
+                    "userGesture": true,
+                }),
+                TIMEOUT,
+            )
+            .unwrap();
+        self.drain();
+        if let Some(details) = reply.get("exceptionDetails") {
+            panic!("{expression} threw: {details}");
+        }
+        reply["result"]["value"].clone()
+    }
+
+    /// Requests other than for `file:` and `data:` URLs.
+    pub fn network_requests(&self) -> Vec<&String> {
+        self.requests
+            .iter()
+            .filter(|u| !u.starts_with("file:") && !u.starts_with("data:"))
+            .collect()
+    }
+}
