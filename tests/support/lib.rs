@@ -24,22 +24,23 @@ pub fn examples_dir() -> PathBuf {
 }
 
 /// Path of a freshly built `cargo-wasmprof` (built once per test binary).
+///
+/// It is the binary `cargo test --workspace` builds for cargo-wasmprof's own
+/// integration tests, so the dependencies are resolved with the same features
+/// as the tests'. A plain `cargo build -p cargo-wasmprof` would resolve them
+/// without the dev-dependencies' features and compile wasmtime a second time:
+/// twice the disk, which a CI machine may not have. Inside `cargo test
+/// --workspace` this check finds everything fresh.
 pub fn cargo_wasmprof_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(&cargo)
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "cargo-wasmprof",
-                "--bin",
-                "cargo-wasmprof",
-            ])
+            .args(["test", "-q", "--workspace", "--no-run"])
             .current_dir(repo_root())
+            .stdout(std::process::Stdio::null())
             .status()
-            .expect("run cargo build");
+            .expect("run cargo test --no-run");
         assert!(status.success(), "building cargo-wasmprof failed");
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
