@@ -157,6 +157,7 @@ fn a_profile_of_100_000_nodes_stays_responsive() {
             file: "big/src/lib.rs".into(),
             line: i + 1,
             column: None,
+            tier: None,
         })
         .collect();
     profile.nodes = vec![Node::root()];

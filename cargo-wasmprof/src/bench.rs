@@ -335,7 +335,7 @@ mod tests {
                 wasm: "app.wasm".into(),
                 js: None,
                 instrument: None,
-                min_size: None,
+                small: None,
             },
             wasm_bytes,
             nanos: nanos.to_vec(),
@@ -413,6 +413,7 @@ mod tests {
             instrument_all: true,
             instrument_crate: vec!["semver".into()],
             min_size: Some(0),
+            ..CrateWideArgs::default()
         };
         assert_eq!(
             crate_wide_flags(&flags),

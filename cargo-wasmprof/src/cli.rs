@@ -223,7 +223,7 @@ pub struct BuildArgs {
     /// Build without instrumentation, to compare with a plain build side by side
     #[arg(
         long,
-        conflicts_with_all = ["timer", "instrument_all", "instrument_crate", "min_size"]
+        conflicts_with_all = ["timer", "instrument_all", "instrument_crate", "min_size", "count_small", "no_count_small"]
     )]
     pub no_instrument: bool,
     /// The call tree's capacity in distinct call paths [default: 1048576, about 40 MiB of wasm memory at most]
@@ -244,9 +244,10 @@ pub struct CrateWideArgs {
     ///
     /// Free functions, methods, trait default methods, in every module. The
     /// sources are not touched: a copy under the target directory is
-    /// rewritten and built. `const fn`, `async fn`, extern blocks,
-    /// functions written by macros and small functions without a loop
-    /// (`--min-size`) are left out; `#[wasmprof::skip]` is honoured.
+    /// rewritten and built. Small functions without a loop are counted
+    /// only (`--min-size`); `const fn`, `async fn`, extern blocks and
+    /// functions written by macros are left out; `#[wasmprof::skip]` is
+    /// honoured.
     #[arg(long, help_heading = "Crate-wide Instrumentation")]
     pub instrument_all: bool,
     /// Also instrument the functions of this dependency (repeatable; NAME or NAME@VERSION)
@@ -255,18 +256,49 @@ pub struct CrateWideArgs {
     /// `its_crate::module::function`.
     #[arg(long, value_name = "NAME", help_heading = "Crate-wide Instrumentation")]
     pub instrument_crate: Vec<String>,
-    /// Leave out functions smaller than N syntax nodes that have no loop [default: 40; 0 = all]
+    /// Only count functions smaller than N syntax nodes that have no loop [default: 40; 0 = time all]
     ///
     /// Crate-wide instrumentation only. Size is the number of expressions
-    /// and statements in the body as written. A guard costs a few
-    /// nanoseconds, more than an accessor like `fn get(&self) -> usize`
-    /// itself: instrumenting millions of such calls would multiply the run
-    /// time and show nothing the caller's own time does not. So, like
-    /// LLVM's XRay, a small function is left out unless it has a loop or
-    /// calls itself; `main` and exported functions are always in. Its time
-    /// is its caller's self time, and the report says so.
+    /// and statements in the body as written. Timing a call and keeping its
+    /// call path costs a few nanoseconds, more than an accessor like `fn
+    /// get(&self) -> usize` itself: doing it for millions of such calls
+    /// would multiply the run time and show nothing the caller's own time
+    /// does not. So, like LLVM's XRay, a small function without a loop or
+    /// recursion gets the count-only tier: an exact call count under its
+    /// caller, for about a nanosecond, and no time of its own (its time is
+    /// its caller's self time; reports mark it). `main` and exported
+    /// functions are always fully instrumented.
     #[arg(long, value_name = "N", help_heading = "Crate-wide Instrumentation")]
     pub min_size: Option<usize>,
+    /// Count the functions below --min-size (the default; manifest key `count-small`)
+    #[arg(
+        long,
+        overrides_with = "no_count_small",
+        help_heading = "Crate-wide Instrumentation"
+    )]
+    pub count_small: bool,
+    /// Leave the functions below --min-size out entirely: not counted, not in the report
+    ///
+    /// The cheapest build that still shows the larger functions; their
+    /// callers' arcs to the small ones are missing too.
+    #[arg(
+        long,
+        overrides_with = "count_small",
+        help_heading = "Crate-wide Instrumentation"
+    )]
+    pub no_count_small: bool,
+}
+
+impl CrateWideArgs {
+    /// `--count-small`/`--no-count-small`, the last given winning; `None`
+    /// leaves it to the manifest, then to the default (counted).
+    pub fn count_small(&self) -> Option<bool> {
+        match (self.count_small, self.no_count_small) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

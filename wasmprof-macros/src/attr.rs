@@ -11,19 +11,23 @@ use syn::{LitStr, Path, Token};
 mod kw {
     syn::custom_keyword!(name);
     syn::custom_keyword!(test);
+    syn::custom_keyword!(count);
 }
 
-/// `#[wasmprof::instrument(crate = path, name = "text", test)]`, all
-/// optional.
+/// `#[wasmprof::instrument(crate = path, name = "text", test | count)]`,
+/// all optional.
 #[derive(Default)]
 pub(crate) struct Args {
     /// Where the runtime is, for crates that re-export it.
-    krate: Option<Path>,
+    pub(crate) krate: Option<Path>,
     /// The `name` keyword (for errors) and the name given.
     pub(crate) name: Option<(Span, LitStr)>,
     /// `test`: the function is a test, which the harness calls from outside
     /// every instrumented call (see `cargo wasmprof test`).
     pub(crate) test: Option<Span>,
+    /// `count`: count the calls and nothing more (no call path below it, no
+    /// time of its own), for functions too small and hot to time.
+    pub(crate) count: Option<Span>,
 }
 
 impl Args {
@@ -83,12 +87,28 @@ impl Parse for Args {
                     ));
                 }
                 args.test = Some(keyword.span);
+            } else if lookahead.peek(kw::count) {
+                let keyword: kw::count = input.parse()?;
+                if args.count.is_some() {
+                    return Err(syn::Error::new(
+                        keyword.span,
+                        "`count` is given more than once",
+                    ));
+                }
+                args.count = Some(keyword.span);
             } else {
                 return Err(lookahead.error());
             }
             if !input.is_empty() {
                 input.parse::<Token![,]>()?;
             }
+        }
+        if let (Some(_), Some(count)) = (args.test, args.count) {
+            return Err(syn::Error::new(
+                count,
+                "`count` cannot be combined with `test`: a test is entered at the root, \
+                 as a node of its own",
+            ));
         }
         Ok(args)
     }
@@ -168,11 +188,11 @@ mod tests {
     fn unknown_argument_names_the_expected_ones() {
         assert_eq!(
             message(quote!(level = 3)),
-            "expected one of: `crate`, `name`, `test`"
+            "expected one of: `crate`, `name`, `test`, `count`"
         );
         assert_eq!(
             message(quote!(name = "a", skip)),
-            "expected one of: `crate`, `name`, `test`"
+            "expected one of: `crate`, `name`, `test`, `count`"
         );
     }
 
@@ -214,6 +234,16 @@ mod tests {
             message(quote!(crate = a, crate = b)),
             "`crate` is given more than once"
         );
+    }
+
+    #[test]
+    fn count_is_a_flag_that_excludes_test() {
+        assert!(parse(quote!(count)).unwrap().count.is_some());
+        assert_eq!(
+            message(quote!(count, count)),
+            "`count` is given more than once"
+        );
+        assert!(message(quote!(test, count)).starts_with("`count` cannot be combined with `test`"));
     }
 
     #[test]

@@ -143,11 +143,7 @@ fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream
     } else {
         SelfType::None
     };
-    let entry = match args.test {
-        Some(_) => Entry::Test,
-        None => Entry::Call,
-    };
-    Ok(function.expand(&args.krate(), &name, self_type, entry))
+    Ok(function.expand(&args.krate(), &name, self_type, Entry::of(args)))
 }
 
 /// Where a call is recorded.
@@ -158,6 +154,20 @@ enum Entry {
     /// At the root: a test, which its harness calls from outside every
     /// instrumented call, even when the test before it failed part-way.
     Test,
+    /// Counted under the call it is made from, and nothing more.
+    Count,
+}
+
+impl Entry {
+    fn of(args: &Args) -> Entry {
+        if args.test.is_some() {
+            Entry::Test
+        } else if args.count.is_some() {
+            Entry::Count
+        } else {
+            Entry::Call
+        }
+    }
 }
 
 /// How the reports name the function's owner, if it has one.
@@ -287,6 +297,7 @@ impl MaybeItemFn {
         let entry = match entry {
             Entry::Call => quote!(),
             Entry::Test => quote!(test,),
+            Entry::Count => quote!(count,),
         };
         let new_body = braced(
             braces,
@@ -447,6 +458,39 @@ impl Walker<'_> {
         sig.constness.is_none() && sig.asyncness.is_none() && !self.leaves_alone(attrs)
     }
 
+    /// A member of an impl block or trait with an `instrument` attribute of
+    /// its own (`#[wasmprof::instrument(count)]` among fully instrumented
+    /// methods): its attributes without that one, and its arguments, so
+    /// that it is expanded here, where its `Self` is known. `None` when it
+    /// has no such attribute, or arguments that do not parse (its own
+    /// expansion reports them).
+    fn own_attribute(&self, attrs: &[Attribute]) -> Option<(Vec<Attribute>, Args)> {
+        let position = attrs
+            .iter()
+            .position(|attr| self.is_ours(attr, "instrument"))?;
+        let args = match &attrs[position].meta {
+            syn::Meta::Path(_) => Args::default(),
+            syn::Meta::List(list) => syn::parse2::<Args>(list.tokens.clone()).ok()?,
+            syn::Meta::NameValue(_) => return None,
+        };
+        let mut rest = attrs.to_vec();
+        rest.remove(position);
+        Some((rest, args))
+    }
+
+    /// The member's own arguments (see [`Walker::own_attribute`]) merged
+    /// into the block's: its `crate` path, else the block's.
+    fn member_args(&self, own: Args) -> Args {
+        if own.krate_path().is_some() {
+            own
+        } else {
+            Args {
+                krate: self.args.krate_path().cloned(),
+                ..own
+            }
+        }
+    }
+
     fn instrument_impl(&self, imp: &mut ItemImpl) {
         // In `impl<T: Bound> Trait for T` the `Self` of the first caller would
         // name every caller: name the trait instead.
@@ -456,34 +500,43 @@ impl Walker<'_> {
             .and_then(|(_, path, _)| path.segments.last())
             .map(|segment| segment.ident.unraw().to_string());
         let blanket = is_type_parameter(&imp.self_ty, &imp.generics);
-        let krate = self.args.krate();
         for item in &mut imp.items {
             let ImplItem::Fn(function) = item else {
                 continue;
             };
-            if !self.wants(&function.attrs, &function.sig) {
-                continue;
-            }
+            let own = self.own_attribute(&function.attrs);
+            let (attrs, own_args) = match own {
+                Some((attrs, own))
+                    if function.sig.asyncness.is_none() && function.sig.constness.is_none() =>
+                {
+                    (attrs, Some(self.member_args(own)))
+                }
+                _ if self.wants(&function.attrs, &function.sig) => (function.attrs.clone(), None),
+                _ => continue,
+            };
+            let args = own_args.as_ref().unwrap_or(self.args);
             let parts = MaybeItemFn::from_parts(
-                &function.attrs,
+                &attrs,
                 function.vis.clone(),
                 function.defaultness,
                 &function.sig,
                 &function.block,
             );
             let ident = &function.sig.ident;
+            let krate = args.krate();
+            let given = args.name.as_ref().map(|(_, name)| name.clone());
             let expanded = match (&trait_name, blanket) {
                 (Some(trait_name), true) => parts.expand(
                     &krate,
-                    &owned_name(trait_name, ident),
+                    &given.unwrap_or_else(|| owned_name(trait_name, ident)),
                     SelfType::None,
-                    Entry::Call,
+                    Entry::of(args),
                 ),
                 _ => parts.expand(
                     &krate,
-                    &default_name(ident),
+                    &given.unwrap_or_else(|| default_name(ident)),
                     SelfType::SelfType,
-                    Entry::Call,
+                    Entry::of(args),
                 ),
             };
             *item = ImplItem::Verbatim(expanded);
@@ -493,7 +546,6 @@ impl Walker<'_> {
     fn instrument_trait(&self, tr: &mut ItemTrait) {
         // A default method serves every implementor: name it by the trait.
         let trait_name = tr.ident.unraw().to_string();
-        let krate = self.args.krate();
         for item in &mut tr.items {
             let TraitItem::Fn(function) = item else {
                 continue;
@@ -501,18 +553,29 @@ impl Walker<'_> {
             let Some(block) = &function.default else {
                 continue;
             };
-            if !self.wants(&function.attrs, &function.sig) {
-                continue;
-            }
-            let parts = MaybeItemFn::from_parts(
-                &function.attrs,
-                Visibility::Inherited,
-                None,
-                &function.sig,
-                block,
-            );
-            let name = owned_name(&trait_name, &function.sig.ident);
-            *item = TraitItem::Verbatim(parts.expand(&krate, &name, SelfType::None, Entry::Call));
+            let own = self.own_attribute(&function.attrs);
+            let (attrs, own_args) = match own {
+                Some((attrs, own))
+                    if function.sig.asyncness.is_none() && function.sig.constness.is_none() =>
+                {
+                    (attrs, Some(self.member_args(own)))
+                }
+                _ if self.wants(&function.attrs, &function.sig) => (function.attrs.clone(), None),
+                _ => continue,
+            };
+            let args = own_args.as_ref().unwrap_or(self.args);
+            let parts =
+                MaybeItemFn::from_parts(&attrs, Visibility::Inherited, None, &function.sig, block);
+            let name = match &args.name {
+                Some((_, name)) => name.clone(),
+                None => owned_name(&trait_name, &function.sig.ident),
+            };
+            *item = TraitItem::Verbatim(parts.expand(
+                &args.krate(),
+                &name,
+                SelfType::None,
+                Entry::of(args),
+            ));
         }
     }
 
@@ -532,8 +595,12 @@ impl Walker<'_> {
                         &function.block,
                     );
                     let name = default_name(&function.sig.ident);
-                    *item =
-                        Item::Verbatim(parts.expand(&krate, &name, SelfType::None, Entry::Call));
+                    *item = Item::Verbatim(parts.expand(
+                        &krate,
+                        &name,
+                        SelfType::None,
+                        Entry::of(self.args),
+                    ));
                 }
                 Item::Impl(imp) if !self.leaves_alone(&imp.attrs) => self.instrument_impl(imp),
                 Item::Trait(tr) if !self.leaves_alone(&tr.attrs) => self.instrument_trait(tr),

@@ -27,6 +27,7 @@
 //! or use its library name directly: the library is called `wasmprof`.
 
 mod clock;
+mod count;
 mod exit;
 mod guard;
 mod site;
@@ -47,6 +48,7 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 /// What the attribute's expansion refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::count::{count, CountSite};
     pub use crate::guard::{enter, enter_test, Guard};
     pub use crate::site::Site;
 }
@@ -73,6 +75,16 @@ macro_rules! __instrument_body {
         let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
         $body
     }};
+    (count, name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__private::CountSite::new(
+            ::core::module_path!(),
+            $name,
+            ::core::file!(),
+            $line,
+        );
+        $crate::__private::count(&__WASMPROF_SITE, $self_type);
+        $body
+    }};
 }
 
 /// `cargo wasmprof bench`'s floor: one counter increment per call, nothing
@@ -84,7 +96,7 @@ macro_rules! __instrument_body {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    ($(test,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    ($(test,)? $(count,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_CALLS: ::core::sync::atomic::AtomicU64 =
             ::core::sync::atomic::AtomicU64::new(0);
         __WASMPROF_CALLS.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
@@ -97,7 +109,7 @@ macro_rules! __instrument_body {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    ($(test,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
+    ($(test,)? $(count,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
         $body
     };
 }

@@ -14,6 +14,17 @@ pub struct FunctionInfo {
     pub name: String,
     pub file: &'static str,
     pub line: u32,
+    pub tier: Tier,
+}
+
+/// How a function is instrumented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Its calls are nodes of the tree: counted, timed, with their callees.
+    Full,
+    /// Its calls are counted under their caller's node, nothing more: its
+    /// time is its callers' self time (see [`crate::count`]).
+    Counted,
 }
 
 /// The static behind one `#[wasmprof::instrument]` function.
@@ -75,21 +86,50 @@ impl Site {
     #[cold]
     #[inline(never)]
     fn register(&'static self, self_type: Option<fn() -> &'static str>) -> u32 {
-        let mut functions = lock_functions();
-        // Another thread may have registered this site while we waited.
-        if let id @ 1.. = self.id.load(Relaxed) {
-            return id - 1;
-        }
-        let name = qualified_name(self.module_path, self_type.map(|f| f()), self.name);
-        functions.push(FunctionInfo {
-            name,
-            file: self.file,
-            line: self.line,
-        });
-        let id = functions.len() as u32 - 1;
-        self.id.store(id + 1, Relaxed);
-        id
+        register_once(&self.id, || {
+            register_function(
+                self.module_path,
+                self_type,
+                self.name,
+                self.file,
+                self.line,
+                Tier::Full,
+            )
+        })
     }
+}
+
+/// Gives a site its id (plus one, in `id`) from `register`, once: two
+/// threads entering one site for the first time agree on its id.
+pub(crate) fn register_once(id: &AtomicU32, register: impl FnOnce() -> u32) -> u32 {
+    static REGISTERING: Mutex<()> = Mutex::new(());
+    let _order = REGISTERING.lock().unwrap_or_else(|p| p.into_inner());
+    if let known @ 1.. = id.load(Relaxed) {
+        return known - 1;
+    }
+    let new = register();
+    id.store(new + 1, Relaxed);
+    new
+}
+
+/// Adds a function to the table; returns its id.
+pub(crate) fn register_function(
+    module_path: &str,
+    self_type: Option<fn() -> &'static str>,
+    name: &str,
+    file: &'static str,
+    line: u32,
+    tier: Tier,
+) -> u32 {
+    let name = qualified_name(module_path, self_type.map(|f| f()), name);
+    let mut functions = lock_functions();
+    functions.push(FunctionInfo {
+        name,
+        file,
+        line,
+        tier,
+    });
+    functions.len() as u32 - 1
 }
 
 /// A copy of the function table.

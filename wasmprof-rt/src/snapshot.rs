@@ -10,7 +10,8 @@
 //! ```text
 //! header   "WPRF" total_len:u32 version:u32 flags:u32 n_functions:u32
 //!          n_nodes:u32 current:u32 overflow:u32 cap:u32 clock_cost_ms:f64
-//! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32
+//!          probe_cost_ms:f64
+//! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32 tier:u32
 //! node     parent:u32 function:u32 flags:u32 calls:u64 timed_calls:u64
 //!          inclusive_ms:f64
 //! ```
@@ -20,18 +21,23 @@
 //! some calls were too short to time, and their time is in the parent's.
 //! `timed_calls` is how many calls the time stands for.
 //!
+//! `tier` 0: the function's calls are nodes, timed when calls are timed;
+//! 1: counted only, under their callers' nodes, their time in the callers'
+//! (`probe_cost_ms` is what counting one such call costs).
+//!
 //! `flags` bit 0: calls were timed. `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
 //! Node 0 is the root, with parent and function `u32::MAX`.
 
 use crate::clock::TIMED;
 use crate::site::functions;
+pub use crate::site::Tier;
 use crate::state::{lock_finished, with_thread};
 use crate::tree::{CallTree, NodeId, NO_FUNCTION, OVERFLOW_FUNCTION, ROOT};
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 2;
-const HEADER_LEN: usize = 4 * 9 + 8;
+pub const VERSION: u32 = 3;
+const HEADER_LEN: usize = 4 * 9 + 16;
 
 /// A decoded snapshot.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +51,9 @@ pub struct Snapshot {
     pub cap: u32,
     /// What one clock read costs (ms), measured at start-up; 0 if untimed.
     pub clock_cost: f64,
+    /// What counting one call of a count-only function costs (ms); 0 if
+    /// untimed.
+    pub probe_cost: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +61,7 @@ pub struct SnapshotFunction {
     pub name: String,
     pub file: String,
     pub line: u32,
+    pub tier: Tier,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,9 +102,11 @@ impl std::error::Error for DecodeError {}
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
 /// the trees of finished threads merged in.
 pub fn take() -> Snapshot {
-    let (mut tree, current, clock_cost) =
-        with_thread(|t| (t.tree.clone(), t.current, t.clock_cost))
-            .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0));
+    let (mut tree, current, clock_cost, probe_cost) = with_thread(|t| {
+        crate::count::flush_pending(t);
+        (t.tree.clone(), t.current, t.clock_cost, t.probe_cost)
+    })
+    .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0, 0.0));
     tree.merge_from(&lock_finished());
     let nodes = tree
         .nodes()
@@ -116,6 +128,7 @@ pub fn take() -> Snapshot {
                 name: f.name,
                 file: f.file.to_owned(),
                 line: f.line,
+                tier: f.tier,
             })
             .collect(),
         nodes,
@@ -123,6 +136,7 @@ pub fn take() -> Snapshot {
         overflow: tree.overflow(),
         cap: tree.cap() as u32,
         clock_cost: clock_cost.max(0.0),
+        probe_cost: probe_cost.max(0.0),
     }
 }
 
@@ -145,17 +159,55 @@ impl Snapshot {
 
     /// Inclusive time of every node in milliseconds, never negative (clock
     /// jitter could make a total so), with what [`NodeTiming`] says of it.
+    ///
+    /// A node's time holds the cost of counting the count-only calls made
+    /// within it; that cost is taken out, in proportion to the calls that
+    /// were timed.
     pub fn inclusive_times(&self) -> Vec<(f64, NodeTiming)> {
+        let probes = self.counted_calls_within();
         self.nodes
             .iter()
-            .map(|node| {
+            .zip(probes)
+            .map(|(node, probes)| {
                 let timing = NodeTiming {
                     partly_timed: self.timed && node.flags & 1 != 0,
                     sampled: self.timed && node.flags & 2 != 0,
                 };
-                (node.inclusive.max(0.0), timing)
+                let timed_share = if node.calls == 0 {
+                    0.0
+                } else {
+                    node.timed_calls as f64 / node.calls as f64
+                };
+                let probe_time = self.probe_cost * probes as f64 * timed_share;
+                ((node.inclusive - probe_time).max(0.0), timing)
             })
             .collect()
+    }
+
+    /// Whether `node` holds calls of a count-only function.
+    pub fn is_counted(&self, node: usize) -> bool {
+        self.nodes.get(node).is_some_and(|n| {
+            self.functions
+                .get(n.function as usize)
+                .is_some_and(|f| f.tier == Tier::Counted)
+        })
+    }
+
+    /// For every node, the count-only calls made within its calls.
+    fn counted_calls_within(&self) -> Vec<u64> {
+        let mut within = vec![0u64; self.nodes.len()];
+        for index in (1..self.nodes.len()).rev() {
+            let parent = self.nodes[index].parent as usize;
+            let add = if self.is_counted(index) {
+                self.nodes[index].calls
+            } else {
+                within[index]
+            };
+            if let Some(slot) = within.get_mut(parent) {
+                *slot += add;
+            }
+        }
+        within
     }
 
     /// Names of the calls still running, outermost first.
@@ -180,12 +232,18 @@ impl Snapshot {
             out.extend_from_slice(&word.to_le_bytes());
         }
         out.extend_from_slice(&self.clock_cost.to_le_bytes());
+        out.extend_from_slice(&self.probe_cost.to_le_bytes());
         for f in &self.functions {
             for text in [&f.name, &f.file] {
                 out.extend_from_slice(&(text.len() as u32).to_le_bytes());
                 out.extend_from_slice(text.as_bytes());
             }
             out.extend_from_slice(&f.line.to_le_bytes());
+            let tier: u32 = match f.tier {
+                Tier::Full => 0,
+                Tier::Counted => 1,
+            };
+            out.extend_from_slice(&tier.to_le_bytes());
         }
         for n in &self.nodes {
             out.extend_from_slice(&n.parent.to_le_bytes());
@@ -232,12 +290,27 @@ impl Snapshot {
         };
         let cap = r.u32()?;
         let clock_cost = f64::from_bits(r.u64()?);
+        let probe_cost = f64::from_bits(r.u64()?);
         let mut functions = Vec::with_capacity(n_functions.min(bytes.len()));
         for _ in 0..n_functions {
             let name = r.string()?;
             let file = r.string()?;
             let line = r.u32()?;
-            functions.push(SnapshotFunction { name, file, line });
+            let tier = match r.u32()? {
+                0 => Tier::Full,
+                1 => Tier::Counted,
+                other => {
+                    return Err(DecodeError(format!(
+                        "snapshot function {name} has an unknown tier {other}"
+                    )))
+                }
+            };
+            functions.push(SnapshotFunction {
+                name,
+                file,
+                line,
+                tier,
+            });
         }
         let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 36));
         for index in 0..n_nodes {
@@ -281,6 +354,7 @@ impl Snapshot {
             overflow,
             cap,
             clock_cost,
+            probe_cost,
         })
     }
 }
@@ -342,6 +416,7 @@ mod tests {
                 name: "a::b".into(),
                 file: "src/lib.rs".into(),
                 line: 7,
+                tier: Tier::Full,
             }],
             nodes: vec![
                 SnapshotNode {
@@ -365,6 +440,7 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
+            probe_cost: 0.0,
         }
     }
 

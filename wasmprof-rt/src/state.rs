@@ -21,6 +21,8 @@ pub(crate) struct ThreadState {
     /// What one clock read costs, as seen between two reads (ms); negative
     /// until measured.
     pub clock_cost: f64,
+    /// What counting one call of a count-only function costs (ms).
+    pub probe_cost: f64,
     /// Timed calls so far: a timed call's span holds the clock reads of the
     /// timed calls made within it, which are taken out of its time.
     pub timed_total: u64,
@@ -36,6 +38,7 @@ impl ThreadState {
             tree: CallTree::new(DEFAULT_CAP),
             current: ROOT,
             clock_cost: -1.0,
+            probe_cost: 0.0,
             timed_total: 0,
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
             timed: Vec::new(),
@@ -55,6 +58,7 @@ impl ThreadState {
             last = crate::clock::now();
         }
         self.clock_cost = ((last - first) / READS as f64).max(0.0);
+        self.probe_cost = crate::count::measure_probe_cost(self.clock_cost);
     }
 }
 

@@ -30,9 +30,17 @@ pub struct BuiltModule {
     pub js: Option<PathBuf>,
     /// `host`, `none`, or `None` when built without instrumentation.
     pub instrument: Option<&'static str>,
-    /// Crate-wide instrumentation left out functions smaller than this
-    /// (`--min-size`); `None` when it left none out for their size.
-    pub min_size: Option<usize>,
+    /// Crate-wide instrumentation did not fully instrument the functions
+    /// smaller than this; `None` when size made no difference.
+    pub small: Option<SmallFunctions>,
+}
+
+/// What crate-wide instrumentation did with functions below `--min-size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SmallFunctions {
+    pub min_size: usize,
+    /// Counted only (`--count-small`, the default), else left out.
+    pub counted: bool,
 }
 
 /// The instrumentation mode these flags ask for.
@@ -60,8 +68,8 @@ pub struct Prepared {
     pub build_dir: PathBuf,
     /// rustc flags to add to the user's.
     pub extra_rustflags: Vec<String>,
-    /// Crate-wide instrumentation left out functions smaller than this.
-    pub min_size: Option<usize>,
+    /// What crate-wide instrumentation did with small functions.
+    pub small: Option<SmallFunctions>,
 }
 
 impl Prepared {
@@ -96,7 +104,13 @@ pub fn prepare(
         (None, Some(_)) => crate::rewrite::shadow::remap_flags(),
         (None, None) => Vec::new(),
     };
-    let min_size = shadow.as_ref().map(|s| s.min_size).filter(|&n| n > 0);
+    let small = shadow
+        .as_ref()
+        .filter(|s| s.min_size > 0)
+        .map(|s| SmallFunctions {
+            min_size: s.min_size,
+            counted: s.count_small,
+        });
     // Each set of crate-wide flags builds into a target directory of its
     // own: cargo names a rewritten crate's artifacts by its path relative
     // to the workspace, which every shadow copy shares, and judges them
@@ -110,7 +124,7 @@ pub fn prepare(
         shadow,
         build_dir,
         extra_rustflags,
-        min_size,
+        small,
     })
 }
 
@@ -134,9 +148,9 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
         shadow,
         build_dir,
         extra_rustflags,
-        min_size,
+        small,
     } = &prepared;
-    let (build_dir, extra_rustflags, min_size) = (build_dir.clone(), extra_rustflags, *min_size);
+    let (build_dir, extra_rustflags, small) = (build_dir.clone(), extra_rustflags, *small);
     units
         .into_iter()
         .map(|unit| {
@@ -191,7 +205,7 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
             ui::status("Finished", &format!("{}", module.wasm.display()));
             Ok(BuiltModule {
                 instrument,
-                min_size,
+                small,
                 ..module
             })
         })
@@ -213,6 +227,7 @@ fn crate_wide(
         instrument_all: args.crate_wide.instrument_all,
         crates: args.crate_wide.instrument_crate.clone(),
         min_size: args.crate_wide.min_size,
+        count_small: args.crate_wide.count_small(),
         tests,
     };
     // Absolute: the copy's paths are mapped back by prefix, and a relative
@@ -253,7 +268,7 @@ fn finish_module(
             wasm,
             js: None,
             instrument: None,
-            min_size: None,
+            small: None,
         });
     }
     let bytes =
@@ -279,7 +294,7 @@ fn finish_module(
         wasm,
         js: Some(js),
         instrument: None,
-        min_size: None,
+        small: None,
     })
 }
 

@@ -268,6 +268,7 @@ mod tests {
                 min_size: None,
                 max_nodes: None,
                 samples_file: None,
+                small_counted: false,
             },
             timer: TimerInfo {
                 mode: TimerMode::Host,
@@ -281,12 +282,14 @@ mod tests {
                     file: "src/main.rs".into(),
                     line: 3,
                     column: None,
+                    tier: None,
                 },
                 Function {
                     name: "demo::add".into(),
                     file: "src/main.rs".into(),
                     line: 9,
                     column: None,
+                    tier: None,
                 },
             ],
             nodes: vec![

@@ -61,11 +61,16 @@ pub struct RunInfo {
     pub exit_code: i32,
     /// Wall-clock time of the whole run as the host measured it, in nanoseconds.
     pub wall_nanos: u64,
-    /// Crate-wide instrumentation left out functions smaller than this
-    /// (`--min-size`, in syntax nodes) that had no loop: their time is
-    /// their callers' self time. Absent when no size threshold applied.
+    /// Crate-wide instrumentation did not fully instrument functions
+    /// smaller than this (`--min-size`, in syntax nodes) that had no loop:
+    /// their time is their callers' self time. Absent when no size
+    /// threshold applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_size: Option<u64>,
+    /// Those small functions were counted (their functions' `tier` is
+    /// `counted`) rather than left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub small_counted: bool,
     /// The call tree's capacity in nodes, as the module was built
     /// (`--max-nodes`); calls past it kept their count, not their path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -155,6 +160,22 @@ pub struct Function {
     /// functions of one name in one script apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column: Option<u32>,
+    /// How an instrumented function was instrumented; absent for a
+    /// function read from a sampling profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<FunctionTier>,
+}
+
+/// How an instrumented function was instrumented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FunctionTier {
+    /// Each call path is a node: counted and, when timed, timed.
+    Full,
+    /// Calls counted under their callers' nodes, not timed: the function's
+    /// time is in its callers' self time (`#[wasmprof::instrument(count)]`,
+    /// the small functions of crate-wide instrumentation).
+    Counted,
 }
 
 /// One calling context: a function reached through one path from the root.

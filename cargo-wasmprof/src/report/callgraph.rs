@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use super::cycles::strongly_connected_components;
 use super::node_times::NodeTimes;
-use crate::profile::Profile;
+use crate::profile::{FunctionTier, Profile};
 
 /// Index into [`CallGraph::functions`]: the index in `Profile::functions`, or
 /// `Profile::functions.len()` for the `<overflow>` pseudo-function.
@@ -57,9 +57,23 @@ pub struct FunctionStats {
     pub open: bool,
     /// This is the `<overflow>` pseudo-function, not a real one.
     pub is_overflow: bool,
+    /// Counted only (the count-only tier): exact calls, no time of its own.
+    pub counted_only: bool,
 }
 
+/// What the text reports put after a count-only function's name.
+pub const COUNTED_MARK: &str = " (counted)";
+
 impl FunctionStats {
+    /// The name, marked when the function was counted only.
+    pub fn marked_name(&self) -> String {
+        if self.counted_only {
+            format!("{}{COUNTED_MARK}", self.name)
+        } else {
+            self.name.clone()
+        }
+    }
+
     /// Calls from anywhere but the function itself (gprof's `n` in `n+r`).
     pub fn non_recursive_calls(&self) -> u64 {
         self.calls - self.recursive_calls
@@ -308,11 +322,15 @@ fn function_table(profile: &Profile, node_function: &[Option<FunctionId>]) -> Ve
         cycle: None,
         open: false,
         is_overflow,
+        counted_only: false,
     };
     let mut functions: Vec<FunctionStats> = profile
         .functions
         .iter()
-        .map(|f| blank(&f.name, &f.file, f.line, false))
+        .map(|f| FunctionStats {
+            counted_only: f.tier == Some(FunctionTier::Counted),
+            ..blank(&f.name, &f.file, f.line, false)
+        })
         .collect();
     let overflow = profile.functions.len();
     if node_function.contains(&Some(overflow)) {

@@ -431,6 +431,7 @@ mod tests {
                 file: "src/lib.rs".into(),
                 line: c + 1,
                 column: None,
+                tier: None,
             })
             .collect();
         for chain in 0..200usize {

@@ -134,7 +134,7 @@ impl<'a> GprofWriter<'a> {
     /// function.
     fn tagged_name(&self, function: FunctionId) -> String {
         let stats = &self.graph.functions[function];
-        let mut name = stats.name.clone();
+        let mut name = stats.marked_name();
         if let Some(cycle) = self.graph.cycle_of(function) {
             name.push_str(&format!(" <cycle {}>", cycle.number));
         }

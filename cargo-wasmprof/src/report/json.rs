@@ -16,7 +16,7 @@
 //!     { "id": 2, "name": "demo::add", "file": "src/lib.rs", "line": 9,
 //!       "calls": 52500000, "recursive_calls": 0,
 //!       "self_nanos": 105000000.0, "total_nanos": 105000000.0,
-//!       "cycle": null, "open": false }
+//!       "cycle": null, "open": false, "tier": "full" }
 //!   ],
 //!   "arcs": [
 //!     { "caller": null, "caller_id": null, "callee": "demo::main", "callee_id": 0,
@@ -36,6 +36,9 @@
 //!   decreasing); `id` is the index in `profile.functions`, except for the
 //!   `<overflow>` pseudo-function (calls after the call tree was full),
 //!   which comes with the next id, `file` `""` and `line` 0.
+//! * `tier` is `full` or, for a count-only function (exact calls, its
+//!   time in its callers' self time), `counted`; absent for sampled
+//!   profiles.
 //! * `calls` counts every call; `recursive_calls` those a function made to
 //!   itself directly. `total_nanos` is counted at outermost activations, so
 //!   recursion is never counted twice; `cycle` is gprof's `<cycle N>` number.
@@ -52,7 +55,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::callgraph::{CallGraph, FunctionId};
-use crate::profile::Profile;
+use crate::profile::{FunctionTier, Profile};
 
 /// The `format` value of the document.
 pub const REPORT_FORMAT: &str = "wasmprof-report/1";
@@ -96,6 +99,9 @@ struct FunctionRow<'a> {
     total_nanos: f64,
     cycle: Option<usize>,
     open: bool,
+    /// `counted` for a count-only function (no time of its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<FunctionTier>,
 }
 
 #[derive(Serialize)]
@@ -140,6 +146,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
                 total_nanos: f.total_nanos,
                 cycle: graph.cycle_of(id).map(|c| c.number),
                 open: f.open,
+                tier: profile.functions.get(id).and_then(|f| f.tier),
             }
         })
         .collect();
@@ -238,6 +245,24 @@ mod tests {
         assert_eq!(fib["calls"], 4_378_200);
         assert_eq!(fib["recursive_calls"], 4_378_000);
         assert_eq!(fib["cycle"], Value::Null);
+    }
+
+    #[test]
+    fn count_only_functions_say_their_tier() {
+        let profile = crate::report::testing::ProfileBuilder::untimed()
+            .path(&["main"], 1, 0.0)
+            .path(&["main", "get"], 7, 0.0)
+            .counted("get")
+            .build();
+        let value = to_value(&profile);
+        let get = value["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "get")
+            .unwrap();
+        assert_eq!(get["tier"], "counted");
+        assert_eq!(get["calls"], 7);
     }
 
     #[test]

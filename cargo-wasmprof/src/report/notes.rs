@@ -2,9 +2,9 @@
 //! what is missing from it. A profile of a run that trapped or timed out is
 //! still worth reading, but only if nobody mistakes it for a complete one.
 
-use super::callgraph::OVERFLOW_NAME;
+use super::callgraph::{COUNTED_MARK, OVERFLOW_NAME};
 use super::units::human_duration;
-use crate::profile::Profile;
+use crate::profile::{FunctionTier, Profile};
 
 /// One line naming the run: package (or module), entry, host, wall time.
 pub fn run_line(profile: &Profile) -> String {
@@ -84,11 +84,29 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
              time staying in their callers' own time; {names} had such calls."
         ));
     }
-    if let Some(min) = profile.run.min_size {
+    let counted = profile
+        .functions
+        .iter()
+        .filter(|f| f.tier == Some(FunctionTier::Counted))
+        .count();
+    if counted > 0 {
+        let why = match profile.run.min_size {
+            Some(min) if profile.run.small_counted => format!(
+                "smaller than --min-size {min}, with no loop or recursion; --min-size 0 times \
+                 them all"
+            ),
+            _ => "#[wasmprof::instrument(count)]".to_owned(),
+        };
         lines.push(format!(
-            "NOTE: built with --min-size {min}: functions smaller than that, with no loop \
-             or recursion, were not instrumented; their time is in their callers' self \
-             time (--min-size 0 instruments them all)."
+            "NOTE: {counted} functions marked{COUNTED_MARK} were counted only ({why}): their \
+             calls and callers are exact, their time is in their callers' self time."
+        ));
+    }
+    if let Some(min) = profile.run.min_size.filter(|_| !profile.run.small_counted) {
+        lines.push(format!(
+            "NOTE: built with --min-size {min} and small functions left out: functions smaller \
+             than that, with no loop or recursion, were not instrumented; their time is in \
+             their callers' self time."
         ));
     }
     if let Some(hybrid) = &profile.timer.hybrid {
@@ -284,9 +302,28 @@ mod tests {
         assert_eq!(
             warnings(&profile),
             vec![
-                "NOTE: built with --min-size 3: functions smaller than that, with no loop \
-                 or recursion, were not instrumented; their time is in their callers' self \
-                 time (--min-size 0 instruments them all)."
+                "NOTE: built with --min-size 3 and small functions left out: functions \
+                 smaller than that, with no loop or recursion, were not instrumented; their \
+                 time is in their callers' self time."
+            ]
+        );
+    }
+
+    #[test]
+    fn count_only_functions_are_explained() {
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main"], 1, 5.0)
+            .path(&["main", "get"], 1000, 0.0)
+            .counted("get")
+            .build();
+        profile.run.min_size = Some(40);
+        profile.run.small_counted = true;
+        assert_eq!(
+            warnings(&profile),
+            vec![
+                "NOTE: 1 functions marked (counted) were counted only (smaller than --min-size \
+                 40, with no loop or recursion; --min-size 0 times them all): their calls and \
+                 callers are exact, their time is in their callers' self time."
             ]
         );
     }

@@ -36,7 +36,7 @@ use prost::Message;
 use super::callgraph::OVERFLOW_NAME;
 use super::node_times::NodeTimes;
 use super::notes;
-use crate::profile::Profile;
+use crate::profile::{FunctionTier, Profile};
 
 /// Frames kept at each end of a stack that is too deep.
 pub const MAX_FRAMES_EACH_SIDE: usize = 128;
@@ -96,6 +96,9 @@ struct Tables {
     timed: bool,
     /// Calls were counted; otherwise the first value is the node's samples.
     counted: bool,
+    /// The `tier: counted` label of the samples of count-only functions,
+    /// by node (`None` for the others).
+    tier_label: Vec<Option<proto::Label>>,
 }
 
 impl Tables {
@@ -173,6 +176,25 @@ impl Tables {
             .iter()
             .map(|n| n.function.map_or(overflow_id, |f| f as u64 + 1))
             .collect();
+        let is_counted = |n: &crate::profile::Node| {
+            n.function
+                .and_then(|f| profile.functions.get(f))
+                .is_some_and(|f| f.tier == Some(FunctionTier::Counted))
+        };
+        let tier_label = if profile.nodes.iter().any(is_counted) {
+            let counted = proto::Label {
+                key: strings.intern("tier"),
+                str: strings.intern("counted"),
+                ..Default::default()
+            };
+            profile
+                .nodes
+                .iter()
+                .map(|n| is_counted(n).then(|| counted.clone()))
+                .collect()
+        } else {
+            vec![None; profile.nodes.len()]
+        };
         let mut comment = vec![strings.intern(&notes::run_line(profile))];
         for warning in notes::warnings(profile) {
             comment.push(strings.intern(&warning));
@@ -197,6 +219,7 @@ impl Tables {
             elided_location: elided_id,
             timed,
             counted: profile.timer.mode.counted(),
+            tier_label,
         }
     }
 }
@@ -258,7 +281,7 @@ fn for_each_sample<E>(
         emit(proto::Sample {
             location_id: leaf_first(&path, tables.elided_location),
             value,
-            label: Vec::new(),
+            label: tables.tier_label[child].iter().cloned().collect(),
         })?;
     }
     Ok(())

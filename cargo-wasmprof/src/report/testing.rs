@@ -45,6 +45,7 @@ impl ProfileBuilder {
                 min_size: None,
                 max_nodes: None,
                 samples_file: None,
+                small_counted: false,
             },
             timer: TimerInfo {
                 mode,
@@ -74,6 +75,13 @@ impl ProfileBuilder {
         let node = self.node(path);
         self.profile.nodes[node].calls += calls;
         self.self_nanos[node] += self_nanos;
+        self
+    }
+
+    /// Makes `name` a count-only function (after the paths that name it).
+    pub fn counted(mut self, name: &str) -> Self {
+        let function = self.function(name);
+        self.profile.functions[function].tier = Some(crate::profile::FunctionTier::Counted);
         self
     }
 
@@ -124,6 +132,7 @@ impl ProfileBuilder {
             file: "src/lib.rs".into(),
             line,
             column: None,
+            tier: None,
         });
         self.profile.functions.len() - 1
     }

@@ -90,17 +90,20 @@ impl<'a> FileWalk<'a> {
             let path = join(module, &[function.sig.ident.unraw().to_string()]);
             let at = self.item_start(function.to_token_stream());
             self.insert(at, self.spec.runtime.test_attr());
-            self.plan(&function.sig.ident, path, PlannedKind::Test);
+            self.plan(&function.sig.ident, path, PlannedKind::Test, Tier::Full);
             return;
         }
         let path = join(module, &[function.sig.ident.unraw().to_string()]);
         let entry = is_entry(&function.sig.ident, &function.attrs);
-        if !self.wanted(&path, &function.sig.ident, entry, &function.block) {
-            return;
-        }
+        let tier = self.wanted(&path, &function.sig.ident, entry, &function.block);
+        let attr = match tier {
+            Tier::Full => self.spec.runtime.instrument_attr(),
+            Tier::Counted => self.spec.runtime.count_attr(),
+            Tier::Out => return,
+        };
         let at = self.item_start(function.to_token_stream());
-        self.insert(at, self.spec.runtime.instrument_attr());
-        self.plan(&function.sig.ident, path, PlannedKind::Function);
+        self.insert(at, attr);
+        self.plan(&function.sig.ident, path, PlannedKind::Function, tier);
     }
 
     fn impl_block(&mut self, imp: &ItemImpl, module: &[String]) {
@@ -136,8 +139,7 @@ impl<'a> FileWalk<'a> {
             (Some(trait_name), true) => trait_name.clone(),
             _ => type_label(&imp.self_ty),
         };
-        let mut wanted = Vec::new();
-        let mut unwanted = Vec::new();
+        let mut members = Vec::new();
         for item in &imp.items {
             let ImplItem::Fn(function) = item else {
                 continue;
@@ -154,15 +156,11 @@ impl<'a> FileWalk<'a> {
                 module,
                 &owner,
             ) {
-                let entry = (function.to_token_stream(), &function.sig.ident, take.1);
-                if take.0 {
-                    wanted.push(entry);
-                } else {
-                    unwanted.push(entry);
-                }
+                let (tier, path) = take;
+                members.push((function.to_token_stream(), &function.sig.ident, path, tier));
             }
         }
-        self.mark_block(imp.to_token_stream(), wanted, unwanted, PlannedKind::Method);
+        self.mark_block(imp.to_token_stream(), members, PlannedKind::Method);
     }
 
     fn trait_block(&mut self, tr: &ItemTrait, module: &[String]) {
@@ -174,8 +172,7 @@ impl<'a> FileWalk<'a> {
             return;
         }
         let owner = tr.ident.unraw().to_string();
-        let mut wanted = Vec::new();
-        let mut unwanted = Vec::new();
+        let mut members = Vec::new();
         for item in &tr.items {
             let TraitItem::Fn(function) = item else {
                 continue;
@@ -187,20 +184,11 @@ impl<'a> FileWalk<'a> {
             if let Some(take) =
                 self.block_member(&function.attrs, &function.sig, block, entry, module, &owner)
             {
-                let entry = (function.to_token_stream(), &function.sig.ident, take.1);
-                if take.0 {
-                    wanted.push(entry);
-                } else {
-                    unwanted.push(entry);
-                }
+                let (tier, path) = take;
+                members.push((function.to_token_stream(), &function.sig.ident, path, tier));
             }
         }
-        self.mark_block(
-            tr.to_token_stream(),
-            wanted,
-            unwanted,
-            PlannedKind::DefaultMethod,
-        );
+        self.mark_block(tr.to_token_stream(), members, PlannedKind::DefaultMethod);
     }
 
     /// For a function of an impl block or trait that the macro would
@@ -215,7 +203,7 @@ impl<'a> FileWalk<'a> {
         entry: bool,
         module: &[String],
         owner: &str,
-    ) -> Option<(bool, String)> {
+    ) -> Option<(Tier, String)> {
         if self.leaves_alone(attrs) {
             self.stats.left_alone += 1;
             return None;
@@ -227,32 +215,49 @@ impl<'a> FileWalk<'a> {
         let path = join(module, &[owner.to_owned(), sig.ident.unraw().to_string()]);
         if !instrumentable(sig, attrs) {
             self.stats.not_instrumentable += 1;
-            return Some((false, path));
+            return Some((Tier::Out, path));
         }
-        let wanted = self.wanted(&path, &sig.ident, entry, block);
-        Some((wanted, path))
+        let tier = self.wanted(&path, &sig.ident, entry, block);
+        Some((tier, path))
     }
 
-    /// One attribute on the block if anything in it is wanted, and a skip
-    /// on each member that is not.
+    /// One attribute on the block, for its members' commonest tier (full
+    /// if any member is fully instrumented), and on each other member its
+    /// own: `count`, or a skip for one left out. The macro expands them all
+    /// from the block, where their `Self` is known.
     fn mark_block(
         &mut self,
         block: TokenStream,
-        wanted: Vec<(TokenStream, &syn::Ident, String)>,
-        unwanted: Vec<(TokenStream, &syn::Ident, String)>,
+        members: Vec<(TokenStream, &syn::Ident, String, Tier)>,
         kind: PlannedKind,
     ) {
-        if wanted.is_empty() {
+        let block_tier = if members.iter().any(|m| m.3 == Tier::Full) {
+            Tier::Full
+        } else if members.iter().any(|m| m.3 == Tier::Counted) {
+            Tier::Counted
+        } else {
             return;
-        }
+        };
         let at = self.item_start(block);
-        self.insert(at, self.spec.runtime.instrument_attr());
-        for (_, ident, path) in wanted {
-            self.plan(ident, path, kind);
-        }
-        for (tokens, _, _) in unwanted {
-            let at = self.item_start(tokens);
-            self.insert(at, self.spec.runtime.skip_attr());
+        let attr = match block_tier {
+            Tier::Full => self.spec.runtime.instrument_attr(),
+            _ => self.spec.runtime.count_attr(),
+        };
+        self.insert(at, attr);
+        for (tokens, ident, path, tier) in members {
+            let attr = match tier {
+                _ if tier == block_tier => None,
+                Tier::Counted => Some(self.spec.runtime.count_attr()),
+                Tier::Full => Some(self.spec.runtime.instrument_attr()),
+                Tier::Out => Some(self.spec.runtime.skip_attr()),
+            };
+            if let Some(attr) = attr {
+                let at = self.item_start(tokens);
+                self.insert(at, attr);
+            }
+            if tier != Tier::Out {
+                self.plan(ident, path, kind, tier);
+            }
         }
     }
 
@@ -325,18 +330,22 @@ impl<'a> FileWalk<'a> {
         }
     }
 
-    /// Whether the patterns and the size threshold let the function in; an
+    /// What the patterns and the size threshold give the function; an
     /// `entry` (`main`, an export) is never too small.
-    fn wanted(&mut self, path: &str, name: &syn::Ident, entry: bool, body: &Block) -> bool {
+    fn wanted(&mut self, path: &str, name: &syn::Ident, entry: bool, body: &Block) -> Tier {
         if !self.spec.filter.allows_path(&self.spec.crate_name, path) {
             self.stats.excluded += 1;
-            return false;
+            return Tier::Out;
         }
-        if !entry && !Size::of(name, body).worth_a_guard(self.spec.filter.min_size) {
+        if entry || Size::of(name, body).worth_a_guard(self.spec.filter.min_size) {
+            Tier::Full
+        } else if self.spec.filter.count_small {
+            self.stats.counted += 1;
+            Tier::Counted
+        } else {
             self.stats.small += 1;
-            return false;
+            Tier::Out
         }
-        true
     }
 
     /// Whether an attribute of ours (`instrument`, `skip`) is already on
@@ -381,7 +390,7 @@ impl<'a> FileWalk<'a> {
         self.insertions.push((at, at, text));
     }
 
-    fn plan(&mut self, ident: &syn::Ident, path: String, kind: PlannedKind) {
+    fn plan(&mut self, ident: &syn::Ident, path: String, kind: PlannedKind, tier: Tier) {
         self.stats.instrumented += 1;
         let line = ident.span().start().line;
         self.planned.push(Planned {
@@ -389,8 +398,20 @@ impl<'a> FileWalk<'a> {
             line,
             path,
             kind,
+            counted: tier == Tier::Counted,
         });
     }
+}
+
+/// What crate-wide instrumentation gives one function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tier {
+    /// `#[instrument]`: a node of the tree, timed.
+    Full,
+    /// `#[instrument(count)]`: below the size threshold, counted only.
+    Counted,
+    /// Left out: by a pattern, or small with `--no-count-small`.
+    Out,
 }
 
 /// Traits whose methods run inside the allocator.

@@ -62,6 +62,15 @@ impl Runtime {
         }
     }
 
+    /// `#[::wasmprof::instrument(count)] `: the count-only tier.
+    pub fn count_attr(&self) -> String {
+        if self.name == "wasmprof" {
+            "#[::wasmprof::instrument(count)] ".to_owned()
+        } else {
+            format!("#[::{0}::instrument(crate = ::{0}, count)] ", self.name)
+        }
+    }
+
     /// `#[::wasmprof::instrument(test)] `: a test, recorded at the root.
     pub fn test_attr(&self) -> String {
         if self.name == "wasmprof" {
@@ -107,9 +116,11 @@ pub struct CrateSpec {
 /// What the rewrite found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Functions that will be instrumented.
+    /// Functions that will be instrumented (fully or counted).
     pub instrumented: usize,
-    /// Left out by `--min-size`.
+    /// Below `--min-size`, and counted only (included in `instrumented`).
+    pub counted: usize,
+    /// Below `--min-size`, and left out (`--no-count-small`).
     pub small: usize,
     /// Left out by include/exclude patterns.
     pub excluded: usize,
@@ -125,6 +136,7 @@ pub struct Stats {
 impl Stats {
     fn add(&mut self, other: &Stats) {
         self.instrumented += other.instrumented;
+        self.counted += other.counted;
         self.small += other.small;
         self.excluded += other.excluded;
         self.not_instrumentable += other.not_instrumentable;
@@ -142,6 +154,8 @@ pub struct Planned {
     /// Its path in the crate without the crate name: `parser::Parser::expr`.
     pub path: String,
     pub kind: PlannedKind,
+    /// Counted only (the function is below `--min-size`).
+    pub counted: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

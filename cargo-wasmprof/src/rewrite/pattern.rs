@@ -16,9 +16,12 @@ pub struct Filter {
     pub include: Vec<String>,
     /// Functions matching one of these are left alone.
     pub exclude: Vec<String>,
-    /// Functions smaller than this, without a loop or recursion, are left
-    /// alone (see [`super::size`]).
+    /// Functions smaller than this, without a loop or recursion, are not
+    /// fully instrumented (see [`super::size`]).
     pub min_size: usize,
+    /// Whether those small functions are counted (the count-only tier)
+    /// rather than left out.
+    pub count_small: bool,
 }
 
 /// Stands for "anything inside this module": only a `*` can match it.
@@ -85,6 +88,7 @@ mod tests {
 
     fn filter(include: &[&str], exclude: &[&str]) -> Filter {
         Filter {
+            count_small: true,
             include: include.iter().map(|s| s.to_string()).collect(),
             exclude: exclude.iter().map(|s| s.to_string()).collect(),
             min_size: 0,

@@ -33,6 +33,8 @@ pub struct Settings {
     pub crates: Vec<String>,
     /// `--min-size N`.
     pub min_size: Option<usize>,
+    /// `--count-small` (`Some(true)`) or `--no-count-small` (`Some(false)`).
+    pub count_small: Option<bool>,
     /// `cargo wasmprof test`: the selected packages' tests are marked as
     /// tests, so that each test's calls are under a node of its own.
     pub tests: bool,
@@ -47,6 +49,8 @@ pub struct ManifestConfig {
     pub exclude: Vec<String>,
     /// `min-size = N`.
     pub min_size: Option<usize>,
+    /// `count-small = true|false`.
+    pub count_small: Option<bool>,
 }
 
 /// Reads `[package.metadata.wasmprof]` from what cargo metadata reports.
@@ -102,8 +106,18 @@ pub fn manifest_config(package: &Package) -> Result<ManifestConfig> {
                     .with_context(|| format!("{}: `{key}` must be a whole number", place()))?;
                 config.min_size = Some(n as usize);
             }
+            "count-small" | "count_small" => {
+                let on = value.as_bool().with_context(|| {
+                    format!(
+                        "{}: `{key}` must be true (count the small functions) or false \
+                         (leave them out)",
+                        place()
+                    )
+                })?;
+                config.count_small = Some(on);
+            }
             other => ui::warning(&format!(
-                "{}: unknown key `{other}` (known: instrument, include, exclude, min-size)",
+                "{}: unknown key `{other}` (known: instrument, include, exclude, min-size, count-small)",
                 place()
             )),
         }
@@ -123,6 +137,8 @@ pub struct ShadowBuild {
     /// The smallest size threshold of the rewritten crates (0: every
     /// function was instrumented).
     pub min_size: usize,
+    /// Whether the functions below it were counted (else left out).
+    pub count_small: bool,
     /// Each rewritten crate and what was done to it.
     pub crates: Vec<(String, Stats)>,
     /// The test functions marked as tests (`Settings::tests`).
@@ -376,7 +392,13 @@ pub fn prepare(
         .map(|c| c.filter.min_size)
         .min()
         .unwrap_or(0);
+    // Left out, the small functions of one crate make the note true.
+    let count_small = chosen
+        .iter()
+        .filter(|c| c.functions)
+        .all(|c| c.filter.count_small);
     Ok(Some(ShadowBuild {
+        count_small,
         rustflags: shadow::remap_flags(),
         shadow,
         workspace_copy,
@@ -455,6 +477,7 @@ fn choose<'a>(
                     .min_size
                     .or(config.min_size)
                     .unwrap_or(DEFAULT_MIN_SIZE),
+                count_small: settings.count_small.or(config.count_small).unwrap_or(true),
             },
             functions: true,
             tests: false,
@@ -655,6 +678,11 @@ fn shadow_key(settings: &Settings) -> String {
     if let Some(n) = settings.min_size {
         parts.push(format!("min{n}"));
     }
+    match settings.count_small {
+        Some(true) => parts.push("count".to_owned()),
+        Some(false) => parts.push("nocount".to_owned()),
+        None => {}
+    }
     if !settings.crates.is_empty() {
         let mut crates = settings.crates.clone();
         crates.sort();
@@ -850,7 +878,7 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
     let mut left_out = Vec::new();
     if stats.small > 0 {
         left_out.push(format!(
-            "{} small ones (size below {}, no loop)",
+            "{} small ones (size below {}, no loop; --count-small counts them)",
             stats.small, filter.min_size
         ));
     }
@@ -869,6 +897,14 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
             stats.left_alone
         ));
     }
+    let counted = if stats.counted > 0 {
+        format!(
+            ", {} of them small (size below {}, no loop) and counted only",
+            stats.counted, filter.min_size
+        )
+    } else {
+        String::new()
+    };
     let extra = if left_out.is_empty() {
         String::new()
     } else {
@@ -877,7 +913,7 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
     ui::status(
         "Rewriting",
         &format!(
-            "{} v{}: {} functions instrumented crate-wide{extra}",
+            "{} v{}: {} functions instrumented crate-wide{counted}{extra}",
             package.name, package.version, stats.instrumented
         ),
     );

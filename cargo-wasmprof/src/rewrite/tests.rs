@@ -4,6 +4,7 @@ use super::*;
 
 const INSTRUMENT: &str = "#[::wasmprof::instrument] ";
 const SKIP: &str = "#[::wasmprof::skip] ";
+const COUNT: &str = "#[::wasmprof::instrument(count)] ";
 
 /// A crate in a temporary directory, from `(relative path, text)` pairs.
 struct Crate {
@@ -61,7 +62,7 @@ fn insertions(original: &str, rewritten: &str) -> Vec<(usize, &'static str, Stri
     let mut found = Vec::new();
     for (index, (old, new)) in original.lines().zip(rewritten.lines()).enumerate() {
         let mut rest = new.to_owned();
-        for marker in [INSTRUMENT, SKIP] {
+        for marker in [INSTRUMENT, SKIP, COUNT] {
             while let Some(at) = rest.find(marker) {
                 let after: String = rest[at + marker.len()..]
                     .split_whitespace()
@@ -286,6 +287,57 @@ mod noisy { pub fn n() { let a = 1; let b = 2; } }
     let out = krate.rewrite(&spec);
     let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
     assert_eq!(paths, ["tiny", "Thing::small", "Thing::large"]);
+}
+
+#[test]
+fn small_functions_are_counted_by_default() {
+    let lib = r#"
+fn tiny() -> u32 { 1 }
+fn big(v: &[u32]) -> u32 {
+    let mut s = 0;
+    for x in v { s += x; }
+    s
+}
+impl Thing {
+    fn small(&self) -> u32 { self.0 }
+    fn large(&self) -> u32 {
+        let a = self.0;
+        a * 2
+    }
+}
+impl Small {
+    fn get(&self) -> u32 { self.0 }
+    fn excluded(&self) -> u32 { self.0 }
+}
+"#;
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.filter.min_size = 5;
+    spec.filter.count_small = true;
+    spec.filter.exclude = vec!["Small::excluded".into()];
+    let out = krate.rewrite(&spec);
+    let text = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(
+        insertions(lib, text),
+        vec![
+            (2, COUNT, "fn tiny()".into()),
+            (3, INSTRUMENT, "fn big(v:".into()),
+            (8, INSTRUMENT, "impl Thing".into()),
+            (9, COUNT, "fn small(&self)".into()),
+            (15, COUNT, "impl Small".into()),
+            (17, SKIP, "fn excluded(&self)".into()),
+        ]
+    );
+    assert_eq!(out.stats.instrumented, 5);
+    assert_eq!(out.stats.counted, 3);
+    assert_eq!(out.stats.small, 0);
+    let counted: Vec<&str> = out
+        .planned
+        .iter()
+        .filter(|p| p.counted)
+        .map(|p| p.path.as_str())
+        .collect();
+    assert_eq!(counted, ["tiny", "Thing::small", "Small::get"]);
 }
 
 #[test]

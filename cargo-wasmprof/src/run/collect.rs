@@ -3,10 +3,10 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use wasmprof::snapshot::Snapshot;
+use wasmprof::snapshot::{Snapshot, Tier};
 
 use super::host::HostResult;
-use crate::profile::{self, Function, Node, Profile, RunInfo, TimerInfo, TimerMode};
+use crate::profile::{self, Function, FunctionTier, Node, Profile, RunInfo, TimerInfo, TimerMode};
 
 /// What the run was, independent of what it measured.
 pub struct RunContext {
@@ -15,8 +15,8 @@ pub struct RunContext {
     pub module_sha256: String,
     pub command: Vec<String>,
     pub entry: String,
-    /// The `--min-size` threshold the module was built with.
-    pub min_size: Option<usize>,
+    /// What crate-wide instrumentation did with small functions.
+    pub small: Option<crate::build::SmallFunctions>,
 }
 
 /// Builds the profile. Frames still running when the snapshot was taken are
@@ -70,7 +70,8 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             incomplete_reason,
             exit_code: host.exit_code,
             wall_nanos: host.wall_nanos,
-            min_size: context.min_size.map(|n| n as u64),
+            min_size: context.small.map(|s| s.min_size as u64),
+            small_counted: context.small.is_some_and(|s| s.counted),
             max_nodes: Some(u64::from(snapshot.cap)),
             samples_file: None,
         },
@@ -96,6 +97,10 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                 file: f.file.clone(),
                 line: f.line,
                 column: None,
+                tier: Some(match f.tier {
+                    Tier::Full => FunctionTier::Full,
+                    Tier::Counted => FunctionTier::Counted,
+                }),
             })
             .collect(),
         // Calls past the capacity: under `<overflow>`, each function's own
@@ -152,11 +157,13 @@ mod tests {
                     name: "a::main".into(),
                     file: "src/main.rs".into(),
                     line: 1,
+                    tier: Tier::Full,
                 },
                 SnapshotFunction {
                     name: "a::work".into(),
                     file: "src/main.rs".into(),
                     line: 5,
+                    tier: Tier::Full,
                 },
             ],
             nodes: vec![
@@ -189,6 +196,7 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
+            probe_cost: 0.0,
         }
     }
 
@@ -199,7 +207,7 @@ mod tests {
             module_sha256: "ff".into(),
             command: vec![],
             entry: "main".into(),
-            min_size: None,
+            small: None,
         }
     }
 

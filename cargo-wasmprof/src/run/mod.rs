@@ -107,7 +107,7 @@ fn run_context(module: &BuiltModule, command: Vec<String>, entry: String) -> Res
         module_sha256: sha256_hex(&module.wasm)?,
         command,
         entry,
-        min_size: module.min_size,
+        small: module.small,
     })
 }
 

@@ -133,6 +133,7 @@ impl TreeBuilder {
             file: frame.url.clone(),
             line: u32::try_from(frame.line + 1).unwrap_or(0),
             column: u32::try_from(frame.column).ok(),
+            tier: None,
         });
         self.function_ids.insert(frame.clone(), id);
         id
@@ -278,6 +279,7 @@ pub fn sampled_profile(
             min_size: None,
             max_nodes: None,
             samples_file: None,
+            small_counted: false,
         },
         timer: TimerInfo {
             mode: TimerMode::Sampled,

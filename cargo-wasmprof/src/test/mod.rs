@@ -71,7 +71,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
             .collect::<Vec<_>>()
             .join("+"),
         command: command_line.clone(),
-        min_size: prepared.min_size,
+        small: prepared.small,
         offline: args.cargo.offline,
         copy_of: prepared
             .shadow

@@ -304,6 +304,7 @@ mod tests {
             file: file.into(),
             line,
             column: None,
+            tier: None,
         }
     }
 
@@ -333,6 +334,7 @@ mod tests {
             line,
             path: path.into(),
             kind: crate::rewrite::PlannedKind::Test,
+            counted: false,
         }
     }
 

@@ -229,7 +229,7 @@ fn save(
         module_sha256: run_cmd::sha256_hex(wasm)?,
         command: session.command.clone(),
         entry: format!("test binary {name}"),
-        min_size: session.min_size,
+        small: session.small,
     };
     let profile = collect::to_profile(&snapshot, result, context);
     let path = profile::new_profile_path(&session.dir, name);

@@ -24,8 +24,8 @@ pub struct Session {
     pub package: String,
     /// The `cargo wasmprof test` command line.
     pub command: Vec<String>,
-    /// `--min-size` of a crate-wide build.
-    pub min_size: Option<usize>,
+    /// What a crate-wide build did with small functions.
+    pub small: Option<crate::build::SmallFunctions>,
     /// `--offline`: no wasm-bindgen CLI is installed.
     pub offline: bool,
     /// The shadow copy cargo builds and runs from, and the workspace it
@@ -88,7 +88,7 @@ mod tests {
             host_args: flags.host,
             package: "p".into(),
             command: vec![],
-            min_size: None,
+            small: None,
             offline: false,
             copy_of: Some(("/t/shadow/ws".into(), "/home/me/ws".into())),
         };

@@ -269,7 +269,7 @@ fn misuse_is_one_error_and_the_item_unchanged() {
         (
             "level = 1",
             "fn f() {}",
-            "expected one of: `crate`, `name`, `test`",
+            "expected one of: `crate`, `name`, `test`, `count`",
         ),
         (
             "name = 1",
@@ -347,7 +347,9 @@ fn an_impl_block_instruments_its_methods() {
     assert_eq!(imp.items.len(), 8);
     let found = sites(&expanded);
     let names: Vec<&str> = found.iter().map(|(name, _, _)| name.as_str()).collect();
-    assert_eq!(names, ["\"new\"", "\"len\""]);
+    // A member with an attribute of its own is expanded here too, with its
+    // own arguments and its block's `Self`.
+    assert_eq!(names, ["\"new\"", "\"len\"", "\"own\""]);
     assert_eq!(found[0].1, "3");
     assert_eq!(found[1].1, "4");
     assert!(found
@@ -356,7 +358,7 @@ fn an_impl_block_instruments_its_methods() {
     let text = text(&expanded);
     assert!(text.contains("# ! [allow (dead_code)]"));
     assert!(text.contains("# [wasmprof :: skip] fn skipped (& self) { }"));
-    assert!(text.contains("# [wasmprof :: instrument (name = \"own\")] fn has_its_own"));
+    assert!(!text.contains("# [wasmprof :: instrument"));
     assert!(text.contains("const fn constant () -> u32 { 1 }"));
 }
 
@@ -426,4 +428,47 @@ fn a_module_instruments_everything_inside() {
     let module: ItemMod = syn::parse2(expanded.clone()).unwrap();
     assert_eq!(module.content.unwrap().1.len(), 8);
     assert!(text(&expanded).contains("# ! [doc = \" docs\"]"));
+}
+
+#[test]
+fn count_is_the_count_only_entry_on_functions_and_blocks() {
+    let expanded = text(&expand("count", "fn get(&self) -> u32 { self.0 }"));
+    assert!(
+        expanded.contains("__instrument_body ! { count , name = \"get\""),
+        "{expanded}"
+    );
+    let block = text(&expand("count", "impl S { fn a(&self) {} fn b() {} }"));
+    assert_eq!(block.matches("{ count , name =").count(), 2, "{block}");
+}
+
+#[test]
+fn a_member_with_its_own_attribute_is_expanded_with_its_block_s_self() {
+    // What crate-wide instrumentation writes: a fully instrumented impl
+    // with a small method counted only; `new` does not mention `Self`, yet
+    // is named by its type.
+    let expanded = text(&expand(
+        "crate = ::wasmprof_rt",
+        "impl LineStart { \
+             fn scan(&mut self) -> usize { 0 } \
+             #[::wasmprof_rt::instrument(crate = ::wasmprof_rt, count)] \
+             fn new(n: usize) -> LineStart { LineStart(n) } \
+             #[::wasmprof_rt::instrument(name = \"renamed\")] \
+             fn other() {} \
+         }",
+    ));
+    assert!(
+        !expanded.contains("# [:: wasmprof_rt :: instrument"),
+        "{expanded}"
+    );
+    let new = &expanded[expanded.find("fn new").unwrap()..];
+    assert!(
+        new.contains(":: wasmprof_rt :: __instrument_body ! { count , name = \"new\""),
+        "{new}"
+    );
+    assert!(new.contains("type_name :: < Self >"), "{new}");
+    let other = &expanded[expanded.find("fn other").unwrap()..];
+    assert!(
+        other.contains(":: wasmprof_rt :: __instrument_body ! { name = \"renamed\""),
+        "{other}"
+    );
 }

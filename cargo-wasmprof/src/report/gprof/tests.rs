@@ -225,3 +225,26 @@ fn self_time_is_never_negative() {
     assert!(!text.contains("-0.0"), "{text}");
     assert!(!text.contains(" -"), "{text}");
 }
+
+#[test]
+fn count_only_functions_are_marked_in_both_tables() {
+    let profile = ProfileBuilder::timed()
+        .path(&["main"], 1, 5_000.0)
+        .path(&["main", "get"], 1000, 0.0)
+        .counted("get")
+        .build();
+    let text = render(&profile);
+    let flat = flat_lines(&text);
+    let get = flat.iter().find(|l| l.contains("get")).expect("get's line");
+    assert!(get.ends_with(" get (counted)"), "{get}");
+    assert!(get.contains(" 1000 "), "{get}");
+    let blocks = call_graph_blocks(&text);
+    let main_block = blocks
+        .iter()
+        .find(|b| b.lines().any(|l| l.starts_with('[') && l.contains("main")))
+        .expect("main's entry");
+    assert!(
+        main_block.contains("1000/1000        get (counted) ["),
+        "{main_block}"
+    );
+}

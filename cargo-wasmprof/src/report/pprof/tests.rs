@@ -287,3 +287,28 @@ fn go_tool_pprof_reads_the_file_and_shows_the_exact_numbers() {
         }
     }
 }
+
+#[test]
+fn count_only_samples_carry_a_tier_label() {
+    let profile = ProfileBuilder::timed()
+        .path(&["main"], 1, 5_000.0)
+        .path(&["main", "get"], 1000, 0.0)
+        .counted("get")
+        .build();
+    let message = decode(&encode(&profile));
+    let text = |i: i64| message.string_table[i as usize].as_str();
+    let labelled: Vec<(Vec<u64>, &str, &str)> = message
+        .sample
+        .iter()
+        .flat_map(|s| {
+            s.label
+                .iter()
+                .map(move |l| (s.location_id.clone(), l.key, l.str))
+        })
+        .map(|(loc, k, v)| (loc, text(k), text(v)))
+        .collect();
+    assert_eq!(labelled.len(), 1, "{labelled:?}");
+    assert_eq!((labelled[0].1, labelled[0].2), ("tier", "counted"));
+    let without = decode(&encode(&appendix_b(true)));
+    assert!(!without.string_table.iter().any(|s| s == "counted"));
+}
