@@ -220,8 +220,18 @@ fn every_function_is_counted_at_its_own_file_and_line_and_the_sources_stay_untou
     assert!(before == user_files(), "the user's files changed");
 }
 
+/// The functions that are fully instrumented by default: `main` is the
+/// entry, `total_area` and `count_words` loop, `fib` recurses; every other
+/// function is a few lines without a loop, and counted only.
+const CRATE_WIDE_FULL: &[&str] = &[
+    "crate_wide::main",
+    "crate_wide::total_area",
+    "crate_wide::text::count_words",
+    "crate_wide::numbers::fib",
+];
+
 #[test]
-fn by_default_small_functions_without_a_loop_are_left_out_and_the_report_says_so() {
+fn by_default_small_functions_are_counted_only_with_the_same_counts() {
     let target_dir = examples_dir().join("target").join("e2e-min-size");
     let target = target_dir.to_str().unwrap();
     let run = wasmprof(&[
@@ -235,40 +245,124 @@ fn by_default_small_functions_without_a_loop_are_left_out_and_the_report_says_so
     run.assert_success();
     assert!(
         run.stderr.contains(
-            "4 functions instrumented crate-wide (left out: 13 small ones (size below 40, no loop)"
+            "17 functions instrumented crate-wide, 13 of them small (size below 40, no loop) \
+             and counted only"
         ),
         "{}",
         run.stderr
     );
     let profile = run.profile();
     assert_eq!(profile.run.min_size, Some(40));
-    let calls = calls_by_function(&profile);
-    // `main` is the entry, `total_area` and `count_words` loop, `fib`
-    // recurses: every other function is a few lines without a loop.
+    assert!(profile.run.small_counted);
+    // Every function, with the count it has with --min-size 0.
     let expected: BTreeMap<String, u64> = CRATE_WIDE_CALLS
         .iter()
-        .filter(|(name, _)| {
-            matches!(
-                *name,
-                "crate_wide::main"
-                    | "crate_wide::total_area"
-                    | "crate_wide::text::count_words"
-                    | "crate_wide::numbers::fib"
-            )
-        })
         .map(|&(name, count)| (name.to_owned(), count))
         .collect();
-    assert_eq!(calls, expected);
+    assert_eq!(calls_by_function(&profile), expected);
+    let counted = counted_functions(&profile);
+    for (name, _) in CRATE_WIDE_CALLS {
+        assert_eq!(
+            counted.contains(*name),
+            !CRATE_WIDE_FULL.contains(name),
+            "{name}"
+        );
+    }
+    // Counted functions have no node: their time is their callers'.
+    for node in &profile.nodes {
+        if let Some(f) = node.function {
+            assert!(!counted.contains(&profile.functions[f].name));
+        }
+    }
 
-    let note = "NOTE: built with --min-size 40: functions smaller than that, with no loop or \
-                recursion, were not instrumented; their time is in their callers' self time \
-                (--min-size 0 instruments them all).";
+    let note = "NOTE: 13 functions marked (counted) were counted only (smaller than --min-size \
+                40, with no loop or recursion; --min-size 0 times them all): their calls are \
+                exact, their time is in their callers' self time, and their callers are not \
+                tracked.";
     assert!(run.stderr.contains(note), "summary:\n{}", run.stderr);
     let path = run.profile_path();
-    let report = wasmprof(&["report", "--input", path.to_str().unwrap()]);
+    let input = path.to_str().unwrap();
+    let report = wasmprof(&["report", "--input", input]);
     report.assert_success();
     let header: Vec<&str> = report.stdout.lines().take(4).collect();
     assert!(header.contains(&note), "gprof header:\n{}", report.stdout);
+    let flat_line = report
+        .stdout
+        .lines()
+        .find(|l| l.ends_with(" crate_wide::text::words::is_word (counted)"))
+        .unwrap_or_else(|| panic!("no marked line for is_word:\n{}", report.stdout));
+    assert!(flat_line.contains(" 9 "), "{flat_line}");
+    assert!(
+        report.stdout.contains("<callers not tracked>"),
+        "{}",
+        report.stdout
+    );
+    // JSON names the tier; pprof labels the samples, as go tool pprof reads them.
+    let json = wasmprof(&["report", "--input", input, "--format", "json"]);
+    json.assert_success();
+    let document: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let is_word = document["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "crate_wide::text::words::is_word")
+        .unwrap();
+    assert_eq!(
+        (is_word["tier"].as_str(), is_word["calls"].as_u64()),
+        (Some("counted"), Some(9))
+    );
+    let pprof = target_dir.join("crate-wide.pb.gz");
+    wasmprof(&[
+        "report",
+        "--input",
+        input,
+        "--format",
+        "pprof",
+        "-o",
+        pprof.to_str().unwrap(),
+    ])
+    .assert_success();
+    let tags = go_pprof(&["-tags", "-sample_index=calls", pprof.to_str().unwrap()]);
+    assert!(
+        tags.contains("tier: Total") && tags.contains("counted"),
+        "{tags}"
+    );
+}
+
+#[test]
+fn no_count_small_leaves_small_functions_out_and_the_report_says_so() {
+    let target_dir = examples_dir().join("target").join("e2e-no-count-small");
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "crate-wide",
+        "--instrument-all",
+        "--no-count-small",
+        "--target-dir",
+        target_dir.to_str().unwrap(),
+    ]);
+    run.assert_success();
+    assert!(
+        run.stderr.contains(
+            "4 functions instrumented crate-wide (left out: 13 small ones (size below 40, no \
+             loop; --count-small counts them)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert_eq!(profile.run.min_size, Some(40));
+    assert!(!profile.run.small_counted);
+    let expected: BTreeMap<String, u64> = CRATE_WIDE_CALLS
+        .iter()
+        .filter(|(name, _)| CRATE_WIDE_FULL.contains(name))
+        .map(|&(name, count)| (name.to_owned(), count))
+        .collect();
+    assert_eq!(calls_by_function(&profile), expected);
+    let note = "NOTE: built with --min-size 40 and small functions left out: functions smaller \
+                than that, with no loop or recursion, were not instrumented; their time is in \
+                their callers' self time.";
+    assert!(run.stderr.contains(note), "summary:\n{}", run.stderr);
 }
 
 #[test]

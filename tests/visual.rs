@@ -158,6 +158,7 @@ fn a_profile_of_100_000_nodes_stays_responsive() {
             line: i + 1,
             column: None,
             tier: None,
+            calls: None,
         })
         .collect();
     profile.nodes = vec![Node::root()];

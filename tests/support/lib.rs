@@ -153,7 +153,23 @@ pub fn calls_by_function(profile: &Profile) -> std::collections::BTreeMap<String
             *calls.entry(profile.functions[f].name.clone()).or_insert(0) += node.calls;
         }
     }
+    // Count-only functions have no node: their calls are the function's.
+    for function in &profile.functions {
+        if let Some(n) = function.calls {
+            *calls.entry(function.name.clone()).or_insert(0) += n;
+        }
+    }
     calls
+}
+
+/// The names of the count-only functions.
+pub fn counted_functions(profile: &Profile) -> std::collections::BTreeSet<String> {
+    profile
+        .functions
+        .iter()
+        .filter(|f| f.tier == Some(cargo_wasmprof::profile::FunctionTier::Counted))
+        .map(|f| f.name.clone())
+        .collect()
 }
 
 /// The nodes reached by exactly this path of function names from the root.
@@ -195,6 +211,25 @@ pub fn go_available() -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
+}
+
+/// What `go tool pprof ARGS` prints, with a HOME of its own (it keeps a
+/// cache there); panics if it fails.
+pub fn go_pprof(args: &[&str]) -> String {
+    let home = std::env::temp_dir().join(format!("wasmprof-go-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let output = Command::new("go")
+        .args(["tool", "pprof"])
+        .args(args)
+        .env("HOME", &home)
+        .output()
+        .expect("run go tool pprof");
+    assert!(
+        output.status.success(),
+        "go tool pprof {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// Asserts that `function` is reported at a line of its source file that

@@ -44,6 +44,8 @@ pub(crate) struct TimedFrame {
     weight: u32,
     /// Timed calls made before this one's clock was read.
     timed_before: u64,
+    /// Count-only calls made before it.
+    counted_before: u64,
     /// Clock reading at entry.
     start: f64,
 }
@@ -119,6 +121,7 @@ fn begin_timed(weight: u32) -> u32 {
             node: thread.current,
             weight,
             timed_before: thread.timed_total,
+            counted_before: thread.counted_total,
             start: 0.0,
         });
         thread.timed_total += 1;
@@ -182,7 +185,8 @@ impl Drop for Guard {
 }
 
 /// The exit of a timed call whose frame is at `depth`: read the clock, take
-/// the clock's own cost out, add the time, and make `parent` current again.
+/// the clock's own cost and that of the count-only calls made within it
+/// out, add the time, and make `parent` current again.
 ///
 /// Frames above `depth` belong to calls that never returned: a JavaScript
 /// exception unwinds wasm frames without running their destructors. They
@@ -197,7 +201,11 @@ fn finish_timed(parent: NodeId, depth: u32) {
             // The span between this call's two reads holds one whole read,
             // and two for every timed call made within it.
             let nested = (thread.timed_total - frame.timed_before - 1) as f64;
-            let elapsed = end - frame.start - thread.clock_cost * (1.0 + 2.0 * nested);
+            let counted = (thread.counted_total - frame.counted_before) as f64;
+            let elapsed = end
+                - frame.start
+                - thread.clock_cost * (1.0 + 2.0 * nested)
+                - thread.probe_cost * counted;
             let clock_cost = thread.clock_cost;
             thread.tree.add_time(
                 frame.node,

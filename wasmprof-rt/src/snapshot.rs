@@ -10,8 +10,8 @@
 //! ```text
 //! header   "WPRF" total_len:u32 version:u32 flags:u32 n_functions:u32
 //!          n_nodes:u32 current:u32 overflow:u32 cap:u32 clock_cost_ms:f64
-//!          probe_cost_ms:f64
 //! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32 tier:u32
+//!          calls:u64
 //! node     parent:u32 function:u32 flags:u32 calls:u64 timed_calls:u64
 //!          inclusive_ms:f64
 //! ```
@@ -21,9 +21,9 @@
 //! some calls were too short to time, and their time is in the parent's.
 //! `timed_calls` is how many calls the time stands for.
 //!
-//! `tier` 0: the function's calls are nodes, timed when calls are timed;
-//! 1: counted only, under their callers' nodes, their time in the callers'
-//! (`probe_cost_ms` is what counting one such call costs).
+//! `tier` 0: the function's calls are nodes, timed when calls are timed
+//! (`calls` is 0); 1: counted only, `calls` in all, with no node, its time
+//! in its callers'.
 //!
 //! `flags` bit 0: calls were timed. `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
@@ -37,7 +37,7 @@ use crate::tree::{CallTree, NodeId, NO_FUNCTION, OVERFLOW_FUNCTION, ROOT};
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
 pub const VERSION: u32 = 3;
-const HEADER_LEN: usize = 4 * 9 + 16;
+const HEADER_LEN: usize = 4 * 9 + 8;
 
 /// A decoded snapshot.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,9 +51,6 @@ pub struct Snapshot {
     pub cap: u32,
     /// What one clock read costs (ms), measured at start-up; 0 if untimed.
     pub clock_cost: f64,
-    /// What counting one call of a count-only function costs (ms); 0 if
-    /// untimed.
-    pub probe_cost: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,6 +59,8 @@ pub struct SnapshotFunction {
     pub file: String,
     pub line: u32,
     pub tier: Tier,
+    /// For a counted function, its calls (it has no node); else 0.
+    pub calls: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,11 +101,17 @@ impl std::error::Error for DecodeError {}
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
 /// the trees of finished threads merged in.
 pub fn take() -> Snapshot {
-    let (mut tree, current, clock_cost, probe_cost) = with_thread(|t| {
-        crate::count::flush_pending(t);
-        (t.tree.clone(), t.current, t.clock_cost, t.probe_cost)
-    })
-    .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0, 0.0));
+    let (mut tree, current, clock_cost) =
+        with_thread(|t| (t.tree.clone(), t.current, t.clock_cost))
+            .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0));
+    let mut counted: Vec<u64> = Vec::new();
+    for (id, calls) in crate::count::counted_calls() {
+        let id = id as usize;
+        if counted.len() <= id {
+            counted.resize(id + 1, 0);
+        }
+        counted[id] = calls;
+    }
     tree.merge_from(&lock_finished());
     let nodes = tree
         .nodes()
@@ -124,7 +129,9 @@ pub fn take() -> Snapshot {
         timed: TIMED,
         functions: functions()
             .into_iter()
-            .map(|f| SnapshotFunction {
+            .enumerate()
+            .map(|(id, f)| SnapshotFunction {
+                calls: counted.get(id).copied().unwrap_or(0),
                 name: f.name,
                 file: f.file.to_owned(),
                 line: f.line,
@@ -136,7 +143,6 @@ pub fn take() -> Snapshot {
         overflow: tree.overflow(),
         cap: tree.cap() as u32,
         clock_cost: clock_cost.max(0.0),
-        probe_cost: probe_cost.max(0.0),
     }
 }
 
@@ -159,55 +165,17 @@ impl Snapshot {
 
     /// Inclusive time of every node in milliseconds, never negative (clock
     /// jitter could make a total so), with what [`NodeTiming`] says of it.
-    ///
-    /// A node's time holds the cost of counting the count-only calls made
-    /// within it; that cost is taken out, in proportion to the calls that
-    /// were timed.
     pub fn inclusive_times(&self) -> Vec<(f64, NodeTiming)> {
-        let probes = self.counted_calls_within();
         self.nodes
             .iter()
-            .zip(probes)
-            .map(|(node, probes)| {
+            .map(|node| {
                 let timing = NodeTiming {
                     partly_timed: self.timed && node.flags & 1 != 0,
                     sampled: self.timed && node.flags & 2 != 0,
                 };
-                let timed_share = if node.calls == 0 {
-                    0.0
-                } else {
-                    node.timed_calls as f64 / node.calls as f64
-                };
-                let probe_time = self.probe_cost * probes as f64 * timed_share;
-                ((node.inclusive - probe_time).max(0.0), timing)
+                (node.inclusive.max(0.0), timing)
             })
             .collect()
-    }
-
-    /// Whether `node` holds calls of a count-only function.
-    pub fn is_counted(&self, node: usize) -> bool {
-        self.nodes.get(node).is_some_and(|n| {
-            self.functions
-                .get(n.function as usize)
-                .is_some_and(|f| f.tier == Tier::Counted)
-        })
-    }
-
-    /// For every node, the count-only calls made within its calls.
-    fn counted_calls_within(&self) -> Vec<u64> {
-        let mut within = vec![0u64; self.nodes.len()];
-        for index in (1..self.nodes.len()).rev() {
-            let parent = self.nodes[index].parent as usize;
-            let add = if self.is_counted(index) {
-                self.nodes[index].calls
-            } else {
-                within[index]
-            };
-            if let Some(slot) = within.get_mut(parent) {
-                *slot += add;
-            }
-        }
-        within
     }
 
     /// Names of the calls still running, outermost first.
@@ -232,7 +200,6 @@ impl Snapshot {
             out.extend_from_slice(&word.to_le_bytes());
         }
         out.extend_from_slice(&self.clock_cost.to_le_bytes());
-        out.extend_from_slice(&self.probe_cost.to_le_bytes());
         for f in &self.functions {
             for text in [&f.name, &f.file] {
                 out.extend_from_slice(&(text.len() as u32).to_le_bytes());
@@ -244,6 +211,7 @@ impl Snapshot {
                 Tier::Counted => 1,
             };
             out.extend_from_slice(&tier.to_le_bytes());
+            out.extend_from_slice(&f.calls.to_le_bytes());
         }
         for n in &self.nodes {
             out.extend_from_slice(&n.parent.to_le_bytes());
@@ -290,7 +258,6 @@ impl Snapshot {
         };
         let cap = r.u32()?;
         let clock_cost = f64::from_bits(r.u64()?);
-        let probe_cost = f64::from_bits(r.u64()?);
         let mut functions = Vec::with_capacity(n_functions.min(bytes.len()));
         for _ in 0..n_functions {
             let name = r.string()?;
@@ -305,11 +272,13 @@ impl Snapshot {
                     )))
                 }
             };
+            let calls = r.u64()?;
             functions.push(SnapshotFunction {
                 name,
                 file,
                 line,
                 tier,
+                calls,
             });
         }
         let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 36));
@@ -354,7 +323,6 @@ impl Snapshot {
             overflow,
             cap,
             clock_cost,
-            probe_cost,
         })
     }
 }
@@ -417,6 +385,7 @@ mod tests {
                 file: "src/lib.rs".into(),
                 line: 7,
                 tier: Tier::Full,
+                calls: 0,
             }],
             nodes: vec![
                 SnapshotNode {
@@ -440,7 +409,6 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
-            probe_cost: 0.0,
         }
     }
 

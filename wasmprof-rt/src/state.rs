@@ -23,6 +23,9 @@ pub(crate) struct ThreadState {
     pub clock_cost: f64,
     /// What counting one call of a count-only function costs (ms).
     pub probe_cost: f64,
+    /// Calls of count-only functions so far, when timed: a timed call's
+    /// span holds their cost, which is taken out of its time.
+    pub counted_total: u64,
     /// Timed calls so far: a timed call's span holds the clock reads of the
     /// timed calls made within it, which are taken out of its time.
     pub timed_total: u64,
@@ -39,6 +42,7 @@ impl ThreadState {
             current: ROOT,
             clock_cost: -1.0,
             probe_cost: 0.0,
+            counted_total: 0,
             timed_total: 0,
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
             timed: Vec::new(),

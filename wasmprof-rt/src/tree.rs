@@ -255,14 +255,6 @@ impl CallTree {
         }
     }
 
-    /// Adds `n` calls to `node`, untimed: calls of a count-only function,
-    /// whose time is in the parent's.
-    pub fn add_calls(&mut self, node: NodeId, n: u64) {
-        if let Some(node) = self.nodes.get_mut(node as usize) {
-            node.calls += n;
-        }
-    }
-
     /// Ends a timed call of `node` that lasted `elapsed`, chosen while the
     /// node's period was `period`; `clock_cost` is what one clock read costs.
     ///

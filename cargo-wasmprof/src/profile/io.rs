@@ -178,10 +178,20 @@ fn merge_into(into: &mut Profile, other: &Profile) {
         .iter()
         .map(|f| {
             let key = (f.name.clone(), f.file.clone(), f.line, f.column);
-            *function_ids.entry(key).or_insert_with(|| {
+            let mut added = false;
+            let id = *function_ids.entry(key).or_insert_with(|| {
+                added = true;
                 into.functions.push(f.clone());
                 into.functions.len() - 1
-            })
+            });
+            // A counted function's calls are the function's, not a node's.
+            if !added {
+                if let Some(calls) = f.calls {
+                    let merged = &mut into.functions[id];
+                    merged.calls = Some(merged.calls.unwrap_or(0) + calls);
+                }
+            }
+            id
         })
         .collect();
     let mut child_index: HashMap<(usize, Option<usize>), usize> = into
@@ -283,6 +293,7 @@ mod tests {
                     line: 3,
                     column: None,
                     tier: None,
+                    calls: None,
                 },
                 Function {
                     name: "demo::add".into(),
@@ -290,6 +301,7 @@ mod tests {
                     line: 9,
                     column: None,
                     tier: None,
+                    calls: None,
                 },
             ],
             nodes: vec![

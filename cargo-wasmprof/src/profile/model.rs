@@ -164,6 +164,10 @@ pub struct Function {
     /// function read from a sampling profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<FunctionTier>,
+    /// For a counted function, its exact number of calls: it has no node,
+    /// its callers are not tracked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u64>,
 }
 
 /// How an instrumented function was instrumented.
@@ -172,9 +176,10 @@ pub struct Function {
 pub enum FunctionTier {
     /// Each call path is a node: counted and, when timed, timed.
     Full,
-    /// Calls counted under their callers' nodes, not timed: the function's
-    /// time is in its callers' self time (`#[wasmprof::instrument(count)]`,
-    /// the small functions of crate-wide instrumentation).
+    /// Calls counted, nothing more: no node, no time (the function's time
+    /// is in its callers' self time), callers not tracked
+    /// (`#[wasmprof::instrument(count)]`, the small functions of crate-wide
+    /// instrumentation).
     Counted,
 }
 

@@ -329,6 +329,7 @@ fn function_table(profile: &Profile, node_function: &[Option<FunctionId>]) -> Ve
         .iter()
         .map(|f| FunctionStats {
             counted_only: f.tier == Some(FunctionTier::Counted),
+            calls: f.calls.unwrap_or(0),
             ..blank(&f.name, &f.file, f.line, false)
         })
         .collect();

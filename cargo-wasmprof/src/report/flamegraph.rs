@@ -432,6 +432,7 @@ mod tests {
                 line: c + 1,
                 column: None,
                 tier: None,
+                calls: None,
             })
             .collect();
         for chain in 0..200usize {

@@ -251,8 +251,7 @@ mod tests {
     fn count_only_functions_say_their_tier() {
         let profile = crate::report::testing::ProfileBuilder::untimed()
             .path(&["main"], 1, 0.0)
-            .path(&["main", "get"], 7, 0.0)
-            .counted("get")
+            .counted("get", 7)
             .build();
         let value = to_value(&profile);
         let get = value["functions"]

@@ -99,7 +99,8 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
         };
         lines.push(format!(
             "NOTE: {counted} functions marked{COUNTED_MARK} were counted only ({why}): their \
-             calls and callers are exact, their time is in their callers' self time."
+             calls are exact, their time is in their callers' self time, and their callers \
+             are not tracked."
         ));
     }
     if let Some(min) = profile.run.min_size.filter(|_| !profile.run.small_counted) {
@@ -313,8 +314,7 @@ mod tests {
     fn count_only_functions_are_explained() {
         let mut profile = ProfileBuilder::timed()
             .path(&["main"], 1, 5.0)
-            .path(&["main", "get"], 1000, 0.0)
-            .counted("get")
+            .counted("get", 1000)
             .build();
         profile.run.min_size = Some(40);
         profile.run.small_counted = true;
@@ -322,8 +322,9 @@ mod tests {
             warnings(&profile),
             vec![
                 "NOTE: 1 functions marked (counted) were counted only (smaller than --min-size \
-                 40, with no loop or recursion; --min-size 0 times them all): their calls and \
-                 callers are exact, their time is in their callers' self time."
+                 40, with no loop or recursion; --min-size 0 times them all): their calls are \
+                 exact, their time is in their callers' self time, and their callers are not \
+                 tracked."
             ]
         );
     }

@@ -42,6 +42,8 @@ use crate::profile::{FunctionTier, Profile};
 pub const MAX_FRAMES_EACH_SIDE: usize = 128;
 /// The function standing for the frames left out of a deep stack.
 pub const ELIDED_NAME: &str = "<elided frames>";
+/// The frame above a count-only function, whose callers are not known.
+pub const CALLERS_NOT_TRACKED: &str = "<callers not tracked>";
 
 /// Writes `profile` to `out` as a gzipped pprof protobuf.
 ///
@@ -96,9 +98,12 @@ struct Tables {
     timed: bool,
     /// Calls were counted; otherwise the first value is the node's samples.
     counted: bool,
-    /// The `tier: counted` label of the samples of count-only functions,
-    /// by node (`None` for the others).
-    tier_label: Vec<Option<proto::Label>>,
+    /// Each count-only function's location and calls.
+    count_only: Vec<(u64, u64)>,
+    /// The location of the `<callers not tracked>` frame above them.
+    not_tracked_location: u64,
+    /// Their `tier: counted` label.
+    counted_label: Option<proto::Label>,
 }
 
 impl Tables {
@@ -139,14 +144,21 @@ impl Tables {
             });
         }
         let has_overflow = profile.nodes.iter().skip(1).any(|n| n.function.is_none());
+        let is_elided = max_depth(profile) > 2 * MAX_FRAMES_EACH_SIDE + 1;
+        let counted: Vec<(u64, u64)> = profile
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.tier == Some(FunctionTier::Counted))
+            .filter_map(|(i, f)| Some((i as u64 + 1, f.calls.filter(|&c| c > 0)?)))
+            .collect();
         let overflow_id = function.len() as u64 + 1;
         let elided_id = overflow_id + u64::from(has_overflow);
+        let not_tracked_id = elided_id + u64::from(is_elided);
         let pseudo_functions = [
             (has_overflow, OVERFLOW_NAME),
-            (
-                max_depth(profile) > 2 * MAX_FRAMES_EACH_SIDE + 1,
-                ELIDED_NAME,
-            ),
+            (is_elided, ELIDED_NAME),
+            (!counted.is_empty(), CALLERS_NOT_TRACKED),
         ];
         for (_, pseudo) in pseudo_functions.iter().filter(|(used, _)| *used) {
             let name = strings.intern(pseudo);
@@ -176,25 +188,13 @@ impl Tables {
             .iter()
             .map(|n| n.function.map_or(overflow_id, |f| f as u64 + 1))
             .collect();
-        let is_counted = |n: &crate::profile::Node| {
-            n.function
-                .and_then(|f| profile.functions.get(f))
-                .is_some_and(|f| f.tier == Some(FunctionTier::Counted))
-        };
-        let tier_label = if profile.nodes.iter().any(is_counted) {
-            let counted = proto::Label {
-                key: strings.intern("tier"),
-                str: strings.intern("counted"),
-                ..Default::default()
-            };
-            profile
-                .nodes
-                .iter()
-                .map(|n| is_counted(n).then(|| counted.clone()))
-                .collect()
-        } else {
-            vec![None; profile.nodes.len()]
-        };
+        // Counted functions have no node: one sample each, under a frame
+        // that says so, labelled with their tier.
+        let counted_label = (!counted.is_empty()).then(|| proto::Label {
+            key: strings.intern("tier"),
+            str: strings.intern("counted"),
+            ..Default::default()
+        });
         let mut comment = vec![strings.intern(&notes::run_line(profile))];
         for warning in notes::warnings(profile) {
             comment.push(strings.intern(&warning));
@@ -219,7 +219,9 @@ impl Tables {
             elided_location: elided_id,
             timed,
             counted: profile.timer.mode.counted(),
-            tier_label,
+            count_only: counted,
+            not_tracked_location: not_tracked_id,
+            counted_label,
         }
     }
 }
@@ -281,7 +283,18 @@ fn for_each_sample<E>(
         emit(proto::Sample {
             location_id: leaf_first(&path, tables.elided_location),
             value,
-            label: tables.tier_label[child].iter().cloned().collect(),
+            label: Vec::new(),
+        })?;
+    }
+    for &(location, calls) in &tables.count_only {
+        let mut value = vec![saturating_i64(calls)];
+        if tables.timed {
+            value.push(0);
+        }
+        emit(proto::Sample {
+            location_id: vec![location, tables.not_tracked_location],
+            value,
+            label: tables.counted_label.iter().cloned().collect(),
         })?;
     }
     Ok(())

@@ -78,10 +78,12 @@ impl ProfileBuilder {
         self
     }
 
-    /// Makes `name` a count-only function (after the paths that name it).
-    pub fn counted(mut self, name: &str) -> Self {
+    /// Adds a count-only function: `calls` calls, no node.
+    pub fn counted(mut self, name: &str, calls: u64) -> Self {
         let function = self.function(name);
-        self.profile.functions[function].tier = Some(crate::profile::FunctionTier::Counted);
+        let f = &mut self.profile.functions[function];
+        f.tier = Some(crate::profile::FunctionTier::Counted);
+        f.calls = Some(calls);
         self
     }
 
@@ -133,6 +135,7 @@ impl ProfileBuilder {
             line,
             column: None,
             tier: None,
+            calls: None,
         });
         self.profile.functions.len() - 1
     }

@@ -101,6 +101,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                     Tier::Full => FunctionTier::Full,
                     Tier::Counted => FunctionTier::Counted,
                 }),
+                calls: (f.tier == Tier::Counted).then_some(f.calls),
             })
             .collect(),
         // Calls past the capacity: under `<overflow>`, each function's own
@@ -158,12 +159,14 @@ mod tests {
                     file: "src/main.rs".into(),
                     line: 1,
                     tier: Tier::Full,
+                    calls: 0,
                 },
                 SnapshotFunction {
                     name: "a::work".into(),
                     file: "src/main.rs".into(),
                     line: 5,
                     tier: Tier::Full,
+                    calls: 0,
                 },
             ],
             nodes: vec![
@@ -196,7 +199,6 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
-            probe_cost: 0.0,
         }
     }
 

@@ -134,6 +134,7 @@ impl TreeBuilder {
             line: u32::try_from(frame.line + 1).unwrap_or(0),
             column: u32::try_from(frame.column).ok(),
             tier: None,
+            calls: None,
         });
         self.function_ids.insert(frame.clone(), id);
         id

@@ -305,6 +305,7 @@ mod tests {
             line,
             column: None,
             tier: None,
+            calls: None,
         }
     }
 

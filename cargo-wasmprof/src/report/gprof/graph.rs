@@ -11,6 +11,7 @@ use std::cmp::Ordering;
 
 use super::{Entry, GprofWriter};
 use crate::report::callgraph::{Arc, Cycle, FunctionId};
+use crate::report::pprof::CALLERS_NOT_TRACKED;
 
 const SEPARATOR: &str = "-----------------------------------------------\n";
 
@@ -40,6 +41,13 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
     for entry in &report.numbering.entries {
         match *entry {
             Entry::Function(function) => {
+                if report.graph.functions[function].counted_only {
+                    // No node, so no arc: say so where the callers go.
+                    text.push_str(&format!(
+                        "{:6} {:5} {:7} {:7} {:7} {:7}     {CALLERS_NOT_TRACKED}\n",
+                        "", "", "", "", "", ""
+                    ));
+                }
                 for line in caller_lines(report, function) {
                     text.push_str(&line.render(report));
                 }

@@ -289,26 +289,34 @@ fn go_tool_pprof_reads_the_file_and_shows_the_exact_numbers() {
 }
 
 #[test]
-fn count_only_samples_carry_a_tier_label() {
+fn count_only_functions_are_samples_under_callers_not_tracked() {
     let profile = ProfileBuilder::timed()
         .path(&["main"], 1, 5_000.0)
-        .path(&["main", "get"], 1000, 0.0)
-        .counted("get")
+        .counted("get", 1000)
         .build();
     let message = decode(&encode(&profile));
     let text = |i: i64| message.string_table[i as usize].as_str();
-    let labelled: Vec<(Vec<u64>, &str, &str)> = message
+    let function_name = |location: u64| {
+        let location = message.location.iter().find(|l| l.id == location).unwrap();
+        let id = location.line[0].function_id;
+        text(message.function.iter().find(|f| f.id == id).unwrap().name)
+    };
+    let labelled: Vec<&proto::Sample> = message
         .sample
         .iter()
-        .flat_map(|s| {
-            s.label
-                .iter()
-                .map(move |l| (s.location_id.clone(), l.key, l.str))
-        })
-        .map(|(loc, k, v)| (loc, text(k), text(v)))
+        .filter(|s| !s.label.is_empty())
         .collect();
-    assert_eq!(labelled.len(), 1, "{labelled:?}");
-    assert_eq!((labelled[0].1, labelled[0].2), ("tier", "counted"));
+    assert_eq!(labelled.len(), 1);
+    let sample = labelled[0];
+    let stack: Vec<&str> = sample
+        .location_id
+        .iter()
+        .map(|&l| function_name(l))
+        .collect();
+    assert_eq!(stack, ["get", "<callers not tracked>"]);
+    assert_eq!(sample.value, [1000, 0]);
+    let label = &sample.label[0];
+    assert_eq!((text(label.key), text(label.str)), ("tier", "counted"));
     let without = decode(&encode(&appendix_b(true)));
     assert!(!without.string_table.iter().any(|s| s == "counted"));
 }
