@@ -16,7 +16,8 @@ const MAIN_ITERATIONS: i32 = 10_000_000;
 const HALF_ITERATIONS: i32 = MAIN_ITERATIONS / 2;
 const QUARTER_ITERATIONS: i32 = MAIN_ITERATIONS / 4;
 
-#[wasmprof::instrument]
+#[cfg_attr(not(feature = "count-add"), wasmprof::instrument)]
+#[cfg_attr(feature = "count-add", wasmprof::instrument(count))]
 #[inline(never)]
 fn add(a: i32, b: i32) -> i32 {
     a.wrapping_add(b)
