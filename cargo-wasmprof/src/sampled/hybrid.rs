@@ -7,12 +7,13 @@
 //! A sample's stack is walked outermost first, following the tree through
 //! every frame that names an instrumented function; frames of functions
 //! that were not instrumented (small ones, the standard library, JavaScript)
-//! are passed over, so their time is their nearest instrumented caller's self
-//! time, as it is with `--timer host`.
+//! are passed over, and so are those of counted functions (which have no
+//! node), so their time is their nearest instrumented caller's self time, as
+//! it is with `--timer host`.
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::profile::{HybridInfo, Profile, TimerMode, UnmatchedSamples};
+use crate::profile::{FunctionTier, HybridInfo, Profile, TimerMode, UnmatchedSamples};
 
 /// Samples of no instrumented function: JavaScript, the engine, idle.
 const OUTSIDE: &str =
@@ -53,10 +54,13 @@ fn bridge(profile: &Profile, children: &[Vec<usize>], at: usize, function: usize
 /// Puts the times of `samples` (a sampling profile of the same run) on
 /// `profile`'s nodes and makes it a hybrid profile.
 pub fn attribute(profile: &mut Profile, samples: &Profile) {
+    // Counted functions have no node: their frames are passed over, like
+    // those of functions not instrumented, and their time is their caller's.
     let function_of: HashMap<&str, usize> = profile
         .functions
         .iter()
         .enumerate()
+        .filter(|(_, f)| f.tier != Some(FunctionTier::Counted))
         .map(|(index, f)| (f.name.as_str(), index))
         .collect();
     let child_of: HashMap<(usize, usize), usize> = profile
@@ -235,5 +239,26 @@ mod tests {
         let info = profile.timer.hybrid.unwrap();
         assert_eq!(info.matched_samples, info.samples);
         assert!(info.unmatched.iter().any(|u| u.reason == BRIDGED));
+    }
+
+    #[test]
+    fn a_counted_function_s_frame_is_passed_over() {
+        let mut profile = ProfileBuilder::untimed()
+            .path(&["main", "parse", "scan"], 4, 0.0)
+            .counted("peek", 100)
+            .build();
+        // `peek` is counted only: between `parse` and `scan`, and at the top.
+        let mut samples = ProfileBuilder::timed()
+            .path(&["main", "parse", "peek", "scan"], 0, 6.0)
+            .path(&["main", "parse", "peek"], 0, 3.0)
+            .build();
+        for node in &mut samples.nodes[1..] {
+            node.samples = 1;
+        }
+        attribute(&mut profile, &samples);
+        assert_eq!(time_of(&profile, &["main", "parse", "scan"]), 6.0);
+        assert_eq!(time_of(&profile, &["main", "parse"]), 9.0);
+        let info = profile.timer.hybrid.unwrap();
+        assert!(info.unmatched.is_empty(), "{:?}", info.unmatched);
     }
 }

@@ -17,6 +17,8 @@ use wasmprof::snapshot::{take, Snapshot};
 mod pass_arguments;
 #[path = "../ui/pass/blocks.rs"]
 mod pass_blocks;
+#[path = "../ui/pass/count.rs"]
+mod pass_count;
 #[path = "../ui/pass/control_flow.rs"]
 mod pass_control_flow;
 #[path = "../ui/pass/free_functions.rs"]
@@ -571,6 +573,7 @@ fn main() {
     pass_arguments::main();
     pass_blocks::main();
     pass_control_flow::main();
+    pass_count::main();
     pass_free_functions::main();
     pass_generics::main();
     pass_methods::main();
@@ -620,6 +623,27 @@ fn main() {
             format!("{skipped} should not be instrumented"),
         );
     }
+    // Counted functions: exact calls, no node, named like the others.
+    for (name, want) in [
+        ("fixture::pass_count::tiny", 3),
+        ("fixture::pass_count::Meter::value", 3),
+        ("fixture::pass_count::Meter::make", 1),
+        ("fixture::pass_count::Meter::default", 1),
+    ] {
+        let function = snapshot.functions.iter().position(|f| f.name == name);
+        c.check(function.is_some(), format!("{name} was not recorded"));
+        if let Some(id) = function {
+            let f = &snapshot.functions[id];
+            c.equal(&format!("{name} tier"), f.tier, wasmprof::snapshot::Tier::Counted);
+            c.equal(&format!("{name} calls"), f.calls, want);
+            c.equal(&format!("{name} nodes"), total_calls(&snapshot, name), 0);
+        }
+    }
+    c.equal(
+        "Meter::read, fully instrumented",
+        total_calls(&snapshot, "fixture::pass_count::Meter::read"),
+        1,
+    );
     c.equal(
         "open path at the end",
         snapshot.open_path(),
