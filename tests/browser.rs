@@ -278,12 +278,24 @@ fn spinning_in_the_browser() -> (std::process::Child, u32) {
         "5m",
     ]);
     let pid = child.id();
+    // A renderer, not just a browser process: until Debian's launcher
+    // script has exec'd Chromium, the process to kill is the script, and
+    // killing it tests a browser that did not start.
     wait_for(
-        || !browser_processes_of(pid).is_empty(),
-        "the browser to start",
+        || {
+            browser_processes_of(pid)
+                .iter()
+                .any(|&p| command_line(p).contains("--type=renderer"))
+        },
+        "the browser's renderer to start",
     );
     std::thread::sleep(Duration::from_secs(2));
     (child, pid)
+}
+
+fn command_line(pid: u32) -> String {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).replace('\0', " ")
 }
 
 #[test]

@@ -22,8 +22,9 @@ pub struct FunctionInfo {
 pub enum Tier {
     /// Its calls are nodes of the tree: counted, timed, with their callees.
     Full,
-    /// Its calls are counted under their caller's node, nothing more: its
-    /// time is its callers' self time (see [`crate::count`]).
+    /// Its calls are counted, nothing more: no node, no time of its own
+    /// (it is its callers' self time), callers not tracked (see
+    /// [`crate::count`]).
     Counted,
 }
 

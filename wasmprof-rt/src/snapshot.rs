@@ -131,11 +131,11 @@ pub fn take() -> Snapshot {
             .into_iter()
             .enumerate()
             .map(|(id, f)| SnapshotFunction {
-                calls: counted.get(id).copied().unwrap_or(0),
                 name: f.name,
                 file: f.file.to_owned(),
                 line: f.line,
                 tier: f.tier,
+                calls: counted.get(id).copied().unwrap_or(0),
             })
             .collect(),
         nodes,

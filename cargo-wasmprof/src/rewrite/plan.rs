@@ -195,11 +195,17 @@ pub fn prepare(
     let copied = |path: &Path| in_workspace_copy(path, &workspace_root, &skip);
     let chosen = choose(settings, metadata, selected, &copied)?;
     if chosen.is_empty() {
-        if settings.min_size.is_some() {
-            ui::warning(
-                "--min-size applies to crate-wide instrumentation, and no crate is \
-                 instrumented crate-wide (use --instrument-all or --instrument-crate NAME)",
-            );
+        let flag = match (settings.min_size, settings.count_small) {
+            (Some(_), _) => Some("--min-size"),
+            (None, Some(true)) => Some("--count-small"),
+            (None, Some(false)) => Some("--no-count-small"),
+            (None, None) => None,
+        };
+        if let Some(flag) = flag {
+            ui::warning(&format!(
+                "{flag} applies to crate-wide instrumentation, and no crate is instrumented \
+                 crate-wide (use --instrument-all or --instrument-crate NAME)"
+            ));
         }
         return Ok(None);
     }
@@ -392,18 +398,19 @@ pub fn prepare(
         .map(|c| c.filter.min_size)
         .min()
         .unwrap_or(0);
-    // Left out, the small functions of one crate make the note true.
+    // One crate that left its small functions out makes the profile's
+    // "left out" note the true one.
     let count_small = chosen
         .iter()
         .filter(|c| c.functions)
         .all(|c| c.filter.count_small);
     Ok(Some(ShadowBuild {
-        count_small,
         rustflags: shadow::remap_flags(),
         shadow,
         workspace_copy,
         workspace_root,
         min_size,
+        count_small,
         crates: reports,
         tests,
     }))
