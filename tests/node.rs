@@ -68,7 +68,7 @@ fn appendix_b_counts_are_exact_and_equal_work_takes_equal_time() {
         .find(|f| f.name == "appendix_b::add")
         .unwrap();
     assert_eq!(add.file, "appendix-b/src/main.rs");
-    assert_eq!(add.line, 21);
+    assert_eq!(add.line, 22);
 
     // The gprof report of that same file.
     let input = run.profile_path();

@@ -51,6 +51,12 @@ const WORKLOADS: &[Workload] = &[
         reference: None,
     },
     Workload {
+        name: "walks (3.2 M calls, the call tree overfilled)",
+        args: &["-p", "walks"],
+        instrumented: &[],
+        reference: None,
+    },
+    Workload {
         name: "realworld, crate-wide (3 crates)",
         args: &["-p", "realworld", "--", "150"],
         instrumented: &[

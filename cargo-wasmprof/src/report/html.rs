@@ -38,7 +38,7 @@ pub fn render_html(profile: &Profile) -> String {
         .enumerate()
         .filter(|(id, _)| graph.is_active(*id))
         .map(|(id, f)| {
-            json!({
+            let mut function = json!({
                 "id": id,
                 "name": f.name,
                 "file": f.file,
@@ -48,7 +48,11 @@ pub fn render_html(profile: &Profile) -> String {
                 "total": f.total_nanos,
                 "open": f.open,
                 "cycle": f.cycle.map(|c| graph.cycles[c].number),
-            })
+            });
+            if f.counted_only {
+                function["countedOnly"] = json!(true);
+            }
+            function
         })
         .collect();
     let arcs: Vec<serde_json::Value> = graph
@@ -158,6 +162,21 @@ mod tests {
                 .collect::<Vec<_>>();
             assert!(found.is_empty(), "{remote}: {found:?}");
         }
+    }
+
+    #[test]
+    fn counted_functions_are_flagged_for_the_page() {
+        let profile = crate::report::testing::ProfileBuilder::timed()
+            .path(&["main"], 1, 5.0)
+            .counted("get", 9)
+            .build();
+        let page = render_html(&profile);
+        assert!(
+            page.contains(r#""countedOnly":true"#),
+            "no flag in the page's data"
+        );
+        assert_eq!(page.matches(r#""countedOnly":true"#).count(), 1);
+        assert!(!render_html(&appendix_b(true)).contains(r#""countedOnly""#));
     }
 
     #[test]

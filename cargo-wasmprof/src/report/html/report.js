@@ -96,6 +96,7 @@
       var name = el('td');
       name.appendChild(fnLink(f.id));
       if (f.cycle) name.appendChild(document.createTextNode(' <cycle ' + f.cycle + '>'));
+      if (f.countedOnly) name.appendChild(document.createTextNode(' (counted)'));
       tr.appendChild(name);
       tr.appendChild(el('td', { class: 'where' }, f.place));
       fragment.appendChild(tr);
@@ -154,6 +155,10 @@
     focus.appendChild(el('p', {}, count(f.calls) + ' calls · self ' + duration(f.self) + ' · total ' +
       duration(f.total) + ' · ' + f.place + (f.open ? ' · still running when the profile was taken' : '')));
     focus.appendChild(el('h4', {}, 'Called by'));
+    if (f.countedOnly) {
+      focus.appendChild(el('p', {}, 'Counted only: its calls are exact, its time is in its ' +
+        'callers\' self time, and its callers are not tracked.'));
+    }
     focus.appendChild(arcTable('caller', (callersOf[id] || []).slice(), 'caller'));
     focus.appendChild(el('h4', {}, 'Calls'));
     focus.appendChild(arcTable('callee', (calleesOf[id] || []).slice(), 'callee'));
