@@ -73,3 +73,27 @@ fn a_full_call_tree_keeps_every_function_s_exact_count() {
         );
     }
 }
+
+/// The whole default workload, a million nodes, with `--timer none` in
+/// Node: the module's memory grows to over 200 MB while WASI is busy, and
+/// Node once collected the WASI object in the middle of a call (an abort or
+/// a segfault, and no profile).
+#[test]
+fn a_million_node_tree_in_node_without_a_clock() {
+    let run = wasmprof(&["run", "-p", "walks", "--release", "--timer", "none"]);
+    run.assert_success();
+    let profile = run.profile();
+    assert!(profile.run.complete);
+    // The capacity, plus one overflow node per function past it.
+    assert_eq!(profile.nodes.len(), (1 << 20) + 5);
+    assert!(
+        profile.overflow_calls > 100_000,
+        "{}",
+        profile.overflow_calls
+    );
+    let calls = calls_by_function(&profile);
+    for (function, expected) in counted_by_the_program(&run.stdout) {
+        assert_eq!(calls[&function], expected, "{function}");
+    }
+    assert_eq!(calls["walks::deep"], 5_001);
+}

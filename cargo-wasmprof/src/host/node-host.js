@@ -160,6 +160,12 @@ function main() {
         preopens: config.wasi.preopens,
         returnOnExit: true,
       });
+      // Reachable until the process ends: otherwise a collection that the
+      // module's growing memory sets off may destroy the WASI object in the
+      // middle of one of its calls. A script that ran examples/walks this
+      // way with the object in a local aborted in uvwasi_destroy, on a
+      // mutex still locked by fd_write.
+      globalThis.__wasmprofWasi = wasi;
       const module = new WebAssembly.Module(fs.readFileSync(config.wasm));
       const instance = new WebAssembly.Instance(module, {
         wasi_snapshot_preview1: wasi.wasiImport,

@@ -32,7 +32,18 @@ pub struct Node {
 /// is being timed. Compiling everything optimised up front makes equal work
 /// take equal time; `--node-arg=--liftoff` and
 /// `--node-arg=--wasm-lazy-compilation` restore V8's defaults.
-const DEFAULT_NODE_ARGS: &[&str] = &["--no-liftoff", "--no-wasm-lazy-compilation"];
+///
+/// `--no-concurrent-marking`: Node 20's V8 crashed (a segfault in the
+/// interpreter, after the program had returned) on `examples/walks` with
+/// `--timer none`, whose memory grows past 200 MB, unless the collector
+/// marked on the main thread; `--single-threaded-gc` avoided it too. The
+/// host's own JavaScript allocates little, so marking in place costs the
+/// program nothing measurable.
+const DEFAULT_NODE_ARGS: &[&str] = &[
+    "--no-liftoff",
+    "--no-wasm-lazy-compilation",
+    "--no-concurrent-marking",
+];
 
 impl Node {
     /// `--node`, else `$WASMPROF_NODE`, else `node` on PATH, with the
