@@ -124,18 +124,7 @@ fn recursion_and_cycles_are_counted_as_gnu_gprof_counts_them() {
     let bytes = std::fs::read(&pb).unwrap();
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
     if go_available() {
-        let top = std::process::Command::new("go")
-            .args(["tool", "pprof", "-top", "-sample_index=calls"])
-            .arg(&pb)
-            .env("HOME", &dir)
-            .output()
-            .unwrap();
-        let out = String::from_utf8_lossy(&top.stdout);
-        assert!(
-            top.status.success(),
-            "{}",
-            String::from_utf8_lossy(&top.stderr)
-        );
+        let out = go_pprof(&["-top", "-sample_index=calls", pb.to_str().unwrap()]);
         assert!(out.contains("fib::fib"), "{out}");
         assert!(out.contains("4378200"), "exact call count in pprof:\n{out}");
     } else {

@@ -4,7 +4,6 @@
 //! `go tool pprof`, and the bad-input paths.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use wasmprof_tests::*;
 
@@ -69,18 +68,7 @@ fn a_chromium_profile_converts_to_pprof_with_the_same_total() {
         go_available(),
         "go tool pprof is needed (bash .ci/run installs golang-go)"
     );
-    let top = Command::new("go")
-        .args(["tool", "pprof", "-top", "-unit=ms"])
-        .arg(&pb)
-        .env("HOME", &dir)
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&top.stdout);
-    assert!(
-        top.status.success(),
-        "{}",
-        String::from_utf8_lossy(&top.stderr)
-    );
+    let out = go_pprof(&["-top", "-unit=ms", pb.to_str().unwrap()]);
     assert!(
         out.lines()
             .skip_while(|l| !l.trim_start().starts_with("flat"))

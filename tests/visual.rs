@@ -326,18 +326,13 @@ fn diff_finds_the_slowed_function_and_fail_if_slower_fails_only_on_it() {
             "{}",
             run.stderr
         );
-        let output = std::process::Command::new("go")
-            .args(["tool", "pprof", "-top", "-diff_base"])
-            .arg(dir.path().join("new.base.pb.gz"))
-            .arg(&new)
-            .output()
-            .unwrap();
-        let top = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let base = dir.path().join("new.base.pb.gz");
+        let top = go_pprof(&[
+            "-top",
+            "-diff_base",
+            base.to_str().unwrap(),
+            new.to_str().unwrap(),
+        ]);
         let first = top
             .lines()
             .skip_while(|l| !l.trim_start().starts_with("flat"))

@@ -458,37 +458,38 @@ impl Walker<'_> {
         sig.constness.is_none() && sig.asyncness.is_none() && !self.leaves_alone(attrs)
     }
 
-    /// A member of an impl block or trait with an `instrument` attribute of
-    /// its own (`#[wasmprof::instrument(count)]` among fully instrumented
-    /// methods): its attributes without that one, and its arguments, so
-    /// that it is expanded here, where its `Self` is known. `None` when it
-    /// has no such attribute, or arguments that do not parse (its own
-    /// expansion reports them).
-    fn own_attribute(&self, attrs: &[Attribute]) -> Option<(Vec<Attribute>, Args)> {
-        let position = attrs
+    /// What to expand a member of an impl block or trait with: its
+    /// attributes, and its own arguments when it has an `instrument`
+    /// attribute of its own (`#[wasmprof::instrument(count)]` among fully
+    /// instrumented methods), taken off and expanded here, where its `Self`
+    /// is known, with the block's `crate` path unless it gives one. `None`
+    /// when the member is left alone: skipped, const, async, or with
+    /// arguments that do not parse (its own expansion reports them).
+    fn member(
+        &self,
+        attrs: &[Attribute],
+        sig: &Signature,
+    ) -> Option<(Vec<Attribute>, Option<Args>)> {
+        let Some(position) = attrs
             .iter()
-            .position(|attr| self.is_ours(attr, "instrument"))?;
-        let args = match &attrs[position].meta {
+            .position(|attr| self.is_ours(attr, "instrument"))
+        else {
+            return self.wants(attrs, sig).then(|| (attrs.to_vec(), None));
+        };
+        if sig.asyncness.is_some() || sig.constness.is_some() {
+            return None;
+        }
+        let mut own = match &attrs[position].meta {
             syn::Meta::Path(_) => Args::default(),
             syn::Meta::List(list) => syn::parse2::<Args>(list.tokens.clone()).ok()?,
             syn::Meta::NameValue(_) => return None,
         };
+        if own.krate.is_none() {
+            own.krate = self.args.krate_path().cloned();
+        }
         let mut rest = attrs.to_vec();
         rest.remove(position);
-        Some((rest, args))
-    }
-
-    /// The member's own arguments (see [`Walker::own_attribute`]) merged
-    /// into the block's: its `crate` path, else the block's.
-    fn member_args(&self, own: Args) -> Args {
-        if own.krate_path().is_some() {
-            own
-        } else {
-            Args {
-                krate: self.args.krate_path().cloned(),
-                ..own
-            }
-        }
+        Some((rest, Some(own)))
     }
 
     fn instrument_impl(&self, imp: &mut ItemImpl) {
@@ -504,15 +505,8 @@ impl Walker<'_> {
             let ImplItem::Fn(function) = item else {
                 continue;
             };
-            let own = self.own_attribute(&function.attrs);
-            let (attrs, own_args) = match own {
-                Some((attrs, own))
-                    if function.sig.asyncness.is_none() && function.sig.constness.is_none() =>
-                {
-                    (attrs, Some(self.member_args(own)))
-                }
-                _ if self.wants(&function.attrs, &function.sig) => (function.attrs.clone(), None),
-                _ => continue,
+            let Some((attrs, own_args)) = self.member(&function.attrs, &function.sig) else {
+                continue;
             };
             let args = own_args.as_ref().unwrap_or(self.args);
             let parts = MaybeItemFn::from_parts(
@@ -553,15 +547,8 @@ impl Walker<'_> {
             let Some(block) = &function.default else {
                 continue;
             };
-            let own = self.own_attribute(&function.attrs);
-            let (attrs, own_args) = match own {
-                Some((attrs, own))
-                    if function.sig.asyncness.is_none() && function.sig.constness.is_none() =>
-                {
-                    (attrs, Some(self.member_args(own)))
-                }
-                _ if self.wants(&function.attrs, &function.sig) => (function.attrs.clone(), None),
-                _ => continue,
+            let Some((attrs, own_args)) = self.member(&function.attrs, &function.sig) else {
+                continue;
             };
             let args = own_args.as_ref().unwrap_or(self.args);
             let parts =
