@@ -65,6 +65,7 @@ impl CountSite {
                 self.file,
                 self.line,
                 Tier::Counted,
+                false,
             )
         });
     }

@@ -39,7 +39,7 @@ const UNRECORDED: NodeId = u32::MAX;
 /// What the exit of a timed call needs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TimedFrame {
-    node: NodeId,
+    pub(crate) node: NodeId,
     /// The calls this timed call stands for.
     weight: u32,
     /// Timed calls made before this one's clock was read.
@@ -47,7 +47,7 @@ pub(crate) struct TimedFrame {
     /// Count-only calls made before it.
     counted_before: u64,
     /// Clock reading at entry.
-    start: f64,
+    pub(crate) start: f64,
 }
 
 /// Enters the function of `site`. `self_type` names the `Self` type of a
@@ -115,7 +115,7 @@ pub fn enter_test(site: &'static Site, self_type: Option<fn() -> &'static str>) 
 /// clock, last, so that the reading is as close to the body as can be.
 /// Returns the stack's depth with the frame on it.
 #[inline(never)]
-fn begin_timed(weight: u32) -> u32 {
+pub(crate) fn begin_timed(weight: u32) -> u32 {
     let depth = with_thread(|thread| {
         thread.timed.push(TimedFrame {
             node: thread.current,
@@ -187,25 +187,11 @@ impl Drop for Guard {
 /// The exit of a timed call whose frame is at `depth`: read the clock, take
 /// the clock's own cost and that of the count-only calls made within it
 /// out, add the time, and make `parent` current again.
-///
-/// Frames above `depth` belong to calls that never returned: a JavaScript
-/// exception unwinds wasm frames without running their destructors. They
-/// are dropped, so that this call's time is not taken for theirs.
 #[inline(never)]
 fn finish_timed(parent: NodeId, depth: u32) {
     let end = clock::now();
     with_thread(|thread| {
-        thread.timed.truncate(depth as usize);
-        let ours = thread.timed.len() == depth as usize;
-        if let Some(frame) = thread.timed.pop().filter(|_| ours) {
-            // The span between this call's two reads holds one whole read,
-            // and two for every timed call made within it.
-            let nested = (thread.timed_total - frame.timed_before - 1) as f64;
-            let counted = (thread.counted_total - frame.counted_before) as f64;
-            let elapsed = end
-                - frame.start
-                - thread.clock_cost * (1.0 + 2.0 * nested)
-                - thread.probe_cost * counted;
+        if let Some((frame, elapsed)) = end_frame(thread, depth, end) {
             let clock_cost = thread.clock_cost;
             thread.tree.add_time(
                 frame.node,
@@ -217,6 +203,35 @@ fn finish_timed(parent: NodeId, depth: u32) {
         }
         thread.current = parent;
     });
+}
+
+/// Pops the timed frame at `depth`, given the clock reading `end` taken at
+/// its exit, and returns it with its time: the span between its two reads,
+/// less what the clock reads and the count-only probes made within it cost.
+/// `None` if the frame is gone (a trap or timeout cut the stack short).
+///
+/// Frames above `depth` belong to calls that never returned: a JavaScript
+/// exception unwinds wasm frames without running their destructors. They
+/// are dropped, so that this call's time is not taken for theirs.
+pub(crate) fn end_frame(
+    thread: &mut ThreadState,
+    depth: u32,
+    end: f64,
+) -> Option<(TimedFrame, f64)> {
+    thread.timed.truncate(depth as usize);
+    if thread.timed.len() != depth as usize {
+        return None;
+    }
+    let frame = thread.timed.pop()?;
+    // The span between this call's two reads holds one whole read, and two
+    // for every timed call made within it.
+    let nested = (thread.timed_total - frame.timed_before - 1) as f64;
+    let counted = (thread.counted_total - frame.counted_before) as f64;
+    let elapsed = end
+        - frame.start
+        - thread.clock_cost * (1.0 + 2.0 * nested)
+        - thread.probe_cost * counted;
+    Some((frame, elapsed))
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@
 mod clock;
 mod count;
 mod exit;
+mod future;
 mod guard;
 mod site;
 #[doc(hidden)]
@@ -49,6 +50,7 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::count::{count, CountSite};
+    pub use crate::future::Instrumented;
     pub use crate::guard::{enter, enter_test, Guard};
     pub use crate::site::Site;
 }
@@ -85,6 +87,43 @@ macro_rules! __instrument_body {
         $crate::__private::count(&__WASMPROF_SITE, $self_type);
         $body
     }};
+}
+
+/// An `async fn`, as `#[wasmprof::instrument]` hands it over: `on`, the
+/// function returning its body as an [`Instrumented`](__private::Instrumented)
+/// future, when instrumentation is on; else `off`, the function as written.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        $($on)*
+    };
+}
+
+/// Instrumentation off, or the bench's floor (which counts synchronous
+/// calls only): the `async fn` as written.
+#[cfg(not(wasmprof_enabled))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        $($off)*
+    };
+}
+
+/// The return type of an instrumented `async fn`: a future of its output.
+///
+/// Written here, in an edition-2024 crate, because the capture rules of
+/// `impl Trait` follow the edition of the tokens: like the `async fn` it
+/// replaces, the type then captures every lifetime of the signature, elided
+/// ones too, whatever the edition of the crate it is expanded in.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __future_of {
+    ($output:ty) => {
+        impl ::core::future::Future<Output = $output>
+    };
 }
 
 /// `cargo wasmprof bench`'s floor: one counter increment per call, nothing

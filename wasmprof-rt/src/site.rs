@@ -15,6 +15,8 @@ pub struct FunctionInfo {
     pub file: &'static str,
     pub line: u32,
     pub tier: Tier,
+    /// An `async fn`: its calls create futures, whose polls are its time.
+    pub is_async: bool,
 }
 
 /// How a function is instrumented.
@@ -42,6 +44,8 @@ pub struct Site {
     /// called in turn from several places (a scanner used by every part of
     /// a parser) finds its node here instead of searching for it.
     cache: [AtomicU32; CACHE_SLOTS],
+    /// The site of an `async fn`.
+    is_async: bool,
 }
 
 /// Slots in a site's cache: a power of two.
@@ -65,6 +69,20 @@ impl Site {
             line,
             id: AtomicU32::new(0),
             cache: [const { AtomicU32::new(u32::MAX) }; CACHE_SLOTS],
+            is_async: false,
+        }
+    }
+
+    /// The site of an `async fn`, built by the attribute's expansion.
+    pub const fn new_async(
+        module_path: &'static str,
+        name: &'static str,
+        file: &'static str,
+        line: u32,
+    ) -> Self {
+        Site {
+            is_async: true,
+            ..Site::new(module_path, name, file, line)
         }
     }
 
@@ -95,6 +113,7 @@ impl Site {
                 self.file,
                 self.line,
                 Tier::Full,
+                self.is_async,
             )
         })
     }
@@ -121,6 +140,7 @@ pub(crate) fn register_function(
     file: &'static str,
     line: u32,
     tier: Tier,
+    is_async: bool,
 ) -> u32 {
     let name = qualified_name(module_path, self_type.map(|f| f()), name);
     let mut functions = lock_functions();
@@ -129,6 +149,7 @@ pub(crate) fn register_function(
         file,
         line,
         tier,
+        is_async,
     });
     functions.len() as u32 - 1
 }

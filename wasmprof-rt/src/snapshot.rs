@@ -11,9 +11,13 @@
 //! header   "WPRF" total_len:u32 version:u32 flags:u32 n_functions:u32
 //!          n_nodes:u32 current:u32 overflow:u32 cap:u32 clock_cost_ms:f64
 //! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32 tier:u32
-//!          calls:u64
+//!          flags:u32 calls:u64
 //! node     parent:u32 function:u32 flags:u32 calls:u64 timed_calls:u64
 //!          inclusive_ms:f64
+//! futures  n_futures:u32, then n_futures times:
+//!          node:u32 polls:u64 completions:u64 cancellations:u64
+//!          pending_ms:f64 latency_count:u64 latency_total_ms:f64
+//!          latency_median_ms:f64 latency_max_ms:f64
 //! ```
 //!
 //! `inclusive_ms` is the node's time with the clock's own cost taken out,
@@ -23,7 +27,12 @@
 //!
 //! `tier` 0: the function's calls are nodes, timed when calls are timed
 //! (`calls` is 0); 1: counted only, `calls` in all, with no node, its time
-//! in its callers'.
+//! in its callers'. Function flag bit 0: an `async fn`, whose node's calls
+//! are futures created and whose time is its polls'.
+//!
+//! A future record describes the futures of one async call path (`node`):
+//! their calls are the node's, `pending_ms` is the CPU time of those still
+//! pending, and latency runs from a future's first poll to its completion.
 //!
 //! `flags` bit 0: calls were timed. `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
@@ -36,7 +45,7 @@ use crate::state::{lock_finished, with_thread};
 use crate::tree::{CallTree, NodeId, NO_FUNCTION, OVERFLOW_FUNCTION, ROOT};
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 const HEADER_LEN: usize = 4 * 9 + 8;
 
 /// A decoded snapshot.
@@ -51,6 +60,25 @@ pub struct Snapshot {
     pub cap: u32,
     /// What one clock read costs (ms), measured at start-up; 0 if untimed.
     pub clock_cost: f64,
+    /// The futures of async functions, one record per call path.
+    pub futures: Vec<SnapshotFuture>,
+}
+
+/// What the futures of one async call path did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SnapshotFuture {
+    pub node: u32,
+    pub polls: u64,
+    pub completions: u64,
+    /// Dropped before completing.
+    pub cancellations: u64,
+    /// CPU time (ms) of the futures still pending.
+    pub pending_ms: f64,
+    /// Completed futures whose latency was measured (0 untimed).
+    pub latency_count: u64,
+    pub latency_total_ms: f64,
+    pub latency_median_ms: f64,
+    pub latency_max_ms: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +87,8 @@ pub struct SnapshotFunction {
     pub file: String,
     pub line: u32,
     pub tier: Tier,
+    /// An `async fn`.
+    pub is_async: bool,
     /// For a counted function, its calls (it has no node); else 0.
     pub calls: u64,
 }
@@ -135,7 +165,22 @@ pub fn take() -> Snapshot {
                 file: f.file.to_owned(),
                 line: f.line,
                 tier: f.tier,
+                is_async: f.is_async,
                 calls: counted.get(id).copied().unwrap_or(0),
+            })
+            .collect(),
+        futures: crate::future::stats()
+            .into_iter()
+            .map(|f| SnapshotFuture {
+                node: f.node,
+                polls: f.polls,
+                completions: f.completions,
+                cancellations: f.cancellations,
+                pending_ms: f.pending_time.max(0.0),
+                latency_count: f.latency.count,
+                latency_total_ms: f.latency.total,
+                latency_median_ms: f.latency.median(),
+                latency_max_ms: f.latency.max,
             })
             .collect(),
         nodes,
@@ -211,6 +256,7 @@ impl Snapshot {
                 Tier::Counted => 1,
             };
             out.extend_from_slice(&tier.to_le_bytes());
+            out.extend_from_slice(&u32::from(f.is_async).to_le_bytes());
             out.extend_from_slice(&f.calls.to_le_bytes());
         }
         for n in &self.nodes {
@@ -220,6 +266,18 @@ impl Snapshot {
             out.extend_from_slice(&n.calls.to_le_bytes());
             out.extend_from_slice(&n.timed_calls.to_le_bytes());
             out.extend_from_slice(&n.inclusive.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.futures.len() as u32).to_le_bytes());
+        for f in &self.futures {
+            out.extend_from_slice(&f.node.to_le_bytes());
+            for word in [f.polls, f.completions, f.cancellations] {
+                out.extend_from_slice(&word.to_le_bytes());
+            }
+            out.extend_from_slice(&f.pending_ms.to_le_bytes());
+            out.extend_from_slice(&f.latency_count.to_le_bytes());
+            for ms in [f.latency_total_ms, f.latency_median_ms, f.latency_max_ms] {
+                out.extend_from_slice(&ms.to_le_bytes());
+            }
         }
         let total = out.len() as u32;
         out[4..8].copy_from_slice(&total.to_le_bytes());
@@ -272,12 +330,14 @@ impl Snapshot {
                     )))
                 }
             };
+            let is_async = r.u32()? & 1 == 1;
             let calls = r.u64()?;
             functions.push(SnapshotFunction {
                 name,
                 file,
                 line,
                 tier,
+                is_async,
                 calls,
             });
         }
@@ -309,6 +369,28 @@ impl Snapshot {
             }
             nodes.push(node);
         }
+        let n_futures = r.u32()? as usize;
+        let mut futures = Vec::with_capacity(n_futures.min(bytes.len() / 68));
+        for _ in 0..n_futures {
+            let future = SnapshotFuture {
+                node: r.u32()?,
+                polls: r.u64()?,
+                completions: r.u64()?,
+                cancellations: r.u64()?,
+                pending_ms: r.f64()?,
+                latency_count: r.u64()?,
+                latency_total_ms: r.f64()?,
+                latency_median_ms: r.f64()?,
+                latency_max_ms: r.f64()?,
+            };
+            if future.node == ROOT || future.node as usize >= nodes.len() {
+                return Err(DecodeError(format!(
+                    "snapshot future record names node {}, which is not an async call",
+                    future.node
+                )));
+            }
+            futures.push(future);
+        }
         if r.at != bytes.len() {
             return Err(DecodeError("snapshot has trailing bytes".into()));
         }
@@ -323,6 +405,7 @@ impl Snapshot {
             overflow,
             cap,
             clock_cost,
+            futures,
         })
     }
 }
@@ -352,6 +435,9 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().expect("8 bytes"),
         ))
+    }
+    fn f64(&mut self) -> Result<f64, DecodeError> {
+        self.u64().map(f64::from_bits)
     }
     fn string(&mut self) -> Result<String, DecodeError> {
         let len = self.u32()? as usize;
@@ -385,6 +471,7 @@ mod tests {
                 file: "src/lib.rs".into(),
                 line: 7,
                 tier: Tier::Full,
+                is_async: true,
                 calls: 0,
             }],
             nodes: vec![
@@ -409,6 +496,17 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
+            futures: vec![SnapshotFuture {
+                node: 1,
+                polls: 7,
+                completions: 2,
+                cancellations: 1,
+                pending_ms: 0.25,
+                latency_count: 2,
+                latency_total_ms: 30.0,
+                latency_median_ms: 15.0,
+                latency_max_ms: 20.0,
+            }],
         }
     }
 
@@ -460,6 +558,9 @@ mod tests {
         assert!(Snapshot::decode(&s.encode()).is_err());
         let mut s = sample();
         s.nodes[1].parent = 1;
+        assert!(Snapshot::decode(&s.encode()).is_err());
+        let mut s = sample();
+        s.futures[0].node = 2;
         assert!(Snapshot::decode(&s.encode()).is_err());
     }
 }

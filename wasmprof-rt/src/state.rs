@@ -33,6 +33,8 @@ pub(crate) struct ThreadState {
     pub random: crate::tree::Random,
     /// The timed calls still running, innermost last.
     pub timed: Vec<crate::guard::TimedFrame>,
+    /// What the futures of async functions did, per call path.
+    pub futures: crate::future::Futures,
 }
 
 impl ThreadState {
@@ -46,6 +48,7 @@ impl ThreadState {
             timed_total: 0,
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
             timed: Vec::new(),
+            futures: crate::future::Futures::new(),
         }
     }
 

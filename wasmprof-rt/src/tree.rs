@@ -306,6 +306,35 @@ impl CallTree {
         }
     }
 
+    /// Counts the creation of a future through `node`: an async function's
+    /// call. Its polls are all timed (they are few and long beside a
+    /// clock read), so every call counts as timed.
+    pub fn count_future(&mut self, node: NodeId) {
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.calls += 1;
+            if crate::clock::TIMED {
+                n.timed_calls += 1;
+            }
+        }
+    }
+
+    /// Adds time measured for `node` outside the sampling of
+    /// [`add_time`](Self::add_time): a poll of one of its futures.
+    pub fn add_exact_time(&mut self, node: NodeId, elapsed: f64) {
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.inclusive += elapsed;
+        }
+    }
+
+    /// The parent of `node`; `None` for the root or a node that does not
+    /// exist.
+    pub fn parent_of(&self, node: NodeId) -> Option<NodeId> {
+        self.nodes
+            .get(node as usize)
+            .map(|n| n.parent)
+            .filter(|&p| p != NONE)
+    }
+
     /// Adds every path of `other` into this tree (used to gather the trees of
     /// finished threads on native targets).
     pub fn merge_from(&mut self, other: &CallTree) {
@@ -378,6 +407,11 @@ impl Random {
         x ^= x << 17;
         self.0 = x;
         ((x >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.unit() * n as f64) as u64).min(n.saturating_sub(1))
     }
 
     /// Failures before the first success, success having probability
