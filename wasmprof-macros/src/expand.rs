@@ -122,11 +122,11 @@ fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream
              profiler's runtime",
         ));
     }
-    if let Some(asyncness) = function.sig.asyncness {
+    if let (Some(_), Some(count)) = (function.sig.asyncness, args.count) {
         return Err(syn::Error::new(
-            asyncness.span,
-            "#[wasmprof::instrument] does not support async fn yet: instrument the synchronous \
-             functions it calls",
+            count,
+            "`count` cannot be used on an async fn: its futures are recorded in full (calls, \
+             polls, completions), which a counter alone cannot do",
         ));
     }
     let name = match &args.name {
@@ -179,6 +179,20 @@ enum SelfType {
     None,
     /// Named by `type_name::<Self>()`: `crate::module::Type::method`.
     SelfType,
+}
+
+impl SelfType {
+    /// The `self_type` argument of the runtime's entry points.
+    fn tokens(self) -> TokenStream {
+        match self {
+            SelfType::None => quote!(::core::option::Option::None),
+            SelfType::SelfType => quote! {
+                ::core::option::Option::Some(
+                    (|| ::core::any::type_name::<Self>()) as fn() -> &'static str
+                )
+            },
+        }
+    }
 }
 
 /// A function, with its body as tokens: enough to re-emit it piece by piece
@@ -250,6 +264,9 @@ impl MaybeItemFn {
         self_type: SelfType,
         entry: Entry,
     ) -> TokenStream {
+        if self.sig.asyncness.is_some() {
+            return asynchronous::expand(self, krate, name, self_type, entry);
+        }
         let MaybeItemFn {
             outer_attrs,
             vis,
@@ -284,14 +301,7 @@ impl MaybeItemFn {
             }
         });
         let line = line_of(ident);
-        let self_type = match self_type {
-            SelfType::None => quote!(::core::option::Option::None),
-            SelfType::SelfType => quote! {
-                ::core::option::Option::Some(
-                    (|| ::core::any::type_name::<Self>()) as fn() -> &'static str
-                )
-            },
-        };
+        let self_type = self_type.tokens();
         let braces = brace.span.join();
         let original_body = braced(braces, body.clone());
         let entry = match entry {
@@ -318,6 +328,23 @@ impl MaybeItemFn {
             #fn_token #ident #generics #params #output #where_clause
             #new_body
         }
+    }
+}
+
+impl MaybeItemFn {
+    /// The function exactly as written.
+    fn as_written(&self) -> TokenStream {
+        let MaybeItemFn {
+            outer_attrs,
+            vis,
+            defaultness,
+            sig,
+            brace,
+            inner_attrs,
+            body,
+        } = self;
+        let body = braced(brace.span.join(), quote!(#(#inner_attrs)* #body));
+        quote!(#(#outer_attrs)* #vis #defaultness #sig #body)
     }
 }
 
@@ -452,10 +479,10 @@ impl Walker<'_> {
             || krate.as_deref() == Some(prefix)
     }
 
-    /// Whether a function can be instrumented here; const and async ones
-    /// cannot, and an annotated block leaves them as they are.
+    /// Whether a function can be instrumented here; const ones cannot, and
+    /// an annotated block leaves them as they are.
     fn wants(&self, attrs: &[Attribute], sig: &Signature) -> bool {
-        sig.constness.is_none() && sig.asyncness.is_none() && !self.leaves_alone(attrs)
+        sig.constness.is_none() && !self.leaves_alone(attrs)
     }
 
     /// What to expand a member of an impl block or trait with: its
@@ -463,7 +490,7 @@ impl Walker<'_> {
     /// attribute of its own (`#[wasmprof::instrument(count)]` among fully
     /// instrumented methods), taken off and expanded here, where its `Self`
     /// is known, with the block's `crate` path unless it gives one. `None`
-    /// when the member is left alone: skipped, const, async, or with
+    /// when the member is left alone: skipped, const, or with
     /// arguments that do not parse (its own expansion reports them).
     fn member(
         &self,
@@ -476,7 +503,7 @@ impl Walker<'_> {
         else {
             return self.wants(attrs, sig).then(|| (attrs.to_vec(), None));
         };
-        if sig.asyncness.is_some() || sig.constness.is_some() {
+        if sig.constness.is_some() {
             return None;
         }
         let mut own = match &attrs[position].meta {
@@ -613,6 +640,8 @@ fn is_type_parameter(ty: &Type, generics: &syn::Generics) -> bool {
     };
     path.qself.is_none() && generics.type_params().any(|param| param.ident == *ident)
 }
+
+mod asynchronous;
 
 #[cfg(test)]
 mod tests;

@@ -240,10 +240,10 @@ fn a_test_enters_at_the_root_and_keeps_its_test_attribute() {
 fn misuse_is_one_error_and_the_item_unchanged() {
     let cases = [
         (
-            "",
+            "count",
             "pub async fn fetch() -> u32 { 1 }",
-            "#[wasmprof::instrument] does not support async fn yet: instrument the synchronous \
-             functions it calls",
+            "`count` cannot be used on an async fn: its futures are recorded in full (calls, \
+             polls, completions), which a counter alone cannot do",
         ),
         (
             "",
@@ -307,8 +307,8 @@ fn errors_point_at_the_offending_token() {
         let start = error.span().start();
         (start.line, start.column)
     };
-    // Columns of `async`, `const`, `struct`, `level`.
-    assert_eq!(span_of("", "pub async fn f() {}"), (1, 4));
+    // Columns of `count`, `const`, `struct`, `level`.
+    assert_eq!(span_of("count", "pub async fn f() {}"), (1, 0));
     assert_eq!(span_of("", "/// doc\nconst fn f() {}"), (2, 0));
     assert_eq!(span_of("", "#[derive(Debug)]\npub struct S;"), (2, 4));
     assert_eq!(span_of("name = \"a\", level = 1", "fn f() {}"), (1, 12));
@@ -360,6 +360,32 @@ fn an_impl_block_instruments_its_methods() {
     assert!(text.contains("# [wasmprof :: skip] fn skipped (& self) { }"));
     assert!(!text.contains("# [wasmprof :: instrument"));
     assert!(text.contains("const fn constant () -> u32 { 1 }"));
+    assert!(text.contains("__instrument_async ! { on = { fn later (& self) -> "));
+}
+
+#[test]
+fn an_async_fn_records_its_call_when_the_future_is_created() {
+    let expanded = text(&expand(
+        "",
+        "pub async fn load<'a>(id: u32, (a, b): (u8, u8), _: String, name: &'a str) -> Result<u8, E> { body }",
+    ));
+    // On: a synchronous function returning the instrumented body, every
+    // argument moved into it; off: the function as written.
+    assert!(expanded.contains("on = { pub fn load < 'a > (__wasmprof_arg0 : u32 , __wasmprof_arg1 : (u8 , u8) , __wasmprof_arg2 : String , __wasmprof_arg3 : & 'a str) -> :: wasmprof :: __future_of ! (Result < u8 , E >)"), "{expanded}");
+    assert!(expanded.contains("Site :: new_async"), "{expanded}");
+    assert!(expanded.contains("async move { let id = __wasmprof_arg0 ; let (a , b) = __wasmprof_arg1 ; let __wasmprof_arg2 = __wasmprof_arg2 ; let name = __wasmprof_arg3 ;"), "{expanded}");
+    assert!(expanded.contains("let __wasmprof_output : Result < u8 , E > = loop { } ;"), "{expanded}");
+    assert!(expanded.contains("off = { pub async fn load < 'a > (id : u32 , (a , b) : (u8 , u8) , _ : String , name : & 'a str) -> Result < u8 , E > { body } }"), "{expanded}");
+}
+
+#[test]
+fn an_async_fn_under_another_attribute_macro_stays_async() {
+    let expanded = text(&expand(
+        "",
+        "#[wasm_bindgen]\npub async fn start() { body }",
+    ));
+    assert!(expanded.contains("on = { # [wasm_bindgen] pub async fn start () {"), "{expanded}");
+    assert!(expanded.contains(". await }"), "{expanded}");
 }
 
 #[test]

@@ -15,6 +15,8 @@ use wasmprof::snapshot::{take, Snapshot};
 
 #[path = "../ui/pass/arguments.rs"]
 mod pass_arguments;
+#[path = "../ui/pass/async_fns.rs"]
+mod pass_async_fns;
 #[path = "../ui/pass/blocks.rs"]
 mod pass_blocks;
 #[path = "../ui/pass/count.rs"]
@@ -571,6 +573,7 @@ fn main() {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     pass_arguments::main();
+    pass_async_fns::main();
     pass_blocks::main();
     pass_control_flow::main();
     pass_count::main();
@@ -638,6 +641,37 @@ fn main() {
             c.equal(&format!("{name} calls"), f.calls, want);
             c.equal(&format!("{name} nodes"), total_calls(&snapshot, name), 0);
         }
+    }
+    // Async functions: a node per future created, under the caller, each
+    // polled once (nothing in them waits) and completed.
+    for (name, calls, is_async) in [
+        ("run", 1, true),
+        ("load", 1, true),
+        ("parse", 2, true),
+        ("widen", 1, true),
+        ("shown", 1, true),
+        ("Store::total", 1, true),
+        ("Store::into_inner", 1, true),
+        ("Store::fetch", 1, true),
+        ("Doubled::base", 1, true),
+        ("later", 1, false),
+    ] {
+        let name = format!("fixture::pass_async_fns::{name}");
+        c.equal(&format!("{name} calls"), total_calls(&snapshot, &name), calls);
+        let function = snapshot.functions.iter().position(|f| f.name == name);
+        c.equal(
+            &format!("{name} is async"),
+            function.map(|f| snapshot.functions[f].is_async),
+            Some(is_async),
+        );
+        let futures: Vec<_> = snapshot
+            .futures
+            .iter()
+            .filter(|f| Some(snapshot.nodes[f.node as usize].function as usize) == function)
+            .map(|f| (f.polls, f.completions, f.cancellations))
+            .collect();
+        let want = if is_async { vec![(calls, calls, 0)] } else { vec![] };
+        c.equal(&format!("{name} polls, completions, cancellations"), futures, want);
     }
     c.equal(
         "Meter::read, fully instrumented",

@@ -1,4 +1,4 @@
-#[wasmprof::instrument]
+#[wasmprof::instrument(count)]
 pub async fn fetch(x: u32) -> u32 {
     x
 }
