@@ -159,6 +159,7 @@ fn a_profile_of_100_000_nodes_stays_responsive() {
             column: None,
             tier: None,
             calls: None,
+            is_async: false,
         })
         .collect();
     profile.nodes = vec![Node::root()];

@@ -127,6 +127,14 @@ pub fn validate(profile: &Profile) -> Result<(), String> {
             ));
         }
     }
+    for future in &profile.futures {
+        if future.node == Profile::ROOT || future.node >= profile.nodes.len() {
+            return Err(format!(
+                "a futures entry names node {}, which is not an async call path",
+                future.node
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -151,6 +159,40 @@ pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError>
     file.sync_all().map_err(write_err)?;
     drop(file);
     fs::rename(&temporary, path).map_err(write_err)
+}
+
+/// Adds `future` (of another profile) to the futures of `node`. Medians do
+/// not add up: the merged one is the median of the medians, weighted by
+/// their counts, an estimate.
+fn merge_future(into: &mut Profile, node: usize, future: &super::FutureStats) {
+    let Some(merged) = into.futures.iter_mut().find(|f| f.node == node) else {
+        into.futures.push(super::FutureStats {
+            node,
+            ..future.clone()
+        });
+        return;
+    };
+    merged.polls += future.polls;
+    merged.completions += future.completions;
+    merged.cancellations += future.cancellations;
+    merged.pending += future.pending;
+    merged.pending_nanos += future.pending_nanos;
+    merged.latency = match (merged.latency.take(), &future.latency) {
+        (Some(a), Some(b)) => {
+            let median = if a.count >= b.count {
+                a.median_nanos
+            } else {
+                b.median_nanos
+            };
+            Some(super::Latency {
+                count: a.count + b.count,
+                total_nanos: a.total_nanos + b.total_nanos,
+                median_nanos: median,
+                max_nanos: a.max_nanos.max(b.max_nanos),
+            })
+        }
+        (a, b) => a.or_else(|| b.clone()),
+    };
 }
 
 /// Merges several profiles of the same program into one: nodes with the same
@@ -226,6 +268,9 @@ fn merge_into(into: &mut Profile, other: &Profile) {
         merged.samples += node.samples;
         node_map[index] = target;
     }
+    for future in &other.futures {
+        merge_future(into, node_map[future.node], future);
+    }
     into.overflow_calls += other.overflow_calls;
     into.run.wall_nanos += other.run.wall_nanos;
     if let (Some(into), Some(other)) = (&mut into.timer.hybrid, &other.timer.hybrid) {
@@ -294,6 +339,7 @@ mod tests {
                     column: None,
                     tier: None,
                     calls: None,
+                    is_async: false,
                 },
                 Function {
                     name: "demo::add".into(),
@@ -302,6 +348,7 @@ mod tests {
                     column: None,
                     tier: None,
                     calls: None,
+                    is_async: false,
                 },
             ],
             nodes: vec![
@@ -328,6 +375,7 @@ mod tests {
                 },
             ],
             overflow_calls: 0,
+            futures: Vec::new(),
         }
     }
 

@@ -35,6 +35,41 @@ pub struct Profile {
     /// counted in an `<overflow>` node and not attributed to a function.
     #[serde(default)]
     pub overflow_calls: u64,
+    /// What the futures of async functions did, one entry per async call
+    /// path (node).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub futures: Vec<FutureStats>,
+}
+
+/// The futures of one async function on one call path: its node's calls
+/// are the futures created, its time their polls' (CPU time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FutureStats {
+    /// The node (an async function's call path).
+    pub node: usize,
+    pub polls: u64,
+    pub completions: u64,
+    /// Dropped before completing.
+    pub cancellations: u64,
+    /// Neither completed nor dropped when the profile was taken.
+    pub pending: u64,
+    /// CPU time so far of the pending ones (part of the node's time).
+    #[serde(default)]
+    pub pending_nanos: f64,
+    /// From first poll to completion, over the completed futures: wall time,
+    /// awaits included, never part of any CPU time. Absent without a clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
+}
+
+/// Latencies of completed futures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub total_nanos: f64,
+    /// Exact up to 4096 completions, from a uniform sample past them.
+    pub median_nanos: f64,
+    pub max_nanos: f64,
 }
 
 /// The program that was run, the host that ran it and how it ended.
@@ -168,6 +203,9 @@ pub struct Function {
     /// its callers are not tracked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls: Option<u64>,
+    /// An `async fn`: its calls are futures created, its time their polls'.
+    #[serde(rename = "async", default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_async: bool,
 }
 
 /// How an instrumented function was instrumented.

@@ -433,6 +433,7 @@ mod tests {
                 column: None,
                 tier: None,
                 calls: None,
+                is_async: false,
             })
             .collect();
         for chain in 0..200usize {

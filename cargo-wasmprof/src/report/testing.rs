@@ -56,6 +56,7 @@ impl ProfileBuilder {
             functions: Vec::new(),
             nodes: vec![Node::root()],
             overflow_calls: 0,
+            futures: Vec::new(),
         };
         ProfileBuilder {
             profile,
@@ -136,6 +137,7 @@ impl ProfileBuilder {
             column: None,
             tier: None,
             calls: None,
+            is_async: false,
         });
         self.profile.functions.len() - 1
     }

@@ -6,7 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use wasmprof::snapshot::{Snapshot, Tier};
 
 use super::host::HostResult;
-use crate::profile::{self, Function, FunctionTier, Node, Profile, RunInfo, TimerInfo, TimerMode};
+use crate::profile::{
+    self, Function, FunctionTier, FutureStats, Latency, Node, Profile, RunInfo, TimerInfo,
+    TimerMode,
+};
 
 /// What the run was, independent of what it measured.
 pub struct RunContext {
@@ -102,6 +105,28 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                     Tier::Counted => FunctionTier::Counted,
                 }),
                 calls: (f.tier == Tier::Counted).then_some(f.calls),
+                is_async: f.is_async,
+            })
+            .collect(),
+        futures: snapshot
+            .futures
+            .iter()
+            .map(|f| {
+                let calls = snapshot.nodes[f.node as usize].calls;
+                FutureStats {
+                    node: f.node as usize,
+                    polls: f.polls,
+                    completions: f.completions,
+                    cancellations: f.cancellations,
+                    pending: calls.saturating_sub(f.completions + f.cancellations),
+                    pending_nanos: f.pending_ms * NANOS_PER_MS,
+                    latency: (snapshot.timed && f.latency_count > 0).then(|| Latency {
+                        count: f.latency_count,
+                        total_nanos: f.latency_total_ms * NANOS_PER_MS,
+                        median_nanos: f.latency_median_ms * NANOS_PER_MS,
+                        max_nanos: f.latency_max_ms * NANOS_PER_MS,
+                    }),
+                }
             })
             .collect(),
         // Calls past the capacity: under `<overflow>`, each function's own
@@ -159,6 +184,7 @@ mod tests {
                     file: "src/main.rs".into(),
                     line: 1,
                     tier: Tier::Full,
+                    is_async: false,
                     calls: 0,
                 },
                 SnapshotFunction {
@@ -166,6 +192,7 @@ mod tests {
                     file: "src/main.rs".into(),
                     line: 5,
                     tier: Tier::Full,
+                    is_async: true,
                     calls: 0,
                 },
             ],
@@ -199,6 +226,17 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
+            futures: vec![wasmprof::snapshot::SnapshotFuture {
+                node: 2,
+                polls: 9,
+                completions: 2,
+                cancellations: 0,
+                pending_ms: 0.5,
+                latency_count: 2,
+                latency_total_ms: 30.0,
+                latency_median_ms: 15.0,
+                latency_max_ms: 20.0,
+            }],
         }
     }
 
@@ -219,6 +257,19 @@ mod tests {
         assert!(p.run.complete);
         assert_eq!(p.nodes[1].inclusive_nanos, 2e6);
         assert_eq!(p.nodes[2].calls, 3);
+        assert!(profile::validate(&p).is_ok());
+    }
+
+    #[test]
+    fn futures_keep_their_figures_and_the_pending_ones_are_counted() {
+        let p = to_profile(&snapshot(2), &host("trap"), context());
+        assert!(p.functions[1].is_async && !p.functions[0].is_async);
+        let future = &p.futures[0];
+        assert_eq!((future.node, future.polls, future.completions), (2, 9, 2));
+        assert_eq!(future.pending, 1, "3 created, 2 completed, none dropped");
+        assert_eq!(future.pending_nanos, 0.5e6);
+        let latency = future.latency.as_ref().unwrap();
+        assert_eq!((latency.count, latency.median_nanos), (2, 15e6));
         assert!(profile::validate(&p).is_ok());
     }
 

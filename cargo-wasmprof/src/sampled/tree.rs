@@ -135,6 +135,7 @@ impl TreeBuilder {
             column: u32::try_from(frame.column).ok(),
             tier: None,
             calls: None,
+            is_async: false,
         });
         self.function_ids.insert(frame.clone(), id);
         id
@@ -291,6 +292,7 @@ pub fn sampled_profile(
         functions,
         nodes,
         overflow_calls: 0,
+        futures: Vec::new(),
     }
 }
 

@@ -268,6 +268,14 @@ pub fn subtree(profile: &Profile, top: usize) -> Profile {
     }
     let open = nodes.iter().any(|n| n.open);
     let mut one = profile.clone();
+    one.futures = profile
+        .futures
+        .iter()
+        .filter_map(|f| {
+            let node = *node_map.get(&f.node)?;
+            Some(crate::profile::FutureStats { node, ..f.clone() })
+        })
+        .collect();
     one.nodes = nodes;
     one.functions = functions;
     one.overflow_calls = 0;
@@ -306,6 +314,7 @@ mod tests {
             column: None,
             tier: None,
             calls: None,
+            is_async: false,
         }
     }
 
