@@ -59,16 +59,22 @@ pub struct FunctionStats {
     pub is_overflow: bool,
     /// Counted only (the count-only tier): exact calls, no time of its own.
     pub counted_only: bool,
+    /// An `async fn`: calls are futures created, time is CPU time in polls.
+    pub is_async: bool,
 }
 
 /// What the text reports put after a count-only function's name.
 pub const COUNTED_MARK: &str = " (counted)";
+/// What the text reports put after an async function's name.
+pub const ASYNC_MARK: &str = " (async)";
 
 impl FunctionStats {
-    /// The name, marked when the function was counted only.
+    /// The name, marked when the function was counted only or is async.
     pub fn marked_name(&self) -> String {
         if self.counted_only {
             format!("{}{COUNTED_MARK}", self.name)
+        } else if self.is_async {
+            format!("{}{ASYNC_MARK}", self.name)
         } else {
             self.name.clone()
         }
@@ -323,12 +329,14 @@ fn function_table(profile: &Profile, node_function: &[Option<FunctionId>]) -> Ve
         open: false,
         is_overflow,
         counted_only: false,
+        is_async: false,
     };
     let mut functions: Vec<FunctionStats> = profile
         .functions
         .iter()
         .map(|f| FunctionStats {
             counted_only: f.tier == Some(FunctionTier::Counted),
+            is_async: f.is_async,
             calls: f.calls.unwrap_or(0),
             ..blank(&f.name, &f.file, f.line, false)
         })

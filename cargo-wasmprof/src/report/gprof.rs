@@ -15,10 +15,14 @@
 //!   prints that line bare, and we do too when the host is the only caller);
 //! * a run header comes first, with warnings when the run did not finish
 //!   or the call tree overflowed;
+//! * async functions are marked `(async)`, their time is CPU time (inside
+//!   their polls), and a last section gives what only futures have: polls,
+//!   completions, cancellations, pending futures and latency;
 //! * the index by function name falls back to one entry per line when names
 //!   are too long for gprof's three 26-character columns, as Rust paths are.
 
 mod flat;
+mod futures;
 mod graph;
 mod index;
 
@@ -74,6 +78,7 @@ impl<'a> GprofWriter<'a> {
         graph::write(self, &mut text);
         text.push_str("\x0c\n");
         index::write(self, &mut text);
+        futures::write(self, &mut text);
         text
     }
 

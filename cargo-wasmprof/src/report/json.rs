@@ -48,6 +48,14 @@
 //!   callee's own time within them, `children_nanos` the rest. Arcs are
 //!   sorted by callee id, then caller id, the host first.
 //! * A cycle's `internal_calls` are calls between different members.
+//! * An async function has `"async": true`; its `calls` are futures created
+//!   and its times CPU time, inside its polls. `async_functions` then lists
+//!   each with `calls`, `completions`, `cancellations`, `pending`, `polls`,
+//!   `cpu_nanos`, `pending_nanos` (CPU time so far of the pending ones) and
+//!   `latency` (`count`, `total_nanos`, `median_nanos`, `max_nanos`: first
+//!   poll to completion, wall time, never part of a CPU time; `null`
+//!   without a clock), in all and per call path (`paths`, each with its
+//!   `node` and `path` of function names).
 
 use std::io::{BufWriter, Write};
 
@@ -84,7 +92,54 @@ struct Document<'a> {
     functions: Vec<FunctionRow<'a>>,
     arcs: Vec<ArcRow<'a>>,
     cycles: Vec<CycleRow<'a>>,
+    /// Absent when no async function was called.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    async_functions: Vec<AsyncRow>,
     profile: &'a Profile,
+}
+
+#[derive(Serialize)]
+struct AsyncRow {
+    id: FunctionId,
+    name: String,
+    #[serde(flatten)]
+    figures: AsyncFigures,
+    paths: Vec<AsyncPathRow>,
+}
+
+#[derive(Serialize)]
+struct AsyncPathRow {
+    node: usize,
+    path: Vec<String>,
+    #[serde(flatten)]
+    figures: AsyncFigures,
+}
+
+#[derive(Serialize)]
+struct AsyncFigures {
+    calls: u64,
+    completions: u64,
+    cancellations: u64,
+    pending: u64,
+    polls: u64,
+    cpu_nanos: f64,
+    pending_nanos: f64,
+    latency: Option<crate::profile::Latency>,
+}
+
+impl From<&super::futures::Figures> for AsyncFigures {
+    fn from(f: &super::futures::Figures) -> Self {
+        AsyncFigures {
+            calls: f.calls,
+            completions: f.completions,
+            cancellations: f.cancellations,
+            pending: f.pending,
+            polls: f.polls,
+            cpu_nanos: f.cpu_nanos,
+            pending_nanos: f.pending_nanos,
+            latency: f.latency.clone(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -102,6 +157,9 @@ struct FunctionRow<'a> {
     /// `counted` for a count-only function (no time of its own).
     #[serde(skip_serializing_if = "Option::is_none")]
     tier: Option<FunctionTier>,
+    /// An async function: calls are futures created, times CPU time.
+    #[serde(rename = "async", skip_serializing_if = "std::ops::Not::not")]
+    is_async: bool,
 }
 
 #[derive(Serialize)]
@@ -147,6 +205,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
                 cycle: graph.cycle_of(id).map(|c| c.number),
                 open: f.open,
                 tier: profile.functions.get(id).and_then(|f| f.tier),
+                is_async: f.is_async,
             }
         })
         .collect();
@@ -177,7 +236,25 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
             children_nanos: c.children_nanos,
         })
         .collect();
+    let async_functions = super::futures::summarize(profile)
+        .iter()
+        .map(|f| AsyncRow {
+            id: f.function,
+            name: f.name.clone(),
+            figures: (&f.figures).into(),
+            paths: f
+                .paths
+                .iter()
+                .map(|p| AsyncPathRow {
+                    node: p.node,
+                    path: p.path.clone(),
+                    figures: (&p.figures).into(),
+                })
+                .collect(),
+        })
+        .collect();
     Document {
+        async_functions,
         format: REPORT_FORMAT,
         timed: graph.timed,
         counted: graph.counted,
@@ -268,5 +345,36 @@ mod tests {
     fn a_failing_writer_is_an_error_not_a_panic() {
         let err = write_json(&appendix_b(false), &mut FullDisk).unwrap_err();
         assert!(format!("{err:#}").contains("disk full"), "{err:#}");
+    }
+
+    #[test]
+    fn async_functions_have_their_futures_figures() {
+        let profile = crate::report::testing::ProfileBuilder::timed()
+            .path(&["app::batch", "app::load"], 3, 6e6)
+            .future(&["app::batch", "app::load"], 9, 2, 1, Some(50e6))
+            .build();
+        let v = to_value(&profile);
+        let load = v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "app::load")
+            .unwrap();
+        assert_eq!(load["async"], true);
+        let row = &v["async_functions"][0];
+        assert_eq!(row["name"], "app::load");
+        assert_eq!(
+            (&row["calls"], &row["completions"], &row["cancellations"], &row["polls"]),
+            (&Value::from(3), &Value::from(2), &Value::from(1), &Value::from(9))
+        );
+        assert_eq!(row["latency"]["median_nanos"], 50e6);
+        assert_eq!(row["paths"][0]["path"][1], "app::load");
+        let batch = v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "app::batch")
+            .unwrap();
+        assert!(batch.get("async").is_none(), "sync functions say nothing");
     }
 }

@@ -12,6 +12,7 @@ pub mod diff;
 pub mod flamechart;
 pub mod flamegraph;
 pub mod folded;
+pub mod futures;
 pub mod gprof;
 pub mod html;
 pub mod json;

@@ -88,6 +88,38 @@ impl ProfileBuilder {
         self
     }
 
+    /// Makes the function at the end of `path` async, with these figures
+    /// for its futures there; pending ones are the calls left over, each
+    /// completed one took `latency_nanos`.
+    pub fn future(
+        mut self,
+        path: &[&str],
+        polls: u64,
+        completions: u64,
+        cancellations: u64,
+        latency_nanos: Option<f64>,
+    ) -> Self {
+        let node = self.node(path);
+        if let Some(function) = self.profile.nodes[node].function {
+            self.profile.functions[function].is_async = true;
+        }
+        self.profile.futures.push(crate::profile::FutureStats {
+            node,
+            polls,
+            completions,
+            cancellations,
+            pending: 0,
+            pending_nanos: 0.0,
+            latency: latency_nanos.map(|nanos| crate::profile::Latency {
+                count: completions,
+                total_nanos: nanos * completions as f64,
+                median_nanos: nanos,
+                max_nanos: nanos,
+            }),
+        });
+        self
+    }
+
     /// Marks every node of `path` as still running: like the runtime, the
     /// file then has no time for them (their children's time is known).
     pub fn open(mut self, path: &[&str]) -> Self {
@@ -143,6 +175,10 @@ impl ProfileBuilder {
     }
 
     pub fn build(mut self) -> Profile {
+        for future in &mut self.profile.futures {
+            let calls = self.profile.nodes[future.node].calls;
+            future.pending = calls.saturating_sub(future.completions + future.cancellations);
+        }
         let timed = self.profile.timer.mode == TimerMode::Host;
         let mut inclusive = self.self_nanos.clone();
         for node in (1..self.profile.nodes.len()).rev() {
