@@ -16,6 +16,12 @@
 //! the function's index + 1, as pprof reserves 0. The string table is in
 //! first-use order, so the same profile always gives the same bytes.
 //!
+//! A profile with async functions has two more sample types: `polls/count`,
+//! the polls of the futures created on that path, and (timed)
+//! `latency/nanoseconds`, the summed latency of the completed ones, first
+//! poll to completion, wall time; 0 for the other samples. Neither is
+//! added to `time`, which for an async function is CPU time in its polls.
+//!
 //! Stacks deeper than [`MAX_FRAMES_EACH_SIDE`] × 2 + 1 frames (deep
 //! recursion) keep their outermost and innermost frames around one
 //! `<elided frames>` frame: a 100,000-deep recursion would otherwise write
@@ -104,9 +110,26 @@ struct Tables {
     not_tracked_location: u64,
     /// Their `tier: counted` label.
     counted_label: Option<proto::Label>,
+    /// Per node, the polls and the total latency (ns) of its futures, when
+    /// the profile has async functions: two more sample types, `polls` and
+    /// `latency` (the latter only when timed).
+    futures: Option<Vec<(u64, f64)>>,
 }
 
 impl Tables {
+    /// The polls (and latency) of `node`'s futures, when the profile has
+    /// those sample types; 0 for a node that is no async call.
+    fn push_future_values(&self, value: &mut Vec<i64>, node: Option<usize>) {
+        let Some(futures) = &self.futures else {
+            return;
+        };
+        let (polls, latency) = node.map_or((0, 0.0), |n| futures[n]);
+        value.push(saturating_i64(polls));
+        if self.timed {
+            value.push(latency.round() as i64);
+        }
+    }
+
     fn new(profile: &Profile) -> Tables {
         let timed = profile.timer.mode.timed();
         let mut strings = StringTable::default();
@@ -117,11 +140,23 @@ impl Tables {
             value_type(&mut strings, "samples", "count")
         };
         let time = value_type(&mut strings, "time", "nanoseconds");
-        let (sample_type, period_type, default_sample_type) = if timed {
+        let (mut sample_type, period_type, default_sample_type) = if timed {
             (vec![calls, time.clone()], time.clone(), time.r#type)
         } else {
             (vec![calls.clone()], calls.clone(), calls.r#type)
         };
+        let futures = (!profile.futures.is_empty()).then(|| {
+            sample_type.push(value_type(&mut strings, "polls", "count"));
+            if timed {
+                sample_type.push(value_type(&mut strings, "latency", "nanoseconds"));
+            }
+            let mut per_node = vec![(0, 0.0); profile.nodes.len()];
+            for future in &profile.futures {
+                let latency = future.latency.as_ref().map_or(0.0, |l| l.total_nanos);
+                per_node[future.node] = (future.polls, latency);
+            }
+            per_node
+        });
         let mapping = proto::Mapping {
             id: 1,
             filename: strings.intern(&profile.run.module),
@@ -222,6 +257,7 @@ impl Tables {
             count_only: counted,
             not_tracked_location: not_tracked_id,
             counted_label,
+            futures,
         }
     }
 }
@@ -280,6 +316,7 @@ fn for_each_sample<E>(
         if tables.timed {
             value.push(times.self_nanos[child].round() as i64);
         }
+        tables.push_future_values(&mut value, Some(child));
         emit(proto::Sample {
             location_id: leaf_first(&path, tables.elided_location),
             value,
@@ -291,6 +328,7 @@ fn for_each_sample<E>(
         if tables.timed {
             value.push(0);
         }
+        tables.push_future_values(&mut value, None);
         emit(proto::Sample {
             location_id: vec![location, tables.not_tracked_location],
             value,

@@ -132,6 +132,34 @@ fn untimed_profiles_have_only_calls() {
 }
 
 #[test]
+fn futures_add_polls_and_latency_sample_types() {
+    let profile = crate::report::testing::ProfileBuilder::timed()
+        .path(&["app::batch"], 1, 1e6)
+        .path(&["app::batch", "app::load"], 3, 6e6)
+        .future(&["app::batch", "app::load"], 9, 2, 1, Some(50e6))
+        .build();
+    let message = decode(&encode(&profile));
+    let types: Vec<&str> = message
+        .sample_type
+        .iter()
+        .map(|t| string(&message, t.r#type))
+        .collect();
+    assert_eq!(types, ["calls", "time", "polls", "latency"]);
+    let mut samples = samples(&message);
+    samples.sort();
+    assert_eq!(
+        samples,
+        [
+            (vec!["app::batch"], vec![1, 1_000_000, 0, 0]),
+            (
+                vec!["app::load", "app::batch"],
+                vec![3, 6_000_000, 9, 100_000_000]
+            ),
+        ]
+    );
+}
+
+#[test]
 fn overflow_gets_a_location_of_its_own() {
     let mut profile = ProfileBuilder::timed().path(&["main"], 1, 10.0).build();
     profile.nodes.push(crate::profile::Node {
