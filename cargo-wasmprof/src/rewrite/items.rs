@@ -95,6 +95,8 @@ impl<'a> FileWalk<'a> {
         }
         let path = join(module, &[function.sig.ident.unraw().to_string()]);
         let entry = is_entry(&function.sig.ident, &function.attrs);
+        // An async fn is never counted only: its futures need their node.
+        let entry = entry || function.sig.asyncness.is_some();
         let tier = self.wanted(&path, &function.sig.ident, entry, &function.block);
         let attr = match tier {
             Tier::Full => self.spec.runtime.instrument_attr(),
@@ -193,7 +195,7 @@ impl<'a> FileWalk<'a> {
 
     /// For a function of an impl block or trait that the macro would
     /// instrument: whether we want it, and its path. `None` when the macro
-    /// leaves it alone anyway (const, async, `#[wasmprof::skip]`, its own
+    /// leaves it alone anyway (const, `#[wasmprof::skip]`, its own
     /// `#[wasmprof::instrument]`).
     fn block_member(
         &mut self,
@@ -208,7 +210,7 @@ impl<'a> FileWalk<'a> {
             self.stats.left_alone += 1;
             return None;
         }
-        if sig.constness.is_some() || sig.asyncness.is_some() {
+        if sig.constness.is_some() {
             self.stats.not_instrumentable += 1;
             return None;
         }
@@ -217,6 +219,7 @@ impl<'a> FileWalk<'a> {
             self.stats.not_instrumentable += 1;
             return Some((Tier::Out, path));
         }
+        let entry = entry || sig.asyncness.is_some();
         let tier = self.wanted(&path, &sig.ident, entry, block);
         Some((tier, path))
     }
@@ -420,9 +423,6 @@ const ALLOCATOR_TRAITS: &[&str] = &["GlobalAlloc", "Allocator"];
 /// wasm-bindgen's descriptor traits, run at build time by its CLI.
 const DESCRIPTOR_TRAITS: &[&str] = &["WasmDescribe", "WasmDescribeVector"];
 
-/// Whether a function with a body can take a guard at all: not `const`
-/// (cannot call the runtime), not `async` (the guard would time the future's
-/// creation), not `#[naked]` (no body of its own to wrap).
 /// `#[test]`, `#[wasm_bindgen_test]` (by any path): a function a test
 /// harness calls.
 fn is_test(attrs: &[Attribute]) -> bool {
@@ -434,9 +434,11 @@ fn is_test(attrs: &[Attribute]) -> bool {
     })
 }
 
+/// Whether a function with a body can take a guard at all: not `const`
+/// (cannot call the runtime), not `#[naked]` (no body of its own to wrap).
+/// An `async fn` can: its future is instrumented.
 fn instrumentable(sig: &syn::Signature, attrs: &[Attribute]) -> bool {
     sig.constness.is_none()
-        && sig.asyncness.is_none()
         && !attrs
             .iter()
             .any(|a| a.path().is_ident("naked") || a.path().is_ident("panic_handler"))

@@ -124,7 +124,7 @@ pub struct Stats {
     pub small: usize,
     /// Left out by include/exclude patterns.
     pub excluded: usize,
-    /// `const fn`, `async fn`, naked functions, allocator methods.
+    /// `const fn`, naked functions, allocator methods.
     pub not_instrumentable: usize,
     /// Items carrying the user's own `#[wasmprof::skip]` or
     /// `#[wasmprof::instrument]`.

@@ -894,7 +894,7 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
     }
     if stats.not_instrumentable > 0 {
         left_out.push(format!(
-            "{} const/async/naked/allocator",
+            "{} const/naked/allocator",
             stats.not_instrumentable
         ));
     }
