@@ -9,7 +9,7 @@ pub const TIMED: bool = !cfg!(wasmprof_timer_none);
 #[cfg(all(target_family = "wasm", wasmprof_enabled, not(wasmprof_timer_none)))]
 mod imp {
     #[link(wasm_import_module = "prof")]
-    extern "C" {
+    unsafe extern "C" {
         /// The host API's clock: milliseconds from any monotonic origin.
         #[link_name = "getTime"]
         fn host_get_time() -> f64;
@@ -48,9 +48,5 @@ mod imp {
 /// The current time in milliseconds, or zero when calls are not timed.
 #[inline(always)]
 pub fn now() -> f64 {
-    if TIMED {
-        imp::now()
-    } else {
-        0.0
-    }
+    if TIMED { imp::now() } else { 0.0 }
 }

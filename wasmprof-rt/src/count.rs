@@ -13,11 +13,11 @@
 //! count of them, so that a timed call can take what the counting within it
 //! cost out of its time, as it takes out the clock reads made within it.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-use crate::site::{register_function, register_once, Tier};
-use crate::state::{with_thread, ONE_TREE};
+use crate::site::{Tier, register_function, register_once};
+use crate::state::{ONE_TREE, with_thread};
 
 /// The static behind one count-only function.
 #[derive(Debug)]

@@ -17,7 +17,7 @@ pub fn exit(code: i32) {
 #[cfg(all(target_family = "wasm", wasmprof_enabled))]
 mod imp {
     #[link(wasm_import_module = "prof")]
-    extern "C" {
+    unsafe extern "C" {
         /// The host API's end of run: `prof.exit(code)`.
         #[link_name = "exit"]
         fn host_exit(code: i32);

@@ -26,8 +26,8 @@ use std::task::{Context, Poll};
 use crate::clock;
 use crate::guard::{begin_timed, end_frame};
 use crate::site::Site;
-use crate::state::{with_thread, ThreadState, ONE_TREE};
-use crate::tree::{NodeId, Random, ROOT};
+use crate::state::{ONE_TREE, ThreadState, with_thread};
+use crate::tree::{NodeId, ROOT, Random};
 
 /// Latencies kept exactly per call path; past this many, a uniform sample
 /// of them (a reservoir), from which the median is estimated.
@@ -295,7 +295,9 @@ impl Drop for PollScope<'_> {
                     stats.completions += 1;
                     stats.pending_time -= record.cpu;
                     if let Some(first) = record.first_poll {
-                        stats.latency.record((end - first).max(0.0), &mut thread.random);
+                        stats
+                            .latency
+                            .record((end - first).max(0.0), &mut thread.random);
                     }
                 }
             }
@@ -338,6 +340,28 @@ fn move_detached_time(thread: &mut ThreadState, node: NodeId, poller: NodeId, cp
     for &n in pollers.iter().take_while(|&&n| n != common) {
         thread.tree.add_exact_time(n, -cpu);
     }
+}
+
+/// How many futures of this thread are pending: created, neither completed
+/// nor dropped.
+#[cfg_attr(not(all(target_family = "wasm", wasmprof_enabled)), allow(dead_code))]
+pub(crate) fn pending() -> u64 {
+    with_thread(|thread| {
+        thread
+            .futures
+            .stats
+            .iter()
+            .map(|s| {
+                let calls = thread
+                    .tree
+                    .nodes()
+                    .get(s.node as usize)
+                    .map_or(0, |n| n.calls);
+                calls.saturating_sub(s.completions + s.cancellations)
+            })
+            .sum()
+    })
+    .unwrap_or(0)
 }
 
 /// The futures of this thread's async calls, for the snapshot.

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::clock;
 use crate::site::Site;
-use crate::state::{with_thread, ThreadState, ONE_TREE};
+use crate::state::{ONE_TREE, ThreadState, with_thread};
 use crate::tree::NodeId;
 
 /// Records one call of an instrumented function while it is alive.
@@ -227,17 +227,15 @@ pub(crate) fn end_frame(
     // for every timed call made within it.
     let nested = (thread.timed_total - frame.timed_before - 1) as f64;
     let counted = (thread.counted_total - frame.counted_before) as f64;
-    let elapsed = end
-        - frame.start
-        - thread.clock_cost * (1.0 + 2.0 * nested)
-        - thread.probe_cost * counted;
+    let elapsed =
+        end - frame.start - thread.clock_cost * (1.0 + 2.0 * nested) - thread.probe_cost * counted;
     Some((frame, elapsed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::{take, Snapshot};
+    use crate::snapshot::{Snapshot, take};
 
     static OUTER: Site = Site::new("guard_tests", "outer", "src/guard.rs", 1);
     static INNER: Site = Site::new("guard_tests", "inner", "src/guard.rs", 2);

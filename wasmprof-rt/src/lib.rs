@@ -49,9 +49,9 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 /// What the attribute's expansion refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::count::{count, CountSite};
+    pub use crate::count::{CountSite, count};
     pub use crate::future::Instrumented;
-    pub use crate::guard::{enter, enter_test, Guard};
+    pub use crate::guard::{Guard, enter, enter_test};
     pub use crate::site::Site;
 }
 

@@ -4,8 +4,8 @@
 //! A site is built at compile time (module path, name, file, line) and gets
 //! its function id on first entry, so the hot path carries only an integer.
 
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// What the reports know of a function.
 #[derive(Clone, Debug, PartialEq, Eq)]

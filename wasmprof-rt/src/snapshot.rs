@@ -39,10 +39,10 @@
 //! Node 0 is the root, with parent and function `u32::MAX`.
 
 use crate::clock::TIMED;
-use crate::site::functions;
 pub use crate::site::Tier;
+use crate::site::functions;
 use crate::state::{lock_finished, with_thread};
-use crate::tree::{CallTree, NodeId, NO_FUNCTION, OVERFLOW_FUNCTION, ROOT};
+use crate::tree::{CallTree, NO_FUNCTION, NodeId, OVERFLOW_FUNCTION, ROOT};
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
 pub const VERSION: u32 = 4;
@@ -327,7 +327,7 @@ impl Snapshot {
                 other => {
                     return Err(DecodeError(format!(
                         "snapshot function {name} has an unknown tier {other}"
-                    )))
+                    )));
                 }
             };
             let is_async = r.u32()? & 1 == 1;
@@ -450,13 +450,23 @@ impl<'a> Reader<'a> {
 /// snapshot bytes, which start with `WPRF` and their total length. The bytes
 /// stay valid until the next call.
 #[cfg(all(target_family = "wasm", wasmprof_enabled))]
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn __wasmprof_snapshot() -> *const u8 {
     use std::sync::Mutex;
     static LAST: Mutex<Vec<u8>> = Mutex::new(Vec::new());
     let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
     *last = take().encode();
     last.as_ptr()
+}
+
+/// The export a host calls to know whether the program is still at work:
+/// how many futures of instrumented async functions are pending (created,
+/// neither completed nor dropped). The browser host waits for none to be
+/// left before it takes the profile, as Node waits for its event loop.
+#[cfg(all(target_family = "wasm", wasmprof_enabled))]
+#[unsafe(no_mangle)]
+pub extern "C" fn __wasmprof_pending_futures() -> u32 {
+    crate::future::pending() as u32
 }
 
 #[cfg(test)]

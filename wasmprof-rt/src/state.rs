@@ -8,7 +8,7 @@
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
 
-use crate::tree::{CallTree, NodeId, DEFAULT_CAP, ROOT};
+use crate::tree::{CallTree, DEFAULT_CAP, NodeId, ROOT};
 
 /// WebAssembly without the atomics feature has one thread and so one tree.
 pub(crate) const ONE_TREE: bool =

@@ -8,6 +8,8 @@
 //                       linear memory (null when no instance exports
 //                       `__wasmprof_snapshot`); callable after a trap too
 //   snapshotBase64()    the same, as base64, for hosts that pull it as text
+//   pendingFutures()    futures of instrumented async functions still pending
+//                       (0 without an instrumented instance)
 //   invoke(exports, name, args)
 //                       calls an exported function with numeric arguments,
 //                       throwing UsageError when the call cannot be made
@@ -107,6 +109,11 @@
     return btoa(text);
   }
 
+  function pendingFutures() {
+    if (!profiled || typeof profiled.exports.__wasmprof_pending_futures !== 'function') return 0;
+    return profiled.exports.__wasmprof_pending_futures() >>> 0;
+  }
+
   class UsageError extends Error {}
 
   function invoke(exports, name, args) {
@@ -159,6 +166,7 @@
     api,
     snapshotBytes,
     snapshotBase64,
+    pendingFutures,
     hasInstance: () => profiled !== null,
     lastExports: () => (newest ? newest.exports : null),
     invoke,

@@ -85,7 +85,19 @@ function relayHarnessOutput(pre, print) {
 
 const TESTS_FAILED = { testsFailed: true };
 
-main().then(
+// An async program goes on after its entry point returns: a
+// `#[wasm_bindgen(start)] async fn` hands its promise to no one, and tasks
+// started with `spawn_local` run from the event loop. The run ends when no
+// future of an instrumented async function is pending any more (or at the
+// timeout, which then reports the pending ones).
+async function untilNoFuturePending(value) {
+  while (host.pendingFutures() > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return value;
+}
+
+main().then(untilNoFuturePending).then(
   (value) => {
     if (value === TESTS_FAILED) {
       report({

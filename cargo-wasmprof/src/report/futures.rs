@@ -118,9 +118,12 @@ pub fn summarize(profile: &Profile) -> Vec<AsyncFunction> {
         }
     }
     for entry in &mut functions {
-        entry
-            .paths
-            .sort_by(|a, b| b.figures.calls.cmp(&a.figures.calls).then(a.node.cmp(&b.node)));
+        entry.paths.sort_by(|a, b| {
+            b.figures
+                .calls
+                .cmp(&a.figures.calls)
+                .then(a.node.cmp(&b.node))
+        });
         // A path nested in another path of the same function (recursion)
         // has its CPU time counted there already.
         let mut total = Figures::default();
@@ -196,7 +199,11 @@ mod tests {
         let load = &summary[0];
         assert_eq!(load.name, "app::load");
         assert_eq!(
-            (load.figures.calls, load.figures.completions, load.figures.cancellations),
+            (
+                load.figures.calls,
+                load.figures.completions,
+                load.figures.cancellations
+            ),
             (4, 2, 1)
         );
         assert_eq!((load.figures.pending, load.figures.polls), (1, 10));

@@ -364,8 +364,18 @@ mod tests {
         let row = &v["async_functions"][0];
         assert_eq!(row["name"], "app::load");
         assert_eq!(
-            (&row["calls"], &row["completions"], &row["cancellations"], &row["polls"]),
-            (&Value::from(3), &Value::from(2), &Value::from(1), &Value::from(9))
+            (
+                &row["calls"],
+                &row["completions"],
+                &row["cancellations"],
+                &row["polls"]
+            ),
+            (
+                &Value::from(3),
+                &Value::from(2),
+                &Value::from(1),
+                &Value::from(9)
+            )
         );
         assert_eq!(row["latency"]["median_nanos"], 50e6);
         assert_eq!(row["paths"][0]["path"][1], "app::load");

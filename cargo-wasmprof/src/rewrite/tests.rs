@@ -778,7 +778,10 @@ fn tests_alone_marks_test_functions_and_nothing_else() {
             ("two_words".to_owned(), PlannedKind::Test),
         ]
     );
-    assert_eq!(out.stats.not_instrumentable, 0, "async tests are marked too");
+    assert_eq!(
+        out.stats.not_instrumentable, 0,
+        "async tests are marked too"
+    );
     let rewritten = &out.files[&krate.path("src/lib.rs")];
     assert_eq!(rewritten.lines().count(), lib.lines().count());
     assert!(rewritten.contains("    #[::wasmprof::instrument(test)] #[test]\n    fn counts()"));

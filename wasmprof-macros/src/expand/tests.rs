@@ -374,7 +374,10 @@ fn an_async_fn_records_its_call_when_the_future_is_created() {
     assert!(expanded.contains("on = { pub fn load < 'a > (__wasmprof_arg0 : u32 , __wasmprof_arg1 : (u8 , u8) , __wasmprof_arg2 : String , __wasmprof_arg3 : & 'a str) -> :: wasmprof :: __future_of ! (Result < u8 , E >)"), "{expanded}");
     assert!(expanded.contains("Site :: new_async"), "{expanded}");
     assert!(expanded.contains("async move { let id = __wasmprof_arg0 ; let (a , b) = __wasmprof_arg1 ; let __wasmprof_arg2 = __wasmprof_arg2 ; let name = __wasmprof_arg3 ;"), "{expanded}");
-    assert!(expanded.contains("let __wasmprof_output : Result < u8 , E > = loop { } ;"), "{expanded}");
+    assert!(
+        expanded.contains("let __wasmprof_output : Result < u8 , E > = loop { } ;"),
+        "{expanded}"
+    );
     assert!(expanded.contains("off = { pub async fn load < 'a > (id : u32 , (a , b) : (u8 , u8) , _ : String , name : & 'a str) -> Result < u8 , E > { body } }"), "{expanded}");
 }
 
@@ -384,7 +387,10 @@ fn an_async_fn_under_another_attribute_macro_stays_async() {
         "",
         "#[wasm_bindgen]\npub async fn start() { body }",
     ));
-    assert!(expanded.contains("on = { # [wasm_bindgen] pub async fn start () {"), "{expanded}");
+    assert!(
+        expanded.contains("on = { # [wasm_bindgen] pub async fn start () {"),
+        "{expanded}"
+    );
     assert!(expanded.contains(". await }"), "{expanded}");
 }
 

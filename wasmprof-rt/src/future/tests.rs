@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::guard::enter;
-use crate::snapshot::{take, Snapshot, SnapshotFuture};
+use crate::snapshot::{Snapshot, SnapshotFuture, take};
 
 static BATCH: Site = Site::new_async("future_tests", "batch", "src/future.rs", 1);
 static LOAD: Site = Site::new_async("future_tests", "load", "src/future.rs", 2);
@@ -93,7 +93,11 @@ fn future_of(s: &Snapshot, path: &[&str]) -> SnapshotFuture {
 fn awaited_calls_land_under_their_caller_with_exact_counts() {
     std::thread::spawn(|| {
         let (out, polls) = block_on(batch());
-        assert_eq!((out, polls), (14, 3), "two awaits, one poll each, then ready");
+        assert_eq!(
+            (out, polls),
+            (14, 3),
+            "two awaits, one poll each, then ready"
+        );
         let s = take();
         let batch = future_of(&s, &["future_tests::batch"]);
         assert_eq!(s.nodes[batch.node as usize].calls, 1);
@@ -106,7 +110,11 @@ fn awaited_calls_land_under_their_caller_with_exact_counts() {
         assert_eq!((load.polls, load.completions), (4, 2));
         let parse = node_of(
             &s,
-            &["future_tests::batch", "future_tests::load", "future_tests::parse"],
+            &[
+                "future_tests::batch",
+                "future_tests::load",
+                "future_tests::parse",
+            ],
         );
         assert_eq!(s.nodes[parse].calls, 2);
         assert!(s.open_path().is_empty(), "every poll returned");
@@ -154,9 +162,13 @@ fn a_pending_future_keeps_its_time_so_far() {
         }));
         let mut cx = Context::from_waker(Waker::noop());
         assert!(future.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(pending(), 1, "what a host waits for");
         let s = take();
         let load = future_of(&s, &["future_tests::pending_test", "future_tests::load"]);
-        assert_eq!((load.polls, load.completions, load.cancellations), (1, 0, 0));
+        assert_eq!(
+            (load.polls, load.completions, load.cancellations),
+            (1, 0, 0)
+        );
         if clock::TIMED {
             assert!(load.pending_ms >= 2.0, "pending {}", load.pending_ms);
         }
@@ -221,7 +233,10 @@ fn the_median_is_exact_and_the_reservoir_bounded() {
     for ms in [5.0, 1.0, 3.0] {
         latency.record(ms, &mut random);
     }
-    assert_eq!((latency.median(), latency.max, latency.count), (3.0, 5.0, 3));
+    assert_eq!(
+        (latency.median(), latency.max, latency.count),
+        (3.0, 5.0, 3)
+    );
     for i in 0..3 * LATENCIES_KEPT {
         latency.record(i as f64, &mut random);
     }

@@ -11,7 +11,7 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
     if functions.is_empty() {
         return;
     }
-    let unit = report.unit.name();
+    let unit_abbreviation = report.unit.abbreviation();
     text.push_str("\x0c\nAsync functions\n\n");
     text.push_str(
         "Each call of an async function creates a future. Its time above is CPU time: the\n\
@@ -25,10 +25,16 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
     ));
     text.push_str(&format!(
         "{:>9} {:>9} {:>9} {:>9} {:>7} {:>10} {:>10} {:>10}\n",
-        "", "", "", "", "call", unit, "latency", "latency"
+        "", "", "", "", "call", unit_abbreviation, "latency", "latency"
     ));
     for function in &functions {
-        row(report, text, &function.figures, &function.name, exact_median(function));
+        row(
+            report,
+            text,
+            &function.figures,
+            &function.name,
+            exact_median(function),
+        );
         if function.paths.len() > 1 {
             for path in &function.paths {
                 let via = path.path[..path.path.len() - 1].join(" -> ");

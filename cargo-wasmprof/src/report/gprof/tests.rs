@@ -263,27 +263,72 @@ fn async_functions_are_marked_and_their_futures_listed_last() {
     let text = GprofWriter::new(&profile).render();
     assert!(text.contains("app::load (async) [1]"), "{text}");
     let section = &text[text.find("Async functions").expect("the section")..];
-    assert!(section.contains("Latency is wall\ntime from a future's first poll"), "{section}");
+    assert!(
+        section.contains("Latency is wall\ntime from a future's first poll"),
+        "{section}"
+    );
     let lines: Vec<&str> = section.lines().collect();
     let row = |name: &str| {
         lines
             .iter()
-            .find(|l| l.ends_with(name) && (name.starts_with(' ') || l.ends_with(&format!("  {name}"))))
+            .find(|l| {
+                l.ends_with(name) && (name.starts_with(' ') || l.ends_with(&format!("  {name}")))
+            })
             .unwrap_or_else(|| panic!("no row {name}: {section}"))
             .split_whitespace()
             .collect::<Vec<_>>()
     };
     assert_eq!(
         row("  app::load"),
-        ["4", "2", "1", "1", "2.50", "8.00", "~50.0", "ms", "50.0", "ms", "app::load"]
+        [
+            "4",
+            "2",
+            "1",
+            "1",
+            "2.50",
+            "8.00",
+            "~50.0",
+            "ms",
+            "50.0",
+            "ms",
+            "app::load"
+        ]
     );
     assert_eq!(
         row("via app::batch"),
-        ["3", "2", "1", "0", "3.00", "6.00", "50.0", "ms", "50.0", "ms", "via", "app::batch"]
+        [
+            "3",
+            "2",
+            "1",
+            "0",
+            "3.00",
+            "6.00",
+            "50.0",
+            "ms",
+            "50.0",
+            "ms",
+            "via",
+            "app::batch"
+        ]
     );
     assert_eq!(
         row("  app::batch"),
-        ["1", "1", "0", "0", "4.00", "7.00", "90.0", "ms", "90.0", "ms", "app::batch"]
+        [
+            "1",
+            "1",
+            "0",
+            "0",
+            "4.00",
+            "7.00",
+            "90.0",
+            "ms",
+            "90.0",
+            "ms",
+            "app::batch"
+        ]
     );
-    assert!(section.contains("1 futures were still pending"), "{section}");
+    assert!(
+        section.contains("1 futures were still pending"),
+        "{section}"
+    );
 }
