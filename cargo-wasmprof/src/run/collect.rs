@@ -120,7 +120,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                     cancellations: f.cancellations,
                     pending: calls.saturating_sub(f.completions + f.cancellations),
                     pending_nanos: f.pending_ms * NANOS_PER_MS,
-                    latency: (snapshot.timed && f.latency_count > 0).then(|| Latency {
+                    latency: (snapshot.timed && f.latency_count > 0).then_some(Latency {
                         count: f.latency_count,
                         total_nanos: f.latency_total_ms * NANOS_PER_MS,
                         median_nanos: f.latency_median_ms * NANOS_PER_MS,

@@ -3,7 +3,7 @@
 //! gprof's sections find them where they expect them.
 
 use super::GprofWriter;
-use crate::report::futures::{median_is_exact, summarize, AsyncFunction, Figures};
+use crate::report::futures::{median_is_exact, summarize, Figures};
 use crate::report::units::human_duration_ascii;
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {
@@ -33,7 +33,7 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
             text,
             &function.figures,
             &function.name,
-            exact_median(function),
+            median_is_exact(function),
         );
         if function.paths.len() > 1 {
             for path in &function.paths {
@@ -57,10 +57,6 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
     if !report.graph.timed {
         text.push_str("\nNo latency without a clock (--timer none).\n");
     }
-}
-
-fn exact_median(function: &AsyncFunction) -> bool {
-    median_is_exact(function)
 }
 
 fn row(report: &GprofWriter, text: &mut String, figures: &Figures, name: &str, exact: bool) {
