@@ -185,3 +185,67 @@ fn futures_are_followed_across_awaits_in_node_and_in_chromium_alike() {
         let _ = std::fs::remove_file(pprof);
     }
 }
+
+/// `--invoke crash_after -- 3`: an exported async function whose future
+/// panics inside a poll, 3 ms in, while `start`'s loads wait for their
+/// timers. The run fails with the trap's status and keeps the profile: the
+/// panicking poll's path open, every unfinished future pending.
+fn check_panic_in_poll(run: &Run) {
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert!(run.stderr.contains("unreachable"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let open: Vec<&str> = profile
+        .nodes
+        .iter()
+        .filter(|n| n.open)
+        .map(|n| profile.functions[n.function.unwrap()].name.as_str())
+        .collect();
+    assert_eq!(open, ["async_loads::crash_after", "async_loads::doomed"]);
+    let doomed = futures_of(
+        &profile,
+        &["async_loads::crash_after", "async_loads::doomed"],
+    );
+    assert_eq!(
+        (doomed.polls, doomed.completions, doomed.pending),
+        (2, 0, 1)
+    );
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &["async_loads::crash_after", "async_loads::doomed", CHECKSUM]
+        ),
+        1,
+        "the work done in the poll before the panic"
+    );
+    let caller = futures_of(&profile, &["async_loads::crash_after"]);
+    assert_eq!((caller.completions, caller.pending), (0, 1));
+    let load = futures_of(&profile, &[RUN, BATCH, LOAD]);
+    assert_eq!(load.completions + load.pending, 4, "{load:?}");
+    let report = wasmprof(&["report", "--input", run.profile_path().to_str().unwrap()]);
+    report.assert_success();
+    assert!(
+        report
+            .stdout
+            .contains("futures were still pending when the profile was taken"),
+        "{}",
+        report.stdout
+    );
+}
+
+#[test]
+fn a_panic_inside_a_poll_keeps_the_profile_with_its_futures_pending() {
+    let args = [
+        "run",
+        "-p",
+        "async-loads",
+        "--release",
+        "--invoke",
+        "crash_after",
+    ];
+    check_panic_in_poll(&wasmprof(&[&args[..], &["--", "3"]].concat()));
+    assert!(browser_available(), "this test needs Chromium");
+    check_panic_in_poll(&wasmprof(
+        &[&args[..], &["--host", "browser", "--", "3"]].concat(),
+    ));
+}

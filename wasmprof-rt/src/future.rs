@@ -45,6 +45,18 @@ pub(crate) struct FutureStats {
     pub latency: Latency,
 }
 
+impl FutureStats {
+    /// Counts a poll; returns whether to time it. Every poll is timed when
+    /// calls are: polls of one future range from a check that finds
+    /// nothing ready to the whole work of a load, and a sample of them, as
+    /// synchronous calls get, would leave a poll's children with more time
+    /// than the poll.
+    fn take_poll(&mut self) -> bool {
+        self.polls += 1;
+        clock::TIMED
+    }
+}
+
 /// Latencies of completed futures, in milliseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Latency {
@@ -137,8 +149,11 @@ struct Record {
     /// The thread whose tree holds `node` (0 with one tree): a future
     /// polled on another thread is not recorded there.
     owner: usize,
-    /// Clock reading at the first poll; `None` before it.
+    /// Clock reading at the first poll, when that poll was timed (latency
+    /// is measured for those futures only).
     first_poll: Option<f64>,
+    /// Polled at least once.
+    polled: bool,
     /// This future's CPU time so far (ms).
     cpu: f64,
     /// Completed: later polls (a misuse) and the drop record nothing.
@@ -178,6 +193,7 @@ impl<F: Future> Instrumented<F> {
                 node,
                 owner: thread_token(thread),
                 first_poll: None,
+                polled: false,
                 cpu: 0.0,
                 done: false,
             }
@@ -189,6 +205,7 @@ impl<F: Future> Instrumented<F> {
                 node: ROOT,
                 owner: 0,
                 first_poll: None,
+                polled: false,
                 cpu: 0.0,
                 done: true,
             }),
@@ -249,22 +266,28 @@ impl<'a> PollScope<'a> {
         if record.done || record.slot == UNRECORDED {
             return None;
         }
-        let poller = with_thread(|thread| {
+        let first = !record.polled;
+        record.polled = true;
+        let (poller, timed) = with_thread(|thread| {
             if thread_token(thread) != record.owner {
                 return None;
             }
             let poller = thread.current;
             thread.current = record.node;
-            if let Some(stats) = thread.futures.stats.get_mut(record.slot as usize) {
-                stats.polls += 1;
-            }
-            Some(poller)
+            let timed = thread
+                .futures
+                .stats
+                .get_mut(record.slot as usize)
+                .is_some_and(FutureStats::take_poll);
+            Some((poller, timed))
         })
         .flatten()?;
-        if clock::TIMED && record.first_poll.is_none() {
-            record.first_poll = Some(clock::now());
+        let depth = if timed { begin_timed(1) } else { 0 };
+        if first && depth != 0 {
+            // Timed from its first poll: this future's latency is measured.
+            record.first_poll =
+                with_thread(|thread| thread.timed.last().map(|frame| frame.start)).flatten();
         }
-        let depth = if clock::TIMED { begin_timed(1) } else { 0 };
         Some(PollScope {
             record,
             poller,
@@ -276,17 +299,25 @@ impl<'a> PollScope<'a> {
 
 impl Drop for PollScope<'_> {
     fn drop(&mut self) {
-        let end = if clock::TIMED { clock::now() } else { 0.0 };
         let record = &mut *self.record;
         let (poller, depth, ready) = (self.poller, self.depth, self.ready);
+        let latency_wanted = ready && record.first_poll.is_some();
+        let end = if depth != 0 || latency_wanted {
+            clock::now()
+        } else {
+            0.0
+        };
         with_thread(|thread| {
             let mut cpu = 0.0;
-            if depth != 0 {
-                if let Some((_, elapsed)) = end_frame(thread, depth, end) {
-                    cpu = elapsed.max(0.0);
-                    thread.tree.add_exact_time(record.node, cpu);
-                    move_detached_time(thread, record.node, poller, cpu);
-                }
+            let timed = if depth != 0 {
+                end_frame(thread, depth, end)
+            } else {
+                None
+            };
+            if let Some((_, elapsed)) = timed {
+                cpu = elapsed.max(0.0);
+                thread.tree.add_exact_time(record.node, cpu);
+                move_detached_time(thread, record.node, poller, cpu);
             }
             record.cpu += cpu;
             if let Some(stats) = thread.futures.stats.get_mut(record.slot as usize) {

@@ -318,8 +318,9 @@ impl CallTree {
         }
     }
 
-    /// Adds time measured for `node` outside the sampling of
-    /// [`add_time`](Self::add_time): a poll of one of its futures.
+    /// Adds time measured for `node` outside [`add_time`](Self::add_time):
+    /// the polls of its futures, every one timed, and the time moved along
+    /// the tree for a poll run outside its caller.
     pub fn add_exact_time(&mut self, node: NodeId, elapsed: f64) {
         if let Some(n) = self.nodes.get_mut(node as usize) {
             n.inclusive += elapsed;

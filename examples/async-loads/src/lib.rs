@@ -123,3 +123,24 @@ pub async fn start() {
     let total = run().await;
     log(&format!("started the report of {total:08x}"));
 }
+
+/// Awaits a timer, works, then panics inside the poll: a bug in async code.
+#[wasmprof::instrument]
+pub async fn doomed(millis: i32) -> u32 {
+    sleep(millis).await.expect("a timer never fails");
+    let sum = checksum(1, ROUNDS / 10);
+    if sum != 0 {
+        panic!("doomed: gave up after {millis} ms");
+    }
+    sum
+}
+
+/// `cargo wasmprof run -p async-loads --invoke crash_after -- MS`: an
+/// exported async function (its promise is what the host awaits) whose
+/// future panics after `MS` milliseconds, while the loads of `start` are
+/// still waiting for their timers.
+#[wasmprof::instrument]
+#[wasm_bindgen]
+pub async fn crash_after(millis: i32) -> u32 {
+    doomed(millis).await
+}
