@@ -1,6 +1,7 @@
-//! Annotations cost nothing in an ordinary build: the annotated example and
-//! the same source with every `#[wasmprof::instrument]` removed compile to
-//! the same code, byte for byte, and import nothing of the host API.
+//! Annotations cost nothing in an ordinary build: the annotated examples
+//! (`fib`, and `async-loads` for async functions) and the same source with
+//! every `#[wasmprof::instrument]` removed compile to the same code, byte
+//! for byte, and import nothing of the host API.
 
 use std::path::Path;
 use std::process::Command;
@@ -8,7 +9,7 @@ use std::process::Command;
 use cargo_wasmprof::build::wasm_info;
 use wasmprof_tests::*;
 
-fn plain_build(workspace: &Path, target_dir: &Path) -> Vec<u8> {
+fn plain_build(workspace: &Path, target_dir: &Path, package: &str) -> Vec<u8> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args([
@@ -17,7 +18,7 @@ fn plain_build(workspace: &Path, target_dir: &Path) -> Vec<u8> {
             "--lib",
             "-q",
             "-p",
-            "fib",
+            package,
             "--target",
             "wasm32-unknown-unknown",
         ])
@@ -29,7 +30,13 @@ fn plain_build(workspace: &Path, target_dir: &Path) -> Vec<u8> {
         .status()
         .unwrap();
     assert!(status.success());
-    std::fs::read(target_dir.join("wasm32-unknown-unknown/release/fib.wasm")).unwrap()
+    let artifact = format!("{}.wasm", package.replace('-', "_"));
+    std::fs::read(
+        target_dir
+            .join("wasm32-unknown-unknown/release")
+            .join(artifact),
+    )
+    .unwrap()
 }
 
 fn copy_dir(from: &Path, to: &Path, edit: &dyn Fn(&str) -> String) {
@@ -50,7 +57,11 @@ fn copy_dir(from: &Path, to: &Path, edit: &dyn Fn(&str) -> String) {
 fn an_ordinary_build_is_the_plain_function() {
     let examples = examples_dir();
     let target_dir = examples.join("target").join("zero-cost");
-    let annotated = plain_build(&examples, &target_dir.join("annotated"));
+    const PACKAGES: [&str; 2] = ["fib", "async-loads"];
+    let annotated: Vec<Vec<u8>> = PACKAGES
+        .iter()
+        .map(|package| plain_build(&examples, &target_dir.join("annotated"), package))
+        .collect();
 
     // The same crate with the annotations removed, laid out the same way so
     // that file paths (and so the data section) are the same too.
@@ -79,20 +90,22 @@ fn an_ordinary_build_is_the_plain_function() {
         });
     }
     let _ = std::fs::copy(examples.join("Cargo.lock"), scratch.join("Cargo.lock"));
-    let stripped = plain_build(&scratch, &target_dir.join("stripped"));
-
-    let info = wasm_info::inspect(&annotated).unwrap();
-    assert!(
-        !info.has_snapshot_export,
-        "no snapshot export in a plain build"
-    );
-    assert!(
-        !info.imports.iter().any(|i| i.starts_with("prof.")),
-        "no host API import in a plain build: {:?}",
-        info.imports
-    );
-    assert!(
-        wasm_info::code_section(&annotated).unwrap() == wasm_info::code_section(&stripped).unwrap(),
-        "the annotated crate's code differs from the same crate without annotations"
-    );
+    for (package, annotated) in PACKAGES.iter().zip(&annotated) {
+        let stripped = plain_build(&scratch, &target_dir.join("stripped"), package);
+        let info = wasm_info::inspect(annotated).unwrap();
+        assert!(
+            !info.has_snapshot_export,
+            "{package}: no snapshot export in a plain build"
+        );
+        assert!(
+            !info.imports.iter().any(|i| i.starts_with("prof.")),
+            "{package}: no host API import in a plain build: {:?}",
+            info.imports
+        );
+        assert!(
+            wasm_info::code_section(annotated).unwrap()
+                == wasm_info::code_section(&stripped).unwrap(),
+            "{package}: the annotated crate's code differs from the same crate without annotations"
+        );
+    }
 }
