@@ -52,6 +52,9 @@ pub fn render_html(profile: &Profile) -> String {
             if f.counted_only {
                 function["countedOnly"] = json!(true);
             }
+            if f.is_async {
+                function["async"] = json!(true);
+            }
             function
         })
         .collect();
@@ -139,7 +142,7 @@ pub fn render_html(profile: &Profile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::appendix_b;
+    use crate::report::testing::{appendix_b, ProfileBuilder};
 
     #[test]
     fn the_page_holds_everything_and_fetches_nothing() {
@@ -177,6 +180,18 @@ mod tests {
         );
         assert_eq!(page.matches(r#""countedOnly":true"#).count(), 1);
         assert!(!render_html(&appendix_b(true)).contains(r#""countedOnly""#));
+    }
+
+    #[test]
+    fn async_functions_are_flagged_for_the_page() {
+        let page = render_html(
+            &ProfileBuilder::timed()
+                .path(&["app::batch", "app::load"], 3, 6e6)
+                .future(&["app::batch", "app::load"], 9, 3, 0, Some(20e6))
+                .build(),
+        );
+        assert_eq!(page.matches(r#""async":true"#).count(), 1);
+        assert!(page.contains("(async)"), "the script marks them");
     }
 
     #[test]

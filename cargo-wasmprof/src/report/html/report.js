@@ -97,6 +97,7 @@
       name.appendChild(fnLink(f.id));
       if (f.cycle) name.appendChild(document.createTextNode(' <cycle ' + f.cycle + '>'));
       if (f.countedOnly) name.appendChild(document.createTextNode(' (counted)'));
+      if (f.async) name.appendChild(document.createTextNode(' (async)'));
       tr.appendChild(name);
       tr.appendChild(el('td', { class: 'where' }, f.place));
       fragment.appendChild(tr);
@@ -158,6 +159,11 @@
     if (f.countedOnly) {
       focus.appendChild(el('p', {}, 'Counted only: its calls are exact, its time is in its ' +
         'callers\' self time, and its callers are not tracked.'));
+    }
+    if (f.async) {
+      focus.appendChild(el('p', {}, 'Async: each call created a future; its time is CPU time, ' +
+        'inside its polls, under the code that called it (gprof\'s report lists polls, ' +
+        'completions, cancellations and latency).'));
     }
     focus.appendChild(arcTable('caller', (callersOf[id] || []).slice(), 'caller'));
     focus.appendChild(el('h4', {}, 'Calls'));
