@@ -206,6 +206,9 @@ struct MaybeItemFn {
     /// `#![...]` at the top of the body: attributes of the function.
     inner_attrs: Vec<Attribute>,
     body: TokenStream,
+    /// An `async fn` must stay one: another attribute macro on its impl
+    /// block or trait (`#[async_trait]`) will rewrite it.
+    keep_async: bool,
 }
 
 impl Parse for MaybeItemFn {
@@ -225,6 +228,7 @@ impl Parse for MaybeItemFn {
             brace,
             inner_attrs,
             body,
+            keep_async: false,
         })
     }
 }
@@ -252,6 +256,7 @@ impl MaybeItemFn {
             brace: block.brace_token,
             inner_attrs,
             body: quote!(#(#stmts)*),
+            keep_async: false,
         }
     }
 
@@ -275,6 +280,7 @@ impl MaybeItemFn {
             brace,
             inner_attrs,
             body,
+            ..
         } = self;
         let Signature {
             constness,
@@ -342,6 +348,7 @@ impl MaybeItemFn {
             brace,
             inner_attrs,
             body,
+            ..
         } = self;
         let body = braced(brace.span.join(), quote!(#(#inner_attrs)* #body));
         quote!(#(#outer_attrs)* #vis #defaultness #sig #body)
@@ -528,6 +535,7 @@ impl Walker<'_> {
             .and_then(|(_, path, _)| path.segments.last())
             .map(|segment| segment.ident.unraw().to_string());
         let blanket = is_type_parameter(&imp.self_ty, &imp.generics);
+        let keep_async = asynchronous::keeps_async(&imp.attrs);
         for item in &mut imp.items {
             let ImplItem::Fn(function) = item else {
                 continue;
@@ -536,13 +544,14 @@ impl Walker<'_> {
                 continue;
             };
             let args = own_args.as_ref().unwrap_or(self.args);
-            let parts = MaybeItemFn::from_parts(
+            let mut parts = MaybeItemFn::from_parts(
                 &attrs,
                 function.vis.clone(),
                 function.defaultness,
                 &function.sig,
                 &function.block,
             );
+            parts.keep_async = keep_async;
             let ident = &function.sig.ident;
             let krate = args.krate();
             let given = args.name.as_ref().map(|(_, name)| name.clone());
@@ -567,6 +576,7 @@ impl Walker<'_> {
     fn instrument_trait(&self, tr: &mut ItemTrait) {
         // A default method serves every implementor: name it by the trait.
         let trait_name = tr.ident.unraw().to_string();
+        let keep_async = asynchronous::keeps_async(&tr.attrs);
         for item in &mut tr.items {
             let TraitItem::Fn(function) = item else {
                 continue;
@@ -578,8 +588,9 @@ impl Walker<'_> {
                 continue;
             };
             let args = own_args.as_ref().unwrap_or(self.args);
-            let parts =
+            let mut parts =
                 MaybeItemFn::from_parts(&attrs, Visibility::Inherited, None, &function.sig, block);
+            parts.keep_async = keep_async;
             let name = match &args.name {
                 Some((_, name)) => name.clone(),
                 None => owned_name(&trait_name, &function.sig.ident),

@@ -64,6 +64,7 @@ path = {app}
 
 [dependencies]
 wasmprof = {{ package = "wasmprof-rt", path = {runtime} }}
+async-trait = "0.1"
 
 [workspace]
 "#,

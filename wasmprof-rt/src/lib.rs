@@ -112,6 +112,28 @@ macro_rules! __instrument_async {
     };
 }
 
+/// The body of an `async fn` that must stay one (another attribute macro
+/// rewrites it): `on`, awaiting the body as an instrumented future, when
+/// instrumentation is on; else `off`, the body as written.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async_body {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        { $($on)* }
+    };
+}
+
+/// Instrumentation off: the body of the `async fn` as written.
+#[cfg(not(wasmprof_enabled))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async_body {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        { $($off)* }
+    };
+}
+
 /// The return type of an instrumented `async fn`: a future of its output.
 ///
 /// Written here, in an edition-2024 crate, because the capture rules of

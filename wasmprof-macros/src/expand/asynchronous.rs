@@ -16,7 +16,8 @@
 //! captures every lifetime (see the runtime's `__future_of!`).
 //!
 //! Another attribute macro that must see an `async fn` (`#[wasm_bindgen]`,
-//! `#[wasm_bindgen_test]`, `#[tokio::main]`) keeps it: the function stays
+//! `#[wasm_bindgen_test]`, `#[tokio::main]`, or `#[async_trait]` on its impl
+//! block or trait, after ours) keeps it: the function stays
 //! `async` and awaits its instrumented body, so its call is recorded at its
 //! first poll, from where it is polled (for those, the host or a harness:
 //! the root).
@@ -46,6 +47,7 @@ pub(super) fn expand(
         brace,
         inner_attrs,
         body,
+        keep_async,
     } = function;
     let Signature {
         unsafety,
@@ -76,30 +78,38 @@ pub(super) fn expand(
         );
     };
     let braces = brace.span.join();
-    let off = function.as_written();
-    let on = if keeps_async(outer_attrs) {
+    if *keep_async || keeps_async(outer_attrs) {
+        // The function itself stays as written, for the other macro to see;
+        // only its body changes, and only when instrumentation is on.
         let new_body = braced(
             braces,
             quote! {
                 #(#inner_attrs)*
-                #site
-                #krate::__private::Instrumented::new(
-                    &__WASMPROF_SITE,
-                    #self_type,
-                    #at_root,
-                    async move { #pin_output #body },
-                )
-                .await
+                #krate::__instrument_async_body! {
+                    on = {
+                        #site
+                        #krate::__private::Instrumented::new(
+                            &__WASMPROF_SITE,
+                            #self_type,
+                            #at_root,
+                            async move { #pin_output #body },
+                        )
+                        .await
+                    }
+                    off = { #body }
+                }
             },
         );
         let asyncness = &sig.asyncness;
-        quote! {
+        return quote! {
             #(#outer_attrs)*
             #vis #defaultness #asyncness #unsafety #abi
             #fn_token #ident #generics (#inputs) #output #where_clause
             #new_body
-        }
-    } else {
+        };
+    }
+    let off = function.as_written();
+    let on = {
         let mut params = Vec::new();
         let mut bindings = Vec::new();
         for (index, input) in inputs.iter().enumerate() {
@@ -189,7 +199,7 @@ fn mentions_impl(tokens: TokenStream) -> bool {
 
 /// Whether another attribute on the function may need to see it as an
 /// `async fn`: any attribute but the built-in ones that only annotate it.
-fn keeps_async(attrs: &[Attribute]) -> bool {
+pub(super) fn keeps_async(attrs: &[Attribute]) -> bool {
     const INERT: &[&str] = &[
         "doc",
         "allow",

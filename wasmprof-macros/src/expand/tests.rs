@@ -388,10 +388,29 @@ fn an_async_fn_under_another_attribute_macro_stays_async() {
         "#[wasm_bindgen]\npub async fn start() { body }",
     ));
     assert!(
-        expanded.contains("on = { # [wasm_bindgen] pub async fn start () {"),
+        expanded.starts_with(
+            "# [wasm_bindgen] pub async fn start () { :: wasmprof :: __instrument_async_body ! { on = {"
+        ),
         "{expanded}"
     );
-    assert!(expanded.contains(". await }"), "{expanded}");
+    assert!(
+        expanded.ends_with(". await } off = { body } } }"),
+        "{expanded}"
+    );
+}
+
+#[test]
+fn an_async_method_of_a_block_under_another_attribute_macro_stays_async() {
+    let expanded = text(&expand(
+        "",
+        "#[async_trait]\nimpl Fetch for Source { async fn fetch(&self) -> u32 { 1 } }",
+    ));
+    assert!(
+        expanded
+            .contains("async fn fetch (& self) -> u32 { :: wasmprof :: __instrument_async_body !"),
+        "{expanded}"
+    );
+    assert!(!expanded.contains("__instrument_async !"), "{expanded}");
 }
 
 #[test]

@@ -17,6 +17,8 @@ use wasmprof::snapshot::{take, Snapshot};
 mod pass_arguments;
 #[path = "../ui/pass/async_fns.rs"]
 mod pass_async_fns;
+#[path = "../ui/pass/async_trait.rs"]
+mod pass_async_trait;
 #[path = "../ui/pass/blocks.rs"]
 mod pass_blocks;
 #[path = "../ui/pass/count.rs"]
@@ -574,6 +576,7 @@ fn main() {
     std::panic::set_hook(Box::new(|_| {}));
     pass_arguments::main();
     pass_async_fns::main();
+    pass_async_trait::main();
     pass_blocks::main();
     pass_control_flow::main();
     pass_count::main();
@@ -655,8 +658,13 @@ fn main() {
         ("Store::fetch", 1, true),
         ("Doubled::base", 1, true),
         ("later", 1, false),
+        ("../pass_async_trait::Source::fetch", 2, true),
+        ("../pass_async_trait::Described::describe", 1, true),
     ] {
-        let name = format!("fixture::pass_async_fns::{name}");
+        let name = match name.strip_prefix("../") {
+            Some(other) => format!("fixture::{other}"),
+            None => format!("fixture::pass_async_fns::{name}"),
+        };
         c.equal(&format!("{name} calls"), total_calls(&snapshot, &name), calls);
         let function = snapshot.functions.iter().position(|f| f.name == name);
         c.equal(
