@@ -249,3 +249,29 @@ fn a_panic_inside_a_poll_keeps_the_profile_with_its_futures_pending() {
         &[&args[..], &["--host", "browser", "--", "3"]].concat(),
     ));
 }
+
+/// `--timer none --sample`: the engine's samples of a poll show the async
+/// body as a closure (`async_loads::load::{{closure}}`); they are attributed
+/// under the async function's node, so the CPU work of the loads lands
+/// under `run → batch → load`, as with the clock.
+#[test]
+fn the_engines_samples_of_polls_land_under_the_async_functions() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "async-loads",
+        "--release",
+        "--timer",
+        "none",
+        "--sample",
+    ]);
+    run.assert_success();
+    let profile = run.profile();
+    let calls = calls_by_function(&profile);
+    assert_eq!((calls[LOAD], calls[CHECKSUM]), (4, 9));
+    let hybrid = profile.timer.hybrid.as_ref().expect("a hybrid profile");
+    assert!(hybrid.matched_samples > 0, "{hybrid:?}");
+    let under_loads = time_of_path(&profile, &[RUN, BATCH, LOAD, CHECKSUM]);
+    assert!(under_loads > 0.0, "{hybrid:?}");
+    assert!(time_of_path(&profile, &[RUN]) >= under_loads);
+}

@@ -9,7 +9,9 @@
 //! that were not instrumented (small ones, the standard library, JavaScript)
 //! are passed over, and so are those of counted functions (which have no
 //! node), so their time is their nearest instrumented caller's self time, as
-//! it is with `--timer host`.
+//! it is with `--timer host`. An async function's polls run its body, a
+//! closure to the engine (`app::load::{{closure}}`): that frame stands for
+//! the async function.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -56,13 +58,18 @@ fn bridge(profile: &Profile, children: &[Vec<usize>], at: usize, function: usize
 pub fn attribute(profile: &mut Profile, samples: &Profile) {
     // Counted functions have no node: their frames are passed over, like
     // those of functions not instrumented, and their time is their caller's.
-    let function_of: HashMap<&str, usize> = profile
+    let mut function_of: HashMap<String, usize> = profile
         .functions
         .iter()
         .enumerate()
         .filter(|(_, f)| f.tier != Some(FunctionTier::Counted))
-        .map(|(index, f)| (f.name.as_str(), index))
+        .map(|(index, f)| (f.name.clone(), index))
         .collect();
+    for (index, f) in profile.functions.iter().enumerate() {
+        if f.is_async {
+            function_of.insert(format!("{}::{{{{closure}}}}", f.name), index);
+        }
+    }
     let child_of: HashMap<(usize, usize), usize> = profile
         .nodes
         .iter()
@@ -260,5 +267,59 @@ mod tests {
         assert_eq!(time_of(&profile, &["main", "parse"]), 9.0);
         let info = profile.timer.hybrid.unwrap();
         assert!(info.unmatched.is_empty(), "{:?}", info.unmatched);
+    }
+
+    #[test]
+    fn an_async_function_s_body_closure_stands_for_it() {
+        let mut profile = ProfileBuilder::untimed()
+            .path(
+                &["app::run", "app::batch", "app::load", "app::work"],
+                4,
+                0.0,
+            )
+            .future(&["app::run"], 3, 1, 0, None)
+            .future(&["app::run", "app::batch"], 3, 1, 0, None)
+            .future(&["app::run", "app::batch", "app::load"], 9, 4, 0, None)
+            .build();
+        // The executor polls run's body, which polls batch's, and so on; a
+        // closure of a synchronous function would not stand for it.
+        let mut samples = ProfileBuilder::timed()
+            .path(
+                &[
+                    "queue (x.js:1)",
+                    "app::run::{{closure}}",
+                    "<wasmprof::future::Instrumented<F> as core::future::future::Future>::poll",
+                    "app::batch::{{closure}}",
+                    "app::load::{{closure}}",
+                    "app::work",
+                ],
+                0,
+                7.0,
+            )
+            .path(&["app::run::{{closure}}", "app::work::{{closure}}"], 0, 2.0)
+            .build();
+        for node in &mut samples.nodes[1..] {
+            node.samples = 1;
+        }
+        attribute(&mut profile, &samples);
+        assert_eq!(
+            time_of(
+                &profile,
+                &["app::run", "app::batch", "app::load", "app::work"]
+            ),
+            7.0
+        );
+        assert_eq!(
+            time_of(&profile, &["app::run"]),
+            9.0,
+            "the closure of work is run's"
+        );
+        // Only the JavaScript frame alone, which holds no time, is outside.
+        let info = profile.timer.hybrid.unwrap();
+        assert!(
+            info.unmatched.iter().all(|u| u.nanos == 0.0),
+            "{:?}",
+            info.unmatched
+        );
     }
 }
