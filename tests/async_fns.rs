@@ -275,3 +275,26 @@ fn the_engines_samples_of_polls_land_under_the_async_functions() {
     assert!(under_loads > 0.0, "{hybrid:?}");
     assert!(time_of_path(&profile, &[RUN]) >= under_loads);
 }
+
+/// `cargo wasmprof bench` runs the plain build beside the instrumented ones
+/// and stops if any prints something else: the async program's output does
+/// not change with instrumentation.
+#[test]
+fn instrumented_and_plain_builds_print_the_same() {
+    let bench = wasmprof(&["bench", "-p", "async-loads", "--release", "--runs", "1"]);
+    bench.assert_success();
+    assert!(
+        bench
+            .stdout
+            .contains("async-loads (start): 1 run of each build"),
+        "{}",
+        bench.stdout
+    );
+    for build in ["plain", "--timer none", "--timer host"] {
+        assert!(
+            bench.stdout.lines().any(|l| l.starts_with(build)),
+            "{build}: {}",
+            bench.stdout
+        );
+    }
+}
