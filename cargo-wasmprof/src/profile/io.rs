@@ -161,9 +161,8 @@ pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError>
     fs::rename(&temporary, path).map_err(write_err)
 }
 
-/// Adds `future` (of another profile) to the futures of `node`. Medians do
-/// not add up: the merged one is the median of the medians, weighted by
-/// their counts, an estimate.
+/// Adds `future` (of another profile) to the futures of `node` (see
+/// [`Latency::combined`](super::Latency::combined) for the median).
 fn merge_future(into: &mut Profile, node: usize, future: &super::FutureStats) {
     let Some(merged) = into.futures.iter_mut().find(|f| f.node == node) else {
         into.futures.push(super::FutureStats {
@@ -177,22 +176,7 @@ fn merge_future(into: &mut Profile, node: usize, future: &super::FutureStats) {
     merged.cancellations += future.cancellations;
     merged.pending += future.pending;
     merged.pending_nanos += future.pending_nanos;
-    merged.latency = match (merged.latency.take(), &future.latency) {
-        (Some(a), Some(b)) => {
-            let median = if a.count >= b.count {
-                a.median_nanos
-            } else {
-                b.median_nanos
-            };
-            Some(super::Latency {
-                count: a.count + b.count,
-                total_nanos: a.total_nanos + b.total_nanos,
-                median_nanos: median,
-                max_nanos: a.max_nanos.max(b.max_nanos),
-            })
-        }
-        (a, b) => a.or_else(|| b.clone()),
-    };
+    merged.latency = super::Latency::combined(merged.latency.take(), future.latency.as_ref());
 }
 
 /// Merges several profiles of the same program into one: nodes with the same
@@ -454,5 +438,24 @@ mod tests {
         assert_eq!(merged.nodes.len(), 3);
         assert_eq!(merged.nodes[2].calls, 10);
         assert_eq!(merged.nodes[1].inclusive_nanos, 200.0);
+    }
+
+    #[test]
+    fn merging_adds_the_futures_of_the_same_path() {
+        let run = |polls, latency: f64| {
+            crate::report::testing::ProfileBuilder::timed()
+                .path(&["app::run", "app::load"], 2, 1e6)
+                .future(&["app::run", "app::load"], polls, 2, 0, Some(latency))
+                .build()
+        };
+        let merged = merge(vec![run(5, 10e6), run(7, 30e6)]).unwrap();
+        assert_eq!(merged.futures.len(), 1);
+        let future = &merged.futures[0];
+        assert_eq!(merged.nodes[future.node].calls, 4);
+        assert_eq!((future.polls, future.completions), (12, 4));
+        let latency = future.latency.as_ref().unwrap();
+        assert_eq!((latency.count, latency.max_nanos), (4, 30e6));
+        assert_eq!(latency.total_nanos, 80e6);
+        assert!(validate(&merged).is_ok());
     }
 }

@@ -72,6 +72,27 @@ pub struct Latency {
     pub max_nanos: f64,
 }
 
+impl Latency {
+    /// The latencies of two sets of futures together. Counts, totals and
+    /// maxima add up; medians do not, and the one kept is that of the set
+    /// with more completions, an estimate.
+    pub fn combined(a: Option<Latency>, b: Option<&Latency>) -> Option<Latency> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(Latency {
+                count: a.count + b.count,
+                total_nanos: a.total_nanos + b.total_nanos,
+                median_nanos: if b.count > a.count {
+                    b.median_nanos
+                } else {
+                    a.median_nanos
+                },
+                max_nanos: a.max_nanos.max(b.max_nanos),
+            }),
+            (a, b) => a.or_else(|| b.cloned()),
+        }
+    }
+}
+
 /// The program that was run, the host that ran it and how it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {

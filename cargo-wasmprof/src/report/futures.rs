@@ -64,21 +64,9 @@ impl Figures {
         self.polls += other.polls;
         self.cpu_nanos += other.cpu_nanos;
         self.pending_nanos += other.pending_nanos;
-        self.latency = match (self.latency.take(), &other.latency) {
-            (Some(a), Some(b)) => Some(Latency {
-                count: a.count + b.count,
-                total_nanos: a.total_nanos + b.total_nanos,
-                // Medians do not add: this is the median of the path that
-                // completed more futures, which [`median_is_exact`] flags.
-                median_nanos: if b.count > a.count {
-                    b.median_nanos
-                } else {
-                    a.median_nanos
-                },
-                max_nanos: a.max_nanos.max(b.max_nanos),
-            }),
-            (a, b) => a.or_else(|| b.clone()),
-        };
+        // The median kept is the busiest path's, which [`median_is_exact`]
+        // flags.
+        self.latency = Latency::combined(self.latency.take(), other.latency.as_ref());
     }
 }
 
