@@ -298,3 +298,44 @@ fn instrumented_and_plain_builds_print_the_same() {
         );
     }
 }
+
+/// `--invoke start_listener`: a future that waits for good (an event
+/// listener) does not keep the run from ending, in either host, and is in
+/// the profile as pending: called, polled once, not completed, not dropped.
+#[test]
+fn a_future_still_waiting_at_the_end_is_listed_as_pending() {
+    for host in ["node", "browser"] {
+        let run = wasmprof(&[
+            "run",
+            "-p",
+            "async-loads",
+            "--release",
+            "--host",
+            host,
+            "--invoke",
+            "start_listener",
+        ]);
+        run.assert_success();
+        let profile = run.profile();
+        let listen = futures_of(&profile, &["async_loads::listen"]);
+        assert_eq!(
+            (
+                listen.polls,
+                listen.completions,
+                listen.cancellations,
+                listen.pending
+            ),
+            (1, 0, 0, 1),
+            "{host}"
+        );
+        // start's loads finished meanwhile.
+        let load = futures_of(&profile, &[RUN, BATCH, LOAD]);
+        assert_eq!((load.completions, load.pending), (4, 0), "{host}");
+        let report = wasmprof(&["report", "--input", run.profile_path().to_str().unwrap()]);
+        assert!(
+            report.stdout.contains("1 futures were still pending"),
+            "{host}: {}",
+            report.stdout
+        );
+    }
+}

@@ -56,8 +56,9 @@ pub enum Command {
     /// `--host browser` serves the module and a generated page (or your own,
     /// `--page`) from 127.0.0.1 and runs it in headless Chromium; the console
     /// is relayed to the terminal. The run ends when the entry point has
-    /// returned (or its promise settled) and the page has been quiet for
-    /// `--grace`; with `--until-exit`, when the program calls
+    /// returned (or its promise settled) and the page has been quiet (no
+    /// output, no progress of an instrumented future) for `--grace`; with
+    /// `--until-exit`, when the program calls
     /// `wasmprof::exit(code)`. `--serve` serves the page for a browser of
     /// your own instead, with a button that saves the profile.
     Run(RunArgs),
@@ -407,7 +408,7 @@ pub struct HostArgs {
     /// The page must load the module as wasm-bindgen's `web` target does.
     #[arg(long, value_name = "DIR_OR_HTML", help_heading = "Browser")]
     pub page: Option<PathBuf>,
-    /// How long the page must be quiet (no console output, no error) after the entry point settles
+    /// How long the page must be quiet (no console output, no error, no poll of a pending instrumented future) after the entry point settles
     #[arg(
         long,
         value_name = "DURATION",

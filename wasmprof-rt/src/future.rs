@@ -395,6 +395,12 @@ pub(crate) fn pending() -> u64 {
     .unwrap_or(0)
 }
 
+/// Polls of this thread's futures so far.
+#[cfg_attr(not(all(target_family = "wasm", wasmprof_enabled)), allow(dead_code))]
+pub(crate) fn polls() -> u64 {
+    with_thread(|thread| thread.futures.stats.iter().map(|s| s.polls).sum()).unwrap_or(0)
+}
+
 /// The futures of this thread's async calls, for the snapshot.
 pub(crate) fn stats() -> Vec<FutureStats> {
     with_thread(|thread| thread.futures.stats.clone()).unwrap_or_default()

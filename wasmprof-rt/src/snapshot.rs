@@ -461,12 +461,20 @@ pub extern "C" fn __wasmprof_snapshot() -> *const u8 {
 
 /// The export a host calls to know whether the program is still at work:
 /// how many futures of instrumented async functions are pending (created,
-/// neither completed nor dropped). The browser host waits for none to be
-/// left before it takes the profile, as Node waits for its event loop.
+/// neither completed nor dropped).
 #[cfg(all(target_family = "wasm", wasmprof_enabled))]
 #[unsafe(no_mangle)]
 pub extern "C" fn __wasmprof_pending_futures() -> u32 {
     crate::future::pending() as u32
+}
+
+/// How many polls of instrumented futures there have been (wrapping): the
+/// browser host takes a change as a sign that the program is still at
+/// work, as it takes console output.
+#[cfg(all(target_family = "wasm", wasmprof_enabled))]
+#[unsafe(no_mangle)]
+pub extern "C" fn __wasmprof_future_polls() -> u32 {
+    crate::future::polls() as u32
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //   snapshotBase64()    the same, as base64, for hosts that pull it as text
 //   pendingFutures()    futures of instrumented async functions still pending
 //                       (0 without an instrumented instance)
+//   futurePolls()       polls of those futures so far (wrapping; 0 without)
 //   invoke(exports, name, args)
 //                       calls an exported function with numeric arguments,
 //                       throwing UsageError when the call cannot be made
@@ -114,6 +115,11 @@
     return profiled.exports.__wasmprof_pending_futures() >>> 0;
   }
 
+  function futurePolls() {
+    if (!profiled || typeof profiled.exports.__wasmprof_future_polls !== 'function') return 0;
+    return profiled.exports.__wasmprof_future_polls() >>> 0;
+  }
+
   class UsageError extends Error {}
 
   function invoke(exports, name, args) {
@@ -167,6 +173,7 @@
     snapshotBytes,
     snapshotBase64,
     pendingFutures,
+    futurePolls,
     hasInstance: () => profiled !== null,
     lastExports: () => (newest ? newest.exports : null),
     invoke,

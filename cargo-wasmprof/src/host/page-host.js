@@ -87,17 +87,25 @@ const TESTS_FAILED = { testsFailed: true };
 
 // An async program goes on after its entry point returns: a
 // `#[wasm_bindgen(start)] async fn` hands its promise to no one, and tasks
-// started with `spawn_local` run from the event loop. The run ends when no
-// future of an instrumented async function is pending any more (or at the
-// timeout, which then reports the pending ones).
-async function untilNoFuturePending(value) {
-  while (host.pendingFutures() > 0) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return value;
+// started with `spawn_local` run from the event loop. While futures of
+// instrumented async functions are pending, every change in their polls is
+// reported: a sign of life, like console output, that keeps the run going
+// past `--grace` for as long as the futures make progress.
+function watchFutures() {
+  let lastPolls = null;
+  const tick = () => {
+    const pending = host.pendingFutures();
+    const polls = host.futurePolls();
+    if (polls !== lastPolls) {
+      lastPolls = polls;
+      report({ type: 'futures', pending, polls });
+    }
+    if (pending > 0) setTimeout(tick, 5);
+  };
+  tick();
 }
 
-main().then(untilNoFuturePending).then(
+main().then(
   (value) => {
     if (value === TESTS_FAILED) {
       report({
@@ -120,6 +128,7 @@ main().then(untilNoFuturePending).then(
       programNanos: programNanos(),
       resolutionNanos,
     });
+    watchFutures();
   },
   (error) => {
     const outcome = host.classify(error);

@@ -144,3 +144,19 @@ pub async fn doomed(millis: i32) -> u32 {
 pub async fn crash_after(millis: i32) -> u32 {
     doomed(millis).await
 }
+
+/// Waits for an event that never comes: a promise nobody resolves.
+#[wasmprof::instrument]
+pub async fn listen() {
+    JsFuture::from(Promise::new(&mut |_resolve, _reject| {}))
+        .await
+        .expect("never settles");
+}
+
+/// `--invoke start_listener`: starts `listen` with `spawn_local` and
+/// returns, as an event-driven page does. The run ends when the page has
+/// nothing left to do, with `listen` still pending.
+#[wasm_bindgen]
+pub fn start_listener() {
+    spawn_local(listen());
+}

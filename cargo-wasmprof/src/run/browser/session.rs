@@ -5,8 +5,9 @@
 //! but timers, animation frames and promises may go on. The run ends at the
 //! first of:
 //! - the entry point settled (returned, or its promise settled) and the page
-//!   has then been quiet (no console output, no error) for the grace period;
-//!   with `--until-exit` this does not end it;
+//!   has then been quiet (no console output, no error, no poll of a pending
+//!   future of an instrumented async function) for the grace period; with
+//!   `--until-exit` this does not end it;
 //! - the program called `wasmprof::exit(code)` (once that call returned);
 //! - the entry point failed, or an exception went uncaught;
 //! - `--timeout`, or Ctrl-C: the running script is terminated first;
@@ -300,6 +301,8 @@ impl PageRun<'_> {
                             settled = Some(report);
                             last_sign_of_life = Instant::now();
                         }
+                        // Futures made progress: the program is at work.
+                        Some("futures") => last_sign_of_life = Instant::now(),
                         _ => {}
                     }
                 }
