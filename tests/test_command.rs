@@ -253,10 +253,11 @@ fn bindgen_tests_run_alike_in_node_and_the_browser() {
         let run = test(&["-p", "image-kernels", "--lib", "--host", host]);
         run.assert_success();
         for line in [
-            "running 6 tests",
+            "running 7 tests",
             "test tests::luminance_weighs_green_most ... ok",
             "test tests::threshold_counts_the_bright_pixels ... ok",
-            "test result: ok. 4 passed; 0 failed; 2 ignored",
+            "test tests::a_blur_after_an_await_keeps_a_flat_image_flat ... ok",
+            "test result: ok. 5 passed; 0 failed; 2 ignored",
         ] {
             assert!(run.stdout.contains(line), "{host}: {line}\n{}", run.stdout);
         }
@@ -284,6 +285,31 @@ fn bindgen_tests_run_alike_in_node_and_the_browser() {
             ),
             36
         );
+        // An async test: a node at the root like the others, its future
+        // created, polled and completed.
+        let blur_after_await = [
+            "image_kernels::tests::a_blur_after_an_await_keeps_a_flat_image_flat",
+            "image_kernels::convolve",
+            "image_kernels::convolve_at",
+        ];
+        assert_eq!(calls_of_path(&profile, &blur_after_await), 36, "{host}");
+        let test_node = profile
+            .nodes
+            .iter()
+            .position(|n| {
+                n.parent == Some(0)
+                    && n.function
+                        .is_some_and(|f| profile.functions[f].name == blur_after_await[0])
+            })
+            .expect("the async test's node");
+        assert!(profile.functions[profile.nodes[test_node].function.unwrap()].is_async);
+        let future = profile
+            .futures
+            .iter()
+            .find(|f| f.node == test_node)
+            .expect("its futures");
+        assert_eq!((future.completions, future.pending), (1, 0), "{host}");
+        assert!(future.polls >= 2, "one await: {future:?}");
         runs.push(run);
     }
     assert!(runs[1].profile().run.host.starts_with("chromium"));

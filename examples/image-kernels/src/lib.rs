@@ -355,6 +355,17 @@ mod tests {
         assert_eq!(blurred.pixels.iter().filter(|&&p| p == 90).count(), 36);
     }
 
+    /// An async test: the harness polls it; wasmprof records it as a test
+    /// (at the root) and as an async function (its futures' figures).
+    #[wasm_bindgen_test]
+    async fn a_blur_after_an_await_keeps_a_flat_image_flat() {
+        let settled = js_sys::Promise::resolve(&wasm_bindgen::JsValue::from(90));
+        let value = wasm_bindgen_futures::JsFuture::from(settled).await.unwrap();
+        let level = value.as_f64().unwrap() as u8;
+        let blurred = convolve(&flat(8, 8, level), &BOX_BLUR);
+        assert_eq!(blurred.pixels.iter().filter(|&&p| p == level).count(), 36);
+    }
+
     #[wasm_bindgen_test]
     fn sobel_finds_no_edge_in_a_flat_image() {
         let edges = sobel(&flat(16, 16, 200));
