@@ -21,9 +21,9 @@ fn expected_report_line() -> String {
         x
     }
     let total = (0..4).fold(0, |all, id| {
-        all ^ checksum(id, 200_000) ^ checksum(id + 100, 200_000)
+        all ^ checksum(id, 1_000_000) ^ checksum(id + 100, 1_000_000)
     });
-    let tag = checksum(total, 50_000);
+    let tag = checksum(total, 250_000);
     format!("batch of 4 loads: checksum {total:08x}, tag {tag:08x}, deadline passed")
 }
 
@@ -46,7 +46,7 @@ const LOAD: &str = "async_loads::load";
 const CHECKSUM: &str = "async_loads::checksum";
 
 /// Checks one host's profile; returns the counts to compare across hosts.
-fn check(run: &Run) -> Vec<(String, u64, u64, u64, u64)> {
+fn check(run: &Run) -> Vec<(String, u64, u64, u64, u64, u64)> {
     run.assert_success();
     assert!(
         run.stdout.contains(&expected_report_line()),
@@ -92,30 +92,40 @@ fn check(run: &Run) -> Vec<(String, u64, u64, u64, u64)> {
         (0, 1, 0)
     );
     assert!(slow.latency.is_none(), "a dropped future has no latency");
-    // Latency covers the two 10 ms timers; CPU time is far below it.
+    // Latency covers the 10 and 40 ms timers; CPU time is far below it.
     let latency = load.latency.expect("timed");
     assert_eq!(latency.count, 4);
-    assert!(latency.median_nanos >= 20e6, "{latency:?}");
+    assert!(latency.median_nanos >= 50e6, "{latency:?}");
     assert!(latency.max_nanos >= latency.median_nanos);
     let cpu_per_load = time_of_path(&profile, &[RUN, BATCH, LOAD]) / 4.0;
     assert!(cpu_per_load > 0.0);
     assert!(
-        cpu_per_load < latency.median_nanos,
+        cpu_per_load < latency.median_nanos / 3.0,
         "cpu {cpu_per_load} ns vs latency {latency:?}"
     );
-    // A node's time holds its children's, the spawned report's included.
+    // A node's time holds its children's, the spawned report's included
+    // (polled after run completed, its time is moved up to run). Within
+    // the noise of taking the clock's cost out of some fifty nested polls
+    // and calls, which a loaded machine makes a few per cent.
     let run_time = time_of_path(&profile, &[RUN]);
     let parts = time_of_path(&profile, &[RUN, BATCH])
         + time_of_path(&profile, &[RUN, "async_loads::report"]);
-    assert!(run_time >= parts * 0.999, "run {run_time} < {parts}");
+    assert!(run_time >= parts * 0.8, "run {run_time} < {parts}");
 
-    let mut counts: Vec<(String, u64, u64, u64, u64)> = profile
+    let mut counts: Vec<(String, u64, u64, u64, u64, u64)> = profile
         .futures
         .iter()
         .map(|f| {
             let node = &profile.nodes[f.node];
             let name = profile.functions[node.function.unwrap()].name.clone();
-            (name, node.calls, f.completions, f.cancellations, f.pending)
+            (
+                name,
+                node.calls,
+                f.polls,
+                f.completions,
+                f.cancellations,
+                f.pending,
+            )
         })
         .collect();
     counts.sort();

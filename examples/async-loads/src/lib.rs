@@ -19,10 +19,14 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 /// Loads in the batch.
 pub const LOADS: u32 = 4;
-/// Milliseconds each load waits, twice.
-pub const WAIT_MS: i32 = 10;
+/// Milliseconds each load waits before its first piece of work.
+pub const FIRST_WAIT_MS: i32 = 10;
+/// Milliseconds it waits before its second: long enough that every load's
+/// first wait is over first, so that the polls (each timer wakes the
+/// batch, which polls the loads still pending) are the same every run.
+pub const SECOND_WAIT_MS: i32 = 40;
 /// Checksum rounds per piece of work.
-const ROUNDS: u32 = 200_000;
+const ROUNDS: u32 = 1_000_000;
 
 #[wasm_bindgen]
 extern "C" {
@@ -61,9 +65,9 @@ pub fn checksum(seed: u32, rounds: u32) -> u32 {
 /// One load: wait, work, wait, work.
 #[wasmprof::instrument]
 pub async fn load(id: u32) -> u32 {
-    sleep(WAIT_MS).await.expect("a timer never fails");
+    sleep(FIRST_WAIT_MS).await.expect("a timer never fails");
     let first = checksum(id, ROUNDS);
-    sleep(WAIT_MS).await.expect("a timer never fails");
+    sleep(SECOND_WAIT_MS).await.expect("a timer never fails");
     first ^ checksum(id + 100, ROUNDS)
 }
 
