@@ -283,8 +283,10 @@ fn checked_step(i: u32, limit: u32) -> u32 {
 pub fn animate(frames: u32, code: i32) {
     use std::cell::RefCell;
     use std::rc::Rc;
+    /// The frame callback, which schedules itself again.
+    type FrameCallback = Rc<RefCell<Option<Closure<dyn FnMut()>>>>;
     let window = web_sys::window().expect("a browser window");
-    let callback: Rc<RefCell<Option<Closure<dyn FnMut()>>>> = Rc::default();
+    let callback: FrameCallback = Rc::default();
     let again = Rc::clone(&callback);
     let mut drawn = 0;
     *callback.borrow_mut() = Some(Closure::new(move || {
