@@ -35,11 +35,17 @@ mod expand;
 ///   function.
 /// - An `impl` block, a trait or an inline module: every function in it
 ///   with a body, nested impls, traits and modules included. Put
-///   `#[wasmprof::skip]` on an item to leave it out. `const fn` and
-///   `async fn` are left out there, since they cannot be instrumented.
+///   `#[wasmprof::skip]` on an item to leave it out. `const fn` is left
+///   out there, since it cannot be instrumented.
+/// - `async fn`, anywhere the above are: the call is recorded when the
+///   future is created, under its caller, and every poll of the future is
+///   timed under that call, whoever polls it; the reports add polls,
+///   completions, cancellations and latency. Under another attribute macro
+///   that needs the `async fn` (`#[wasm_bindgen]`, `#[async_trait]` after
+///   ours), the function stays `async` and its call is recorded at its
+///   first poll. `count` cannot be used on it.
 ///
-/// `async fn` is not supported yet: instrument the synchronous functions it
-/// calls. A `const fn` cannot call the runtime, so it is an error too.
+/// A `const fn` cannot call the runtime, so it is an error.
 ///
 /// # Names
 ///

@@ -22,9 +22,10 @@
 //! first poll, from where it is polled (for those, the host or a harness:
 //! the root).
 //!
-//! Either way the runtime's `__instrument_async!` chooses between this and
-//! the function as written, so an ordinary build gets the `async fn`
-//! unchanged.
+//! Either way the runtime decides, so that an ordinary build gets the
+//! `async fn` unchanged: `__instrument_async!` chooses between the new
+//! function and the one as written, `__instrument_async_body!` between the
+//! instrumented body and the body as written.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, ToTokens};
