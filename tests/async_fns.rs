@@ -28,9 +28,7 @@ fn expected_report_line() -> String {
 }
 
 fn futures_of(profile: &Profile, path: &[&str]) -> FutureStats {
-    let nodes: Vec<usize> = (0..profile.nodes.len())
-        .filter(|&i| nodes_of_path(profile, path).any(|n| std::ptr::eq(n, &profile.nodes[i])))
-        .collect();
+    let nodes: Vec<usize> = node_indices_of_path(profile, path).collect();
     assert_eq!(nodes.len(), 1, "one node for {path:?}");
     profile
         .futures

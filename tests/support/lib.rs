@@ -172,24 +172,28 @@ pub fn counted_functions(profile: &Profile) -> std::collections::BTreeSet<String
         .collect()
 }
 
+/// The indices of the nodes reached by exactly this path of function names
+/// from the root.
+pub fn node_indices_of_path<'a>(
+    profile: &'a Profile,
+    path: &'a [&'a str],
+) -> impl Iterator<Item = usize> + 'a {
+    (0..profile.nodes.len()).filter(move |&i| {
+        let stack = profile.stack(i);
+        stack.len() == path.len()
+            && stack
+                .iter()
+                .zip(path)
+                .all(|(&f, name)| profile.functions[f].name == *name)
+    })
+}
+
 /// The nodes reached by exactly this path of function names from the root.
 pub fn nodes_of_path<'a>(
     profile: &'a Profile,
     path: &'a [&'a str],
 ) -> impl Iterator<Item = &'a cargo_wasmprof::profile::Node> + 'a {
-    profile
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(move |(i, _)| {
-            let stack = profile.stack(*i);
-            stack.len() == path.len()
-                && stack
-                    .iter()
-                    .zip(path)
-                    .all(|(&f, name)| profile.functions[f].name == *name)
-        })
-        .map(|(_, n)| n)
+    node_indices_of_path(profile, path).map(|i| &profile.nodes[i])
 }
 
 /// Inclusive nanoseconds through exactly this path of names.

@@ -45,18 +45,6 @@ pub(crate) struct FutureStats {
     pub latency: Latency,
 }
 
-impl FutureStats {
-    /// Counts a poll; returns whether to time it. Every poll is timed when
-    /// calls are: polls of one future range from a check that finds
-    /// nothing ready to the whole work of a load, and a sample of them, as
-    /// synchronous calls get, would leave a poll's children with more time
-    /// than the poll.
-    fn take_poll(&mut self) -> bool {
-        self.polls += 1;
-        clock::TIMED
-    }
-}
-
 /// Latencies of completed futures, in milliseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Latency {
@@ -149,11 +137,9 @@ struct Record {
     /// The thread whose tree holds `node` (0 with one tree): a future
     /// polled on another thread is not recorded there.
     owner: usize,
-    /// Clock reading at the first poll, when that poll was timed (latency
-    /// is measured for those futures only).
+    /// Clock reading at the first poll; `None` before it, or without a
+    /// clock.
     first_poll: Option<f64>,
-    /// Polled at least once.
-    polled: bool,
     /// This future's CPU time so far (ms).
     cpu: f64,
     /// Completed: later polls (a misuse) and the drop record nothing.
@@ -193,7 +179,6 @@ impl<F: Future> Instrumented<F> {
                 node,
                 owner: thread_token(thread),
                 first_poll: None,
-                polled: false,
                 cpu: 0.0,
                 done: false,
             }
@@ -205,7 +190,6 @@ impl<F: Future> Instrumented<F> {
                 node: ROOT,
                 owner: 0,
                 first_poll: None,
-                polled: false,
                 cpu: 0.0,
                 done: true,
             }),
@@ -266,25 +250,25 @@ impl<'a> PollScope<'a> {
         if record.done || record.slot == UNRECORDED {
             return None;
         }
-        let first = !record.polled;
-        record.polled = true;
-        let (poller, timed) = with_thread(|thread| {
+        let poller = with_thread(|thread| {
             if thread_token(thread) != record.owner {
                 return None;
             }
             let poller = thread.current;
             thread.current = record.node;
-            let timed = thread
-                .futures
-                .stats
-                .get_mut(record.slot as usize)
-                .is_some_and(FutureStats::take_poll);
-            Some((poller, timed))
+            if let Some(stats) = thread.futures.stats.get_mut(record.slot as usize) {
+                stats.polls += 1;
+            }
+            Some(poller)
         })
         .flatten()?;
-        let depth = if timed { begin_timed(1) } else { 0 };
-        if first && depth != 0 {
-            // Timed from its first poll: this future's latency is measured.
+        // Every poll is timed when calls are: polls of one future range from
+        // a check that finds nothing ready to the whole work of a load, and
+        // a sample of them, as short synchronous calls get, would leave a
+        // poll's children with more time than the poll.
+        let depth = if clock::TIMED { begin_timed(1) } else { 0 };
+        if depth != 0 && record.first_poll.is_none() {
+            // The first poll's reading starts the future's latency.
             record.first_poll =
                 with_thread(|thread| thread.timed.last().map(|frame| frame.start)).flatten();
         }
@@ -301,12 +285,7 @@ impl Drop for PollScope<'_> {
     fn drop(&mut self) {
         let record = &mut *self.record;
         let (poller, depth, ready) = (self.poller, self.depth, self.ready);
-        let latency_wanted = ready && record.first_poll.is_some();
-        let end = if depth != 0 || latency_wanted {
-            clock::now()
-        } else {
-            0.0
-        };
+        let end = if depth != 0 { clock::now() } else { 0.0 };
         with_thread(|thread| {
             let mut cpu = 0.0;
             let timed = if depth != 0 {
@@ -325,7 +304,7 @@ impl Drop for PollScope<'_> {
                 if ready {
                     stats.completions += 1;
                     stats.pending_time -= record.cpu;
-                    if let Some(first) = record.first_poll {
+                    if let Some(first) = record.first_poll.filter(|_| depth != 0) {
                         stats
                             .latency
                             .record((end - first).max(0.0), &mut thread.random);

@@ -7,30 +7,36 @@
 //! future's first poll to its completion, awaits included; it is reported
 //! apart and never added to any time.
 
+use serde::Serialize;
+
 use crate::profile::{Latency, Profile};
 
-/// One async function, over all its call paths.
-#[derive(Debug, Clone, PartialEq)]
+/// One async function, over all its call paths (the rows of the JSON
+/// report's `async_functions`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AsyncFunction {
     /// Index in `Profile::functions`.
+    #[serde(rename = "id")]
     pub function: usize,
     pub name: String,
+    #[serde(flatten)]
     pub figures: Figures,
     /// Its call paths, most calls first.
     pub paths: Vec<AsyncPath>,
 }
 
 /// One call path of an async function.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AsyncPath {
     pub node: usize,
     /// Function names from the outermost caller down to the async function.
     pub path: Vec<String>,
+    #[serde(flatten)]
     pub figures: Figures,
 }
 
 /// What the futures of one function or path did.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Figures {
     /// Futures created.
     pub calls: u64,

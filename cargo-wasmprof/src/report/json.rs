@@ -63,6 +63,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::callgraph::{CallGraph, FunctionId};
+use super::futures::AsyncFunction;
 use crate::profile::{FunctionTier, Profile};
 
 /// The `format` value of the document.
@@ -94,52 +95,8 @@ struct Document<'a> {
     cycles: Vec<CycleRow<'a>>,
     /// Absent when no async function was called.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    async_functions: Vec<AsyncRow>,
+    async_functions: Vec<AsyncFunction>,
     profile: &'a Profile,
-}
-
-#[derive(Serialize)]
-struct AsyncRow {
-    id: FunctionId,
-    name: String,
-    #[serde(flatten)]
-    figures: AsyncFigures,
-    paths: Vec<AsyncPathRow>,
-}
-
-#[derive(Serialize)]
-struct AsyncPathRow {
-    node: usize,
-    path: Vec<String>,
-    #[serde(flatten)]
-    figures: AsyncFigures,
-}
-
-#[derive(Serialize)]
-struct AsyncFigures {
-    calls: u64,
-    completions: u64,
-    cancellations: u64,
-    pending: u64,
-    polls: u64,
-    cpu_nanos: f64,
-    pending_nanos: f64,
-    latency: Option<crate::profile::Latency>,
-}
-
-impl From<&super::futures::Figures> for AsyncFigures {
-    fn from(f: &super::futures::Figures) -> Self {
-        AsyncFigures {
-            calls: f.calls,
-            completions: f.completions,
-            cancellations: f.cancellations,
-            pending: f.pending,
-            polls: f.polls,
-            cpu_nanos: f.cpu_nanos,
-            pending_nanos: f.pending_nanos,
-            latency: f.latency.clone(),
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -236,23 +193,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
             children_nanos: c.children_nanos,
         })
         .collect();
-    let async_functions = super::futures::summarize(profile)
-        .iter()
-        .map(|f| AsyncRow {
-            id: f.function,
-            name: f.name.clone(),
-            figures: (&f.figures).into(),
-            paths: f
-                .paths
-                .iter()
-                .map(|p| AsyncPathRow {
-                    node: p.node,
-                    path: p.path.clone(),
-                    figures: (&p.figures).into(),
-                })
-                .collect(),
-        })
-        .collect();
+    let async_functions = super::futures::summarize(profile);
     Document {
         async_functions,
         format: REPORT_FORMAT,
