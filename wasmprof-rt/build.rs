@@ -10,7 +10,15 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(wasmprof_enabled)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_timer_none)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_floor)");
+    println!("cargo::rustc-check-cfg=cfg(one_thread)");
     println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
+    // WebAssembly without the atomics feature has exactly one thread, which
+    // lets the hot paths use plain memory where they would need atomics.
+    let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
+    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    if family.split(',').any(|f| f == "wasm") && !features.split(',').any(|f| f == "atomics") {
+        println!("cargo::rustc-cfg=one_thread");
+    }
     println!("cargo::rerun-if-env-changed=WASMPROF_MAX_NODES");
     // `cargo wasmprof --max-nodes N`: the call tree's capacity.
     if let Ok(text) = std::env::var("WASMPROF_MAX_NODES") {

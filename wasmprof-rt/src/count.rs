@@ -30,6 +30,9 @@ pub struct CountSite {
     id: AtomicU32,
     /// Calls so far.
     calls: AtomicU64,
+    /// Where a called site waits to be registered (one thread only).
+    #[cfg(one_thread)]
+    pending: Pending,
 }
 
 /// Every count site that was called, for the snapshot.
@@ -50,6 +53,8 @@ impl CountSite {
             line,
             id: AtomicU32::new(0),
             calls: AtomicU64::new(0),
+            #[cfg(one_thread)]
+            pending: Pending::new(),
         }
     }
 
@@ -84,6 +89,9 @@ pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) 
         site.calls.fetch_add(1, Relaxed)
     };
     if before == 0 {
+        #[cfg(one_thread)]
+        site.pending.push(site, self_type);
+        #[cfg(not(one_thread))]
         site.register(self_type);
     }
     if crate::clock::TIMED {
@@ -93,6 +101,8 @@ pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) 
 
 /// Every counted function that was called: its id and its calls.
 pub(crate) fn counted_calls() -> Vec<(u32, u64)> {
+    #[cfg(one_thread)]
+    Pending::register_all();
     lock_sites()
         .iter()
         .filter_map(|site| {
@@ -123,6 +133,55 @@ fn lock_sites() -> std::sync::MutexGuard<'static, Vec<&'static CountSite>> {
     SITES
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// With one thread, a site's first call links it into a list, with three
+/// stores, instead of calling out to register: a count-only function then
+/// has no call in it, and the optimiser treats it much as the function as
+/// written. (On `realworld --min-size 40 --timer none` the call cost about
+/// 0.07× of the plain run time.) The list is registered when a snapshot is
+/// taken.
+#[cfg(one_thread)]
+#[derive(Debug)]
+struct Pending {
+    next: std::cell::Cell<Option<&'static CountSite>>,
+    self_type: std::cell::Cell<Option<fn() -> &'static str>>,
+}
+
+// SAFETY: `one_thread` builds have exactly one thread.
+#[cfg(one_thread)]
+unsafe impl Sync for Pending {}
+
+#[cfg(one_thread)]
+static FIRST_PENDING: Pending = Pending::new();
+
+#[cfg(one_thread)]
+impl Pending {
+    const fn new() -> Self {
+        Pending {
+            next: std::cell::Cell::new(None),
+            self_type: std::cell::Cell::new(None),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&self, site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
+        self.self_type.set(self_type);
+        self.next.set(FIRST_PENDING.next.replace(Some(site)));
+    }
+
+    /// Registers every site linked so far, in the order of their first calls.
+    fn register_all() {
+        let mut sites = Vec::new();
+        let mut next = FIRST_PENDING.next.take();
+        while let Some(site) = next {
+            next = site.pending.next.take();
+            sites.push(site);
+        }
+        for site in sites.into_iter().rev() {
+            site.register(site.pending.self_type.get());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use crate::tree::{CallTree, DEFAULT_CAP, NodeId, ROOT};
 
 /// WebAssembly without the atomics feature has one thread and so one tree.
-pub(crate) const ONE_TREE: bool =
-    cfg!(all(target_family = "wasm", not(target_feature = "atomics")));
+/// (`one_thread` is set by the build script.)
+pub(crate) const ONE_TREE: bool = cfg!(one_thread);
 
 pub(crate) struct ThreadState {
     pub tree: CallTree,
@@ -86,7 +86,7 @@ pub(crate) fn lock_finished() -> std::sync::MutexGuard<'static, CallTree> {
 
 /// Runs `f` on this thread's state; `None` while the thread is being torn
 /// down, when calls are simply not recorded.
-#[cfg(not(all(target_family = "wasm", not(target_feature = "atomics"))))]
+#[cfg(not(one_thread))]
 #[inline(always)]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     thread_local! {
@@ -104,7 +104,7 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R>
 
 /// WebAssembly without the atomics feature has exactly one thread, so the
 /// state is a plain global: no thread-local lookup on the hot path.
-#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[cfg(one_thread)]
 #[inline(always)]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     struct OneThread(UnsafeCell<ThreadState>);
