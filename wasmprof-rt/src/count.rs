@@ -137,10 +137,10 @@ fn lock_sites() -> std::sync::MutexGuard<'static, Vec<&'static CountSite>> {
 
 /// With one thread, a site's first call links it into a list, with three
 /// stores, instead of calling out to register: a count-only function then
-/// has no call in it, and the optimiser treats it much as the function as
-/// written. (On `realworld --min-size 40 --timer none` the call cost about
-/// 0.07× of the plain run time.) The list is registered when a snapshot is
-/// taken.
+/// has no call in it, and rustc inlines it more nearly as it does the
+/// function as written. (On `realworld`, default mode, `--timer none`, the
+/// call took the build from 1.28–1.35× of plain to 1.44–1.51×.) The list
+/// is registered when a snapshot is taken.
 #[cfg(one_thread)]
 #[derive(Debug)]
 struct Pending {
