@@ -152,6 +152,7 @@ struct Pending {
 #[cfg(one_thread)]
 unsafe impl Sync for Pending {}
 
+/// The list's head: its `next` is the site called first most recently.
 #[cfg(one_thread)]
 static FIRST_PENDING: Pending = Pending::new();
 
