@@ -139,7 +139,7 @@ fn lock_sites() -> std::sync::MutexGuard<'static, Vec<&'static CountSite>> {
 /// stores, instead of calling out to register: a count-only function then
 /// has no call in it, and rustc inlines it more nearly as it does the
 /// function as written. (On `realworld`, default mode, `--timer none`, the
-/// call took the build from 1.28–1.35× of plain to 1.44–1.51×.) The list
+/// call took the build from 1.25–1.40× of plain to 1.44–1.51×.) The list
 /// is registered when a snapshot is taken.
 #[cfg(one_thread)]
 #[derive(Debug)]
