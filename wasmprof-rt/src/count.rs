@@ -222,3 +222,42 @@ mod tests {
         assert!(s.nodes.iter().all(|n| n.function != id as u32));
     }
 }
+
+/// The list that stands in for registration on one thread (run on
+/// wasm32-wasip1 by `tests/runtime_on_wasm.rs`).
+#[cfg(all(test, one_thread))]
+mod one_thread_tests {
+    use super::*;
+    use crate::snapshot::take;
+
+    static FIRST: CountSite = CountSite::new("pending", "first", "src/count.rs", 1);
+    static LATER: CountSite = CountSite::new("pending", "later", "src/count.rs", 2);
+
+    struct Owner;
+
+    fn calls_of(snapshot: &crate::snapshot::Snapshot, suffix: &str) -> Vec<u64> {
+        snapshot
+            .functions
+            .iter()
+            .filter(|f| f.name.ends_with(suffix))
+            .map(|f| f.calls)
+            .collect()
+    }
+
+    #[test]
+    fn a_site_first_called_after_a_snapshot_is_registered_at_the_next() {
+        count(&FIRST, None);
+        count(&FIRST, None);
+        let before = take();
+        assert_eq!(calls_of(&before, "pending::first"), [2]);
+        assert!(calls_of(&before, "::later").is_empty());
+
+        count(&LATER, Some(|| std::any::type_name::<Owner>()));
+        count(&FIRST, None);
+        let after = take();
+        // Each registered once, the method under its `Self` type.
+        assert_eq!(calls_of(&after, "pending::first"), [3]);
+        assert_eq!(calls_of(&after, "one_thread_tests::Owner::later"), [1]);
+        assert_eq!(take().functions.len(), after.functions.len());
+    }
+}
