@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::site::{Tier, register_function, register_once};
-use crate::state::{ONE_TREE, with_thread};
+use crate::state::with_thread;
 
 /// The static behind one count-only function.
 #[derive(Debug)]
@@ -80,18 +80,18 @@ impl CountSite {
 #[inline(always)]
 pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
     // With one thread a load and a store are enough, and cheaper than a
-    // read-modify-write where atomics are real.
-    let before = if ONE_TREE {
+    // read-modify-write where atomics are real; the first call links the
+    // site instead of registering it (see `Pending`).
+    #[cfg(one_thread)]
+    {
         let before = site.calls.load(Relaxed);
         site.calls.store(before + 1, Relaxed);
-        before
-    } else {
-        site.calls.fetch_add(1, Relaxed)
-    };
-    if before == 0 {
-        #[cfg(one_thread)]
-        site.pending.push(site, self_type);
-        #[cfg(not(one_thread))]
+        if before == 0 {
+            site.pending.push(site, self_type);
+        }
+    }
+    #[cfg(not(one_thread))]
+    if site.calls.fetch_add(1, Relaxed) == 0 {
         site.register(self_type);
     }
     if crate::clock::TIMED {
