@@ -71,13 +71,14 @@ fn f_quarter(start: i32) -> i32 {
     sum
 }
 
-/// With the `slow-quarter` feature, `f_quarter`'s own time about triples:
-/// a regression for `report --diff` to find.
+/// With the `slow-quarter` feature, `f_quarter` takes several times as long:
+/// a regression for `report --diff` to find, larger than what a busy
+/// machine does to the time of one run (which can be half as much again).
 #[cfg(feature = "slow-quarter")]
 #[inline(never)]
 fn extra_work(start: i32) -> i32 {
     let mut sum = start;
-    for i in 0..2 * QUARTER_ITERATIONS {
+    for i in 0..8 * QUARTER_ITERATIONS {
         sum = black_box(sum.wrapping_mul(31).wrapping_add(i));
     }
     sum
