@@ -266,7 +266,7 @@ impl<'a> PollScope<'a> {
         // a check that finds nothing ready to the whole work of a load, and
         // a sample of them, as short synchronous calls get, would leave a
         // poll's children with more time than the poll.
-        let depth = if clock::TIMED { begin_timed(1) } else { 0 };
+        let depth = if clock::TIMED { begin_timed() } else { 0 };
         if depth != 0 && record.first_poll.is_none() {
             // The first poll's reading starts the future's latency.
             record.first_poll =

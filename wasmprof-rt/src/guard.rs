@@ -40,8 +40,6 @@ const UNRECORDED: NodeId = u32::MAX;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TimedFrame {
     pub(crate) node: NodeId,
-    /// The calls this timed call stands for.
-    weight: u32,
     /// Timed calls made before this one's clock was read.
     timed_before: u64,
     /// Count-only calls made before it.
@@ -65,8 +63,8 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
         } else {
             Some(site.id(self_type))
         };
-        let (node, weight) = match thread.tree.enter_cached(cached, parent, function) {
-            Some(weight) => (cached, weight),
+        let (node, timed) = match thread.tree.enter_cached(cached, parent, function) {
+            Some(timed) => (cached, timed),
             None => {
                 let function = site.id(self_type);
                 match thread.tree.enter_first_child(parent, function) {
@@ -76,13 +74,13 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
             }
         };
         thread.current = node;
-        (parent, weight)
+        (parent, timed)
     });
     match entered {
-        Some((parent, weight)) => Guard {
+        Some((parent, timed)) => Guard {
             parent,
-            timed_depth: if clock::TIMED && weight != 0 {
-                begin_timed(weight)
+            timed_depth: if clock::TIMED && timed {
+                begin_timed()
             } else {
                 0
             },
@@ -115,11 +113,10 @@ pub fn enter_test(site: &'static Site, self_type: Option<fn() -> &'static str>) 
 /// clock, last, so that the reading is as close to the body as can be.
 /// Returns the stack's depth with the frame on it.
 #[inline(never)]
-pub(crate) fn begin_timed(weight: u32) -> u32 {
+pub(crate) fn begin_timed() -> u32 {
     let depth = with_thread(|thread| {
         thread.timed.push(TimedFrame {
             node: thread.current,
-            weight,
             timed_before: thread.timed_total,
             counted_before: thread.counted_total,
             start: 0.0,
@@ -160,13 +157,13 @@ fn enter_slow(
 }
 
 #[inline(always)]
-fn pack(node: NodeId, weight: u32) -> u64 {
-    (u64::from(node) << 32) | u64::from(weight)
+fn pack(node: NodeId, timed: bool) -> u64 {
+    (u64::from(node) << 32) | u64::from(timed)
 }
 
 #[inline(always)]
-fn unpack(packed: u64) -> (NodeId, u32) {
-    ((packed >> 32) as NodeId, packed as u32)
+fn unpack(packed: u64) -> (NodeId, bool) {
+    ((packed >> 32) as NodeId, packed & 1 != 0)
 }
 
 impl Drop for Guard {
@@ -193,16 +190,43 @@ fn finish_timed(parent: NodeId, depth: u32) {
     with_thread(|thread| {
         if let Some((frame, elapsed)) = end_frame(thread, depth, end) {
             let clock_cost = thread.clock_cost;
-            thread.tree.add_time(
+            // A call that made timed calls is long enough to time: they
+            // were, and their caller must hold what they hold.
+            let made_timed_calls = thread.timed_total - frame.timed_before > 1;
+            let added = thread.tree.add_time(
                 frame.node,
                 elapsed,
-                frame.weight,
                 clock_cost,
+                made_timed_calls,
                 &mut thread.random,
             );
+            if let Some(time) = added {
+                credit_untimed_callers(thread, parent, time);
+            }
         }
         thread.current = parent;
     });
+}
+
+/// Adds `time`, just measured for a call of a child of `node`, to `node`
+/// and its ancestors up to the innermost timed call still running, when
+/// `node`'s call was not timed (its calls were found too short to time,
+/// and this one was not probed).
+///
+/// Those calls took at least as long as the timed call inside them, so
+/// this is time they really spent, and without it a node would hold less
+/// than its children: the rest of their time stays, as for any call not
+/// timed, in the self time of the timed call around them.
+fn credit_untimed_callers(thread: &mut ThreadState, node: NodeId, time: f64) {
+    let timed = thread.timed.last().map_or(crate::tree::ROOT, |f| f.node);
+    let mut at = node;
+    while at != timed && at != crate::tree::ROOT {
+        thread.tree.add_exact_time(at, time);
+        match thread.tree.parent_of(at) {
+            Some(parent) => at = parent,
+            None => break,
+        }
+    }
 }
 
 /// Pops the timed frame at `depth`, given the clock reading `end` taken at
@@ -231,6 +255,9 @@ pub(crate) fn end_frame(
         end - frame.start - thread.clock_cost * (1.0 + 2.0 * nested) - thread.probe_cost * counted;
     Some((frame, elapsed))
 }
+
+#[cfg(test)]
+mod properties;
 
 #[cfg(test)]
 mod tests {

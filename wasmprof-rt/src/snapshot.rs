@@ -20,10 +20,12 @@
 //!          latency_median_ms:f64 latency_max_ms:f64
 //! ```
 //!
-//! `inclusive_ms` is the node's time with the clock's own cost taken out,
-//! estimated from a sample of its calls when flag bit 1 is set. Flag bit 0:
-//! some calls were too short to time, and their time is in the parent's.
-//! `timed_calls` is how many calls the time stands for.
+//! `inclusive_ms` is the node's time with the clock's own cost taken out:
+//! the sum of its timed calls, as measured. Flag bit 0: some calls were too
+//! short to time, and their time is in the parent's. Bit 1 (time estimated
+//! from a sample of the calls) was written by runtimes before 0.1.1, which
+//! multiplied a timed call to stand for calls not timed; it is still read.
+//! `timed_calls` is how many calls the time is of.
 //!
 //! `tier` 0: the function's calls are nodes, timed when calls are timed
 //! (`calls` is 0); 1: counted only, `calls` in all, with no node, its time
@@ -151,7 +153,7 @@ pub fn take() -> Snapshot {
             function: n.function,
             calls: n.calls,
             timed_calls: n.timed_calls,
-            flags: u32::from(n.untimed_short) | u32::from(n.sampled) << 1,
+            flags: u32::from(n.untimed_short),
             inclusive: n.inclusive,
         })
         .collect();

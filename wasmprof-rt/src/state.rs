@@ -29,7 +29,8 @@ pub(crate) struct ThreadState {
     /// Timed calls so far: a timed call's span holds the clock reads of the
     /// timed calls made within it, which are taken out of its time.
     pub timed_total: u64,
-    /// Draws which calls of a sampled node are timed.
+    /// Draws which calls of a node found too short to time are timed all
+    /// the same, to see whether they still are.
     pub random: crate::tree::Random,
     /// The timed calls still running, innermost last.
     pub timed: Vec<crate::guard::TimedFrame>,

@@ -55,11 +55,8 @@ pub struct Node {
     next_timed: u64,
     /// Some calls were too short to time; their time is in the parent's.
     pub untimed_short: bool,
-    /// The timed calls are probes for a long call among short ones.
-    probing: bool,
-    /// Some timed calls stood for several calls: the time is an estimate.
-    pub sampled: bool,
-    /// Each call is timed with probability 1/`period`.
+    /// While the calls are too short to time, one in about `period` is
+    /// timed all the same, to see whether they still are.
     period: u32,
 }
 
@@ -67,11 +64,6 @@ pub struct Node {
 /// the reads would cost more than the call and drown what it measures.
 /// Counts stay exact.
 pub const TINY_IN_CLOCK_COSTS: f64 = 10.0;
-/// Calls at least this many clock reads long are timed every time; shorter
-/// ones on a sample, so that timing costs about as much as for these.
-pub const LONG_IN_CLOCK_COSTS: f64 = 100.0;
-/// The longest sampling period for calls that are timed.
-const MAX_MEDIUM_PERIOD: u32 = 16;
 /// The longest period between probes of a node whose calls are short.
 pub const MAX_PERIOD: u32 = 1024;
 
@@ -192,118 +184,94 @@ impl CallTree {
     }
 
     /// The hot path: if `cached` is the child of `parent` for `function`,
-    /// counts a call through it and returns the node's period if this call
-    /// is to be timed, else 0.
-    #[inline(always)]
+    /// counts a call through it and returns whether this call is to be
+    /// timed.
     ///
     /// `function` may be `None` when the caller knows that `cached` can only
     /// be a node of its own function.
+    #[inline(always)]
     pub fn enter_cached(
         &mut self,
         cached: NodeId,
         parent: NodeId,
         function: Option<u32>,
-    ) -> Option<u32> {
+    ) -> Option<bool> {
         let node = self.nodes.get_mut(cached as usize)?;
         if node.parent != parent || function.is_some_and(|f| f != node.function) {
             return None;
         }
         node.calls += 1;
-        Some(if crate::clock::TIMED {
-            node.take_sample()
-        } else {
-            0
-        })
+        Some(node.is_timed())
     }
 
     /// The second fast path, for when the site's cached node is of another
     /// parent (recursion moves the parent at every level): if the parent's
     /// newest child is this function's node, counts a call through it and
-    /// returns it with the period to time it with (0: untimed).
+    /// returns it with whether this call is to be timed.
     #[inline(always)]
-    pub fn enter_first_child(&mut self, parent: NodeId, function: u32) -> Option<(NodeId, u32)> {
+    pub fn enter_first_child(&mut self, parent: NodeId, function: u32) -> Option<(NodeId, bool)> {
         let child = self.nodes.get(parent as usize)?.first_child;
         let node = self.nodes.get_mut(child as usize)?;
         if node.function != function {
             return None;
         }
         node.calls += 1;
-        Some((
-            child,
-            if crate::clock::TIMED {
-                node.take_sample()
-            } else {
-                0
-            },
-        ))
+        Some((child, node.is_timed()))
     }
 
-    /// Counts one call through `node`; returns the node's period if this call
-    /// is to be timed, else 0.
+    /// Counts one call through `node`; returns whether this call is to be
+    /// timed.
     #[inline(always)]
-    pub fn enter(&mut self, node: NodeId) -> u32 {
+    pub fn enter(&mut self, node: NodeId) -> bool {
         match self.nodes.get_mut(node as usize) {
             Some(n) => {
                 n.calls += 1;
-                if crate::clock::TIMED {
-                    n.take_sample()
-                } else {
-                    0
-                }
+                n.is_timed()
             }
-            None => 0,
+            None => false,
         }
     }
 
-    /// Ends a timed call of `node` that lasted `elapsed`, chosen while the
-    /// node's period was `period`; `clock_cost` is what one clock read costs.
+    /// Ends a timed call of `node` that lasted `elapsed`; `clock_cost` is
+    /// what one clock read costs. Returns the time added, if any.
     ///
-    /// Calls long enough that two clock reads are noise beside them are
-    /// timed, every one of them or, below [`LONG_IN_CLOCK_COSTS`], one in a
-    /// period that grows as they get shorter, each timed call then standing
-    /// for `period` calls. Every call is chosen with probability 1/period,
-    /// drawn at random (geometrically) so that the choice cannot lock onto a
-    /// pattern in the calls; the period is decided before the calls it
-    /// applies to, so the estimate has no bias.
+    /// A timed call's time is added as measured, and it stands for itself
+    /// alone: no call's time is ever multiplied to stand for calls that
+    /// were not timed, so a node's time never holds more than its calls
+    /// spent, and never more than its caller's calls, which hold them.
     ///
-    /// Calls shorter than [`TINY_IN_CLOCK_COSTS`] are not timed at all: the
-    /// reads would cost more than the call, and what they measured would be
+    /// Calls shorter than [`TINY_IN_CLOCK_COSTS`] are not timed: the reads
+    /// would cost more than the call, and what they measured would be
     /// mostly the clock. Their time stays in the caller's own time, so
-    /// totals still add up. Such a node is probed, ever more rarely (up to
-    /// one in [`MAX_PERIOD`]), for a call that has become long.
+    /// totals still add up, and the node is marked. The node's later calls
+    /// are then timed only now and then (up to one in [`MAX_PERIOD`], drawn
+    /// at random so that the choice cannot lock onto a pattern), to see
+    /// whether they have become long; one that has is timed every time
+    /// again. A call that `made_timed_calls` is never too short: its
+    /// children's time was added, and it holds theirs.
     #[inline(always)]
     pub fn add_time(
         &mut self,
         node: NodeId,
         elapsed: f64,
-        period: u32,
         clock_cost: f64,
+        made_timed_calls: bool,
         random: &mut Random,
-    ) {
-        if let Some(n) = self.nodes.get_mut(node as usize) {
-            if elapsed < clock_cost * TINY_IN_CLOCK_COSTS {
-                n.untimed_short = true;
-                n.probing = true;
-                n.period = (n.period * 2).min(MAX_PERIOD);
-            } else {
-                // A probe that finds a long call stands for that call alone:
-                // weighted by the probe's period, one interrupted call of a
-                // tiny function would count a thousand times.
-                let weight = if n.probing { 1 } else { period };
-                n.probing = false;
-                n.inclusive += elapsed * f64::from(weight);
-                n.timed_calls += u64::from(weight);
-                n.sampled |= weight > 1;
-                let stretch = clock_cost * LONG_IN_CLOCK_COSTS / elapsed;
-                n.period = if stretch < 2.0 {
-                    1
-                } else {
-                    // The largest power of two the stretch allows.
-                    1 << (stretch.min(MAX_MEDIUM_PERIOD as f64) as u32).ilog2()
-                };
-            }
-            n.next_timed = n.calls + 1 + u64::from(random.geometric(n.period));
-        }
+    ) -> Option<f64> {
+        let n = self.nodes.get_mut(node as usize)?;
+        let added = if elapsed < clock_cost * TINY_IN_CLOCK_COSTS && !made_timed_calls {
+            n.untimed_short = true;
+            n.period = (n.period * 2).min(MAX_PERIOD);
+            None
+        } else {
+            let elapsed = elapsed.max(0.0);
+            n.inclusive += elapsed;
+            n.timed_calls += 1;
+            n.period = 1;
+            Some(elapsed)
+        };
+        n.next_timed = n.calls + 1 + u64::from(random.geometric(n.period));
+        added
     }
 
     /// Counts the creation of a future through `node`: an async function's
@@ -346,7 +314,6 @@ impl CallTree {
             merged.calls += node.calls;
             merged.timed_calls += node.timed_calls;
             merged.untimed_short |= node.untimed_short;
-            merged.sampled |= node.sampled;
             merged.inclusive += node.inclusive;
             map[index] = target;
         }
@@ -365,24 +332,18 @@ impl Node {
             inclusive: 0.0,
             next_timed: 0,
             untimed_short: false,
-            probing: false,
-            sampled: false,
             period: 1,
         }
     }
 
-    /// The node's period when this call is one to time, else 0. The next
-    /// timed call is drawn when this one ends, with the period its duration
-    /// decides.
+    /// Whether the call just counted is one to time: every call, unless
+    /// the node's calls were found too short to time. The next timed call
+    /// is drawn when this one ends.
     #[inline(always)]
-    fn take_sample(&self) -> u32 {
+    fn is_timed(&self) -> bool {
         // `calls` already counts this call; comparing with it needs no store
         // on the untimed path.
-        if self.calls >= self.next_timed {
-            self.period
-        } else {
-            0
-        }
+        crate::clock::TIMED && self.calls >= self.next_timed
     }
 }
 
@@ -439,10 +400,14 @@ mod tests {
         assert_eq!(tree.child(ROOT, 1), a);
         assert_eq!(tree.child(a, 2), b);
         assert_ne!(tree.child(ROOT, 2), b, "same function, other path");
-        assert_eq!(tree.enter_cached(b, a, Some(2)), Some(1), "accepted, timed");
+        assert_eq!(
+            tree.enter_cached(b, a, Some(2)),
+            Some(true),
+            "accepted, timed"
+        );
         assert_eq!(tree.enter_cached(b, ROOT, Some(2)), None, "other parent");
         assert_eq!(tree.enter_cached(b, a, Some(3)), None, "other function");
-        assert_eq!(tree.enter_cached(b, a, None), Some(1), "function known");
+        assert_eq!(tree.enter_cached(b, a, None), Some(true), "function known");
         assert_eq!(tree.enter_cached(999, ROOT, Some(2)), None, "no such node");
         assert_eq!(tree.enter_first_child(a, 2).map(|(n, _)| n), Some(b));
         assert_eq!(tree.enter_first_child(a, 7), None);
@@ -506,28 +471,26 @@ mod tests {
         assert!(!tree.is_overflow(seen[0]));
     }
 
+    /// Runs one call of `node` lasting `duration`, timing it if the tree
+    /// says so; returns whether it was timed.
+    fn call(tree: &mut CallTree, node: NodeId, duration: f64, random: &mut Random) -> bool {
+        let timed = tree.enter(node);
+        if timed {
+            tree.add_time(node, duration, 0.001, false, random);
+        }
+        timed
+    }
+
     #[test]
-    fn tiny_nodes_are_timed_on_a_sample_of_calls_and_counted_exactly() {
+    fn tiny_calls_are_probed_and_counted_exactly_but_never_timed() {
         let mut tree = CallTree::new(DEFAULT_CAP);
         let tiny = tree.child(ROOT, 1);
         let long = tree.child(ROOT, 2);
         let mut random = Random::new(1);
         let (mut timed_tiny, mut timed_long) = (0, 0);
         for _ in 0..10_000 {
-            match tree.enter(tiny) {
-                0 => {}
-                weight => {
-                    timed_tiny += 1;
-                    tree.add_time(tiny, 0.001, weight, 0.001, &mut random);
-                }
-            }
-            match tree.enter(long) {
-                0 => {}
-                weight => {
-                    timed_long += 1;
-                    tree.add_time(long, 1.0, weight, 0.001, &mut random);
-                }
-            }
+            timed_tiny += u32::from(call(&mut tree, tiny, 0.001, &mut random));
+            timed_long += u32::from(call(&mut tree, long, 1.0, &mut random));
         }
         let tiny_node = tree.nodes()[tiny as usize];
         assert_eq!(tiny_node.calls, 10_000);
@@ -536,7 +499,7 @@ mod tests {
         assert_eq!(tree.nodes()[long as usize].inclusive, 10_000.0);
         // Short calls are probed, never counted.
         assert_eq!(tiny_node.timed_calls, 0);
-        assert!(tiny_node.untimed_short && !tiny_node.sampled);
+        assert!(tiny_node.untimed_short);
         assert_eq!(tiny_node.inclusive, 0.0);
     }
 
@@ -550,12 +513,8 @@ mod tests {
         // call, and from then on every call is timed.
         for i in 0..20_000u32 {
             let duration = if i < 1000 { 0.001 } else { 1.0 };
-            let period = tree.enter(node);
-            if period != 0 {
-                tree.add_time(node, duration, period, 0.001, &mut random);
-                if duration == 1.0 {
-                    long_counted += 1.0;
-                }
+            if call(&mut tree, node, duration, &mut random) && duration == 1.0 {
+                long_counted += 1.0;
             }
         }
         let n = tree.nodes()[node as usize];
@@ -566,29 +525,31 @@ mod tests {
     }
 
     #[test]
-    fn medium_calls_are_sampled_and_estimated_without_bias() {
-        // With a clock read of 0.001, calls of 0.01 to 0.1 are timed on a
-        // sample; a pattern in their durations must not bias the estimate.
+    fn calls_long_enough_to_time_are_all_timed_and_none_stands_for_others() {
+        // semver's `identifier`: hundreds of calls of a few clock reads,
+        // then one very long. Each timed call is added once, as measured,
+        // so the node never holds more than its calls took.
         let mut tree = CallTree::new(DEFAULT_CAP);
         let node = tree.child(ROOT, 1);
         let mut random = Random::new(7);
         let mut truth = 0.0;
         for i in 0..400_000u32 {
-            let duration = if i % 3 == 0 { 0.09 } else { 0.015 };
+            let duration = match i {
+                300_000 => 85.0,
+                _ if i % 3 == 0 => 0.09,
+                _ => 0.015,
+            };
             truth += duration;
-            let period = tree.enter(node);
-            if period != 0 {
-                tree.add_time(node, duration, period, 0.001, &mut random);
-            }
+            assert!(call(&mut tree, node, duration, &mut random), "call {i}");
         }
         let n = tree.nodes()[node as usize];
-        assert!(n.sampled && !n.untimed_short);
+        assert!(!n.untimed_short);
+        assert_eq!(n.timed_calls, 400_000);
         assert!(
-            (n.inclusive / truth - 1.0).abs() < 0.03,
+            (n.inclusive - truth).abs() < 1e-6,
             "{} vs {truth}",
             n.inclusive
         );
-        assert!((n.timed_calls as f64 / 400_000.0 - 1.0).abs() < 0.03);
     }
 
     #[test]
@@ -596,13 +557,13 @@ mod tests {
         let mut a = CallTree::new(DEFAULT_CAP);
         let x = a.child(ROOT, 1);
         a.enter(x);
-        a.add_time(x, 2.0, 1, 0.0, &mut Random::new(1));
+        a.add_time(x, 2.0, 0.0, false, &mut Random::new(1));
         let mut b = CallTree::new(DEFAULT_CAP);
         let y = b.child(ROOT, 1);
         let z = b.child(y, 2);
         b.enter(y);
         b.enter(z);
-        b.add_time(y, 3.0, 1, 0.0, &mut Random::new(1));
+        b.add_time(y, 3.0, 0.0, false, &mut Random::new(1));
         a.merge_from(&b);
         assert_eq!(a.nodes()[x as usize].calls, 2);
         assert_eq!(a.nodes()[x as usize].inclusive, 5.0);
