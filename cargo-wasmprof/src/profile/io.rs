@@ -127,6 +127,7 @@ pub fn validate(profile: &Profile) -> Result<(), String> {
             ));
         }
     }
+    super::invariants::check_times(profile)?;
     for future in &profile.futures {
         if future.node == Profile::ROOT || future.node >= profile.nodes.len() {
             return Err(format!(
@@ -193,6 +194,11 @@ pub fn merge(profiles: Vec<Profile>) -> Option<Profile> {
 
 fn merge_into(into: &mut Profile, other: &Profile) {
     use std::collections::HashMap;
+    into.timer.clock_cost_nanos = match (into.timer.clock_cost_nanos, other.timer.clock_cost_nanos)
+    {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
     let mut function_ids: HashMap<(String, String, u32, Option<u32>), usize> = into
         .functions
         .iter()
@@ -312,6 +318,7 @@ mod tests {
             timer: TimerInfo {
                 mode: TimerMode::Host,
                 resolution_nanos: Some(1000.0),
+                clock_cost_nanos: None,
                 sample_interval_nanos: None,
                 hybrid: None,
             },

@@ -1,6 +1,7 @@
 //! The profile file format and the operations every report needs on it.
 
 mod columns;
+mod invariants;
 mod io;
 mod model;
 mod store;

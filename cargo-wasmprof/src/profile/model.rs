@@ -144,6 +144,11 @@ pub struct TimerInfo {
     pub mode: TimerMode,
     /// The clock's resolution in nanoseconds as the host measured it, if timed.
     pub resolution_nanos: Option<f64>,
+    /// What one read of the clock cost, as the runtime measured it before
+    /// timing the first call, in nanoseconds: each timed call's time has
+    /// its reads taken out, and is uncertain by about that much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_cost_nanos: Option<f64>,
     /// The typical time between two samples: of a sampled profile, or of
     /// the engine's samples saved beside an instrumented run (`--sample`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -50,6 +50,7 @@ impl ProfileBuilder {
             timer: TimerInfo {
                 mode,
                 resolution_nanos: (mode == TimerMode::Host).then_some(1000.0),
+                clock_cost_nanos: None,
                 sample_interval_nanos: None,
                 hybrid: None,
             },

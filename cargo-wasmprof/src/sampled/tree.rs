@@ -286,6 +286,7 @@ pub fn sampled_profile(
         timer: TimerInfo {
             mode: TimerMode::Sampled,
             resolution_nanos: None,
+            clock_cost_nanos: None,
             sample_interval_nanos: interval_nanos,
             hybrid: None,
         },
