@@ -18,12 +18,15 @@ use crate::ui;
 
 /// The builds compared, in the order they run: a label, the timer of an
 /// instrumented build (`None`: plain), and whether the engine's sampler runs
-/// too (the hybrid profile's cost: counting plus sampling).
-const BUILDS: [(&str, Option<Timer>, bool); 5] = [
+/// too: as `run` runs a timed build by default (the sampler gives the calls
+/// too short to time their time), and for a hybrid profile (counting plus
+/// sampling).
+const BUILDS: [(&str, Option<Timer>, bool); 6] = [
     ("plain", None, false),
     ("floor", Some(Timer::Floor), false),
     ("--timer none", Some(Timer::None), false),
-    ("--timer host", Some(Timer::Host), false),
+    ("--timer host --no-sample", Some(Timer::Host), false),
+    ("--timer host", Some(Timer::Host), true),
     ("--timer none --sample", Some(Timer::None), true),
 ];
 
@@ -32,6 +35,8 @@ struct Measured {
     label: &'static str,
     /// Run with the engine's sampler on.
     sample: bool,
+    /// Built with every fully instrumented function out of line.
+    keeps_frames: bool,
     module: BuiltModule,
     wasm_bytes: u64,
     /// The program's own time of each counted run.
@@ -66,14 +71,18 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         .iter()
         .filter(|(_, _, sample)| !sample || host.samples());
     for &(label, timer, sample) in rows {
-        // The sampled row runs the counts-only build again.
+        let build_args = build_args(args, timer, sample);
+        // Rows that differ only in the sampler run the same build.
         let same = builds
             .iter()
-            .find(|b: &&Measured| sample && b.module.instrument == Some("none"))
+            .find(|b: &&Measured| {
+                b.module.instrument == build::instrument_mode(&build_args)
+                    && b.keeps_frames == build::keeps_frames(&build_args)
+            })
             .map(|b| b.module.clone());
         let module = match same {
             Some(module) => module,
-            None => build::build(&build_args(args, timer), workspace)?
+            None => build::build(&build_args, workspace)?
                 .pop()
                 .context("nothing was built")?,
         };
@@ -87,6 +96,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         builds.push(Measured {
             label,
             sample,
+            keeps_frames: build::keeps_frames(&build_args),
             module,
             wasm_bytes,
             nanos: Vec::new(),
@@ -140,8 +150,9 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
 
 /// The flags of one of the builds: cargo's and the crate-wide ones as
 /// the user gave them, the instrumentation as the row needs.
-fn build_args(args: &BenchArgs, timer: Option<Timer>) -> BuildArgs {
+fn build_args(args: &BenchArgs, timer: Option<Timer>, sample: bool) -> BuildArgs {
     BuildArgs {
+        keep_frames: sample,
         cargo: args.cargo.clone(),
         host: args.host_kind,
         timer: timer.unwrap_or(Timer::Host),
@@ -179,11 +190,7 @@ fn run_once(
 ) -> Result<(HostResult, Captured)> {
     let run_dir = files::new_run_dir(target_dir, &build.module);
     let mut config = run::host_config(&build.module, host_args, &run_dir)?;
-    config.sample_interval_micros = build.sample.then(|| {
-        u32::try_from(host_args.sample_interval.as_micros())
-            .unwrap_or(u32::MAX)
-            .max(1)
-    });
+    config.sample_interval_micros = build.sample.then(|| run::sample_interval_micros(host_args));
     let outcome = run::launch(host, &config, &run_dir, true);
     let _ = std::fs::remove_dir_all(&run_dir);
     let (result, output) = outcome?;
@@ -324,6 +331,7 @@ mod tests {
         Measured {
             label,
             sample: false,
+            keeps_frames: false,
             module: BuiltModule {
                 unit: Unit {
                     package: "app".into(),

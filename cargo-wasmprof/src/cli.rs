@@ -236,6 +236,10 @@ pub struct BuildArgs {
     pub max_nodes: Option<u32>,
     #[command(flatten)]
     pub crate_wide: CrateWideArgs,
+    /// Keep every fully instrumented function out of line for an engine's
+    /// sampler, also without a clock: set by `run --timer none --sample`.
+    #[arg(skip)]
+    pub keep_frames: bool,
 }
 
 /// Which functions to instrument without annotations.
@@ -350,12 +354,25 @@ pub struct HostArgs {
     /// with an error, since nothing could make it any more.
     #[arg(long)]
     pub until_exit: bool,
-    /// Also run the engine's own sampler, and save its `.cpuprofile` beside the profile
+    /// Also run the engine's own sampler, and save its `.cpuprofile` beside the profile [default with --timer host]
     ///
-    /// Node's `--cpu-prof`, or the DevTools protocol's Profiler in the
-    /// browser. `cargo wasmprof report --input FILE.cpuprofile` reads it.
+    /// Node's `--cpu-prof`, the DevTools protocol's Profiler in the
+    /// browser, and in wasmtime a sample of the stack at every epoch tick.
+    /// With `--timer host` it runs unless `--no-sample` is given: its
+    /// samples give the calls too short to time their time (one long call
+    /// among many short ones included), marked as estimated. With
+    /// `--timer none` it makes a hybrid profile: exact counts, sampled
+    /// times. `cargo wasmprof report --input FILE.cpuprofile` reads the
+    /// samples alone.
     #[arg(long)]
     pub sample: bool,
+    /// Do not run the engine's sampler beside a timed build
+    ///
+    /// The calls too short to time then keep no time of their own: it
+    /// stays in their callers' self time, and a long call among many short
+    /// ones of the same path can go unseen.
+    #[arg(long, conflicts_with = "sample")]
+    pub no_sample: bool,
     /// How often the sampler samples, with --sample (e.g. 100us, 1ms)
     #[arg(
         long,
@@ -517,6 +534,7 @@ pub struct ReportArgs {
     mut_arg("invoke", |a| a.hide(true)),
     mut_arg("until_exit", |a| a.hide(true)),
     mut_arg("sample", |a| a.hide(true)),
+    mut_arg("no_sample", |a| a.hide(true)),
     mut_arg("sample_interval", |a| a.hide(true)),
     mut_arg("page", |a| a.hide(true)),
     mut_arg("args", |a| a

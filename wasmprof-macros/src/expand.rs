@@ -310,6 +310,11 @@ impl MaybeItemFn {
         let self_type = self_type.tokens();
         let braces = brace.span.join();
         let original_body = braced(braces, body.clone());
+        let keep_frame = if entry != Entry::Count && keep_frames() && !has_inline(outer_attrs) {
+            quote!(#[inline(never)])
+        } else {
+            quote!()
+        };
         let entry = match entry {
             Entry::Call => quote!(),
             Entry::Test => quote!(test,),
@@ -330,11 +335,26 @@ impl MaybeItemFn {
         );
         quote! {
             #(#outer_attrs)*
+            #keep_frame
             #vis #defaultness #constness #asyncness #unsafety #abi
             #fn_token #ident #generics #params #output #where_clause
             #new_body
         }
     }
+}
+
+/// Whether this build keeps every fully instrumented function out of line,
+/// so that an engine's sampler sees its frame: `cargo wasmprof` sets
+/// `WASMPROF_KEEP_FRAMES` for builds whose runs are sampled (and builds
+/// them with a rustc flag of their own, so that cargo does not mix them up
+/// with other builds). An ordinary build never has it.
+fn keep_frames() -> bool {
+    std::env::var_os("WASMPROF_KEEP_FRAMES").is_some_and(|v| v == "1")
+}
+
+/// Whether the user already said how the function is to be inlined.
+fn has_inline(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|a| a.path().is_ident("inline"))
 }
 
 impl MaybeItemFn {

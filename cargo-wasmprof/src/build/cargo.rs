@@ -21,6 +21,8 @@ pub struct CargoBuild<'a> {
     pub target_dir: &'a Path,
     /// `WASMPROF_INSTRUMENT`: `host`, `none`, or `None` for a plain build.
     pub instrument: Option<&'a str>,
+    /// Every fully instrumented function out of line (`WASMPROF_KEEP_FRAMES`).
+    pub keep_frames: bool,
     /// The manifest to build: the unit's own, or its shadow copy's when
     /// crates are instrumented crate-wide.
     pub manifest_path: &'a Path,
@@ -40,7 +42,14 @@ impl CargoBuild<'_> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command.args(self.args());
-        set_instrumentation_env(&mut command, self.instrument, self.extra_rustflags);
+        set_instrumentation_env(
+            &mut command,
+            Instrumentation {
+                mode: self.instrument,
+                keep_frames: self.keep_frames,
+            },
+            self.extra_rustflags,
+        );
         set_max_nodes_env(&mut command, self.max_nodes);
         command.stdout(Stdio::piped()).stderr(Stdio::inherit());
         let mut child = command.spawn().context("could not run cargo")?;
@@ -140,11 +149,32 @@ impl CargoBuild<'_> {
     }
 }
 
+/// How a cargo command is to instrument what it builds.
+#[derive(Debug, Clone, Copy)]
+pub struct Instrumentation<'a> {
+    /// `WASMPROF_INSTRUMENT`: `host`, `none`, `floor`, or `None` for a
+    /// plain build.
+    pub mode: Option<&'a str>,
+    /// `WASMPROF_KEEP_FRAMES`: every fully instrumented function out of
+    /// line, for the engine's sampler.
+    pub keep_frames: bool,
+}
+
 /// Switches instrumentation on (`WASMPROF_INSTRUMENT`) or off for a cargo
 /// command, and gives rustc the user's RUSTFLAGS with the snapshot export
 /// and `extra` added.
-pub fn set_instrumentation_env(command: &mut Command, instrument: Option<&str>, extra: &[String]) {
-    let flags = rustflags(instrument, extra);
+pub fn set_instrumentation_env(command: &mut Command, how: Instrumentation, extra: &[String]) {
+    let instrument = how.mode;
+    let mut flags = rustflags(instrument, extra);
+    if how.keep_frames {
+        // The attribute reads the variable when it expands; the flag tells
+        // cargo that the code differs, so that it never reuses other
+        // builds' artifacts for these.
+        flags.push("--cfg=wasmprof_keep_frames".to_owned());
+        command.env("WASMPROF_KEEP_FRAMES", "1");
+    } else {
+        command.env_remove("WASMPROF_KEEP_FRAMES");
+    }
     if flags.iter().any(|f| f.contains(char::is_whitespace)) {
         // A path with a space: only the encoded form keeps it whole.
         command.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));

@@ -6,7 +6,7 @@ mod cargo;
 pub mod dir_walk;
 mod toolchain;
 
-pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env};
+pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
 pub use toolchain::ensure_target;
 pub mod wasm_info;
 pub mod workspace;
@@ -55,6 +55,18 @@ pub fn instrument_mode(args: &BuildArgs) -> Option<&'static str> {
     })
 }
 
+/// Whether the build keeps every fully instrumented function out of line
+/// (`#[inline(never)]`), so that the engine's sampler sees a frame for each
+/// of their calls: builds timed by the host clock, whose runs are sampled
+/// to give calls too short to time their time, and hybrid builds.
+pub fn keeps_frames(args: &BuildArgs) -> bool {
+    match instrument_mode(args) {
+        Some("host") => true,
+        Some("none") => args.keep_frames,
+        _ => false,
+    }
+}
+
 /// Where wasmprof keeps everything under the target directory.
 pub fn wasmprof_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("wasmprof")
@@ -92,7 +104,12 @@ pub fn prepare(
 ) -> Result<Prepared> {
     let instrument = instrument_mode(args);
     let target_dir = workspace.target_dir(&args.cargo);
-    let mode_dir = wasmprof_dir(&target_dir).join(instrument.unwrap_or("plain"));
+    let mode = match (instrument, keeps_frames(args)) {
+        // Functions kept out of line are other code: a directory of their own.
+        (Some("none"), true) => "none-frames",
+        (mode, _) => mode.unwrap_or("plain"),
+    };
+    let mode_dir = wasmprof_dir(&target_dir).join(mode);
     let shadow = match instrument {
         Some(_) => crate_wide(args, workspace, packages, &target_dir, &mode_dir, tests)?,
         None => None,
@@ -183,6 +200,7 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                 target: &target,
                 target_dir: &build_dir,
                 instrument,
+                keep_frames: keeps_frames(args),
                 manifest_path: &manifest_path,
                 extra_rustflags,
                 max_nodes: args.max_nodes,

@@ -321,6 +321,7 @@ mod tests {
                 clock_cost_nanos: None,
                 sample_interval_nanos: None,
                 hybrid: None,
+                coverage: None,
             },
             functions: vec![
                 Function {

@@ -8,7 +8,7 @@ mod store;
 
 pub use io::{merge, parse_profile, read_profile, validate, write_profile, ProfileError};
 pub use model::{
-    Function, FunctionTier, FutureStats, HybridInfo, Latency, Node, Profile, RunInfo, TimerInfo,
-    TimerMode, UnmatchedSamples, FORMAT, FORMAT_MAJOR,
+    CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo, Latency, Node, Profile, RunInfo,
+    TimerInfo, TimerMode, UnmatchedSamples, FORMAT, FORMAT_MAJOR,
 };
 pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};

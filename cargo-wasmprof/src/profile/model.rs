@@ -156,6 +156,23 @@ pub struct TimerInfo {
     /// For a hybrid profile: how the samples were attributed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridInfo>,
+    /// For a profile timed by the host clock with the engine's samples of
+    /// the same run: what the samples added where the clock could not time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageInfo>,
+}
+
+/// What the engine's samples gave the nodes whose calls were too short to
+/// time, each of which then holds the larger of its measured and its
+/// sampled time (marked `sampled`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CoverageInfo {
+    /// Samples taken during the run.
+    pub samples: u64,
+    /// Nodes whose time is now estimated from samples.
+    pub nodes: u64,
+    /// Time those nodes gained, taken from their callers' self time.
+    pub added_nanos: f64,
 }
 
 /// How the samples of a hybrid profile found their calling contexts.

@@ -53,6 +53,7 @@ impl ProfileBuilder {
                 clock_cost_nanos: None,
                 sample_interval_nanos: None,
                 hybrid: None,
+                coverage: None,
             },
             functions: Vec::new(),
             nodes: vec![Node::root()],

@@ -92,6 +92,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             clock_cost_nanos: snapshot.timed.then_some(snapshot.clock_cost * 1e6),
             sample_interval_nanos: None,
             hybrid: None,
+            coverage: None,
         },
         functions: snapshot
             .functions

@@ -43,7 +43,10 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     let (module, entry) = build_module_for(args, workspace, args.build.host)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
-    let config = host_config(&module, &args.host, &run_dir)?;
+    let mut config = host_config(&module, &args.host, &run_dir)?;
+    if samples_by_default(&module, &args.host, host.as_ref()) {
+        config.sample_interval_micros = Some(sample_interval_micros(&args.host));
+    }
     ui::status(
         "Running",
         &format!("{} in {} ({entry})", module.wasm.display(), host.describe()),
@@ -90,6 +93,8 @@ fn build_module_for(
 ) -> Result<(BuiltModule, String)> {
     let build_args = crate::cli::BuildArgs {
         host,
+        // A hybrid profile's samples must see every instrumented call.
+        keep_frames: args.host.sample,
         ..args.build.clone()
     };
     let module = build::build(&build_args, workspace)?
@@ -155,16 +160,26 @@ pub(crate) fn host_config(
         wasi,
         timeout_ms: timeout_millis(host),
         until_exit: host.until_exit,
-        sample_interval_micros: host.sample.then(|| {
-            u32::try_from(host.sample_interval.as_micros())
-                .unwrap_or(u32::MAX)
-                .max(1)
-        }),
+        sample_interval_micros: host.sample.then(|| sample_interval_micros(host)),
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
         test: None,
     })
+}
+
+/// `--sample-interval` in whole microseconds.
+pub(crate) fn sample_interval_micros(host: &HostArgs) -> u32 {
+    u32::try_from(host.sample_interval.as_micros())
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
+/// Whether a run samples without being asked: a build timed by the host
+/// clock, in a host with a sampler, unless `--no-sample`. The samples give
+/// the calls the clock found too short to time the time they took.
+fn samples_by_default(module: &BuiltModule, args: &HostArgs, host: &dyn Host) -> bool {
+    module.instrument == Some("host") && !args.no_sample && host.samples()
 }
 
 /// Runs the module once. A run the host refused (a wrong `--invoke`) is an
@@ -310,9 +325,16 @@ fn keep_samples(
     Ok(match read {
         Ok(input) => {
             profile.timer.sample_interval_nanos = input.profile.timer.sample_interval_nanos;
-            // Counted without a clock: the samples give the times.
-            if profile.timer.mode == profile::TimerMode::None {
-                crate::sampled::hybrid::attribute(profile, &input.profile);
+            match profile.timer.mode {
+                // Counted without a clock: the samples give the times.
+                profile::TimerMode::None => {
+                    crate::sampled::hybrid::attribute(profile, &input.profile)
+                }
+                // Timed: the samples give what the clock could not time.
+                profile::TimerMode::Host => {
+                    crate::sampled::coverage::cover_untimed(profile, &input.profile)
+                }
+                profile::TimerMode::Sampled | profile::TimerMode::Hybrid => {}
             }
             let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
             format!(

@@ -13,70 +13,29 @@
 //! closure to the engine (`app::load::{{closure}}`): that frame stands for
 //! the async function.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use crate::profile::{FunctionTier, HybridInfo, Profile, TimerMode, UnmatchedSamples};
+use super::matching::{Placement, TreeMatcher};
+use crate::profile::{HybridInfo, Profile, TimerMode, UnmatchedSamples};
 
 /// Samples of no instrumented function: JavaScript, the engine, idle.
 const OUTSIDE: &str =
     "outside every instrumented function (JavaScript, the engine's own work, idle)";
 /// Samples whose stack leaves the tree: the engine missed or credited a
-/// frame to its caller, or a call was inlined away.
+/// frame to its caller.
 const OFF_TREE: &str =
     "a path the calling-context tree does not have (attributed to the deepest node found on it, or left out when there is none)";
 /// Samples whose stack skipped instrumented calls the tree has (inlined
-/// into their caller, so the engine never saw their frames): matched
-/// through the tree all the same.
-const BRIDGED: &str = "stacks without the frames of inlined instrumented calls, matched through the tree (counted as matched)";
-/// How many tree levels a missing frame may hide.
-const MAX_BRIDGE: usize = 3;
-
-/// The node of `function` a few levels under `at`, reached through calls
-/// whose frames the engine did not see; the most called one if several.
-fn bridge(profile: &Profile, children: &[Vec<usize>], at: usize, function: usize) -> Option<usize> {
-    let mut level = children[at].clone();
-    for _ in 0..MAX_BRIDGE {
-        let mut next = Vec::new();
-        for &node in &level {
-            next.extend(children[node].iter().copied());
-        }
-        let found = next
-            .iter()
-            .copied()
-            .filter(|&n| profile.nodes[n].function == Some(function))
-            .max_by_key(|&n| profile.nodes[n].calls);
-        if found.is_some() {
-            return found;
-        }
-        level = next;
-    }
-    None
-}
+/// into their caller, so the engine never saw their frames), where only one
+/// path of the tree fits: matched through the tree.
+const BRIDGED: &str = "stacks without the frames of inlined instrumented calls, matched through the tree where only one path fits (counted as matched)";
+/// Samples whose stack fits several paths of the tree.
+const AMBIGUOUS: &str = "stacks without the frames of inlined calls that fit several paths of the tree (placed at the deepest node those paths share, not guessed)";
 
 /// Puts the times of `samples` (a sampling profile of the same run) on
 /// `profile`'s nodes and makes it a hybrid profile.
 pub fn attribute(profile: &mut Profile, samples: &Profile) {
-    // Counted functions have no node: their frames are passed over, like
-    // those of functions not instrumented, and their time is their caller's.
-    let mut function_of: HashMap<String, usize> = profile
-        .functions
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.tier != Some(FunctionTier::Counted))
-        .map(|(index, f)| (f.name.clone(), index))
-        .collect();
-    for (index, f) in profile.functions.iter().enumerate() {
-        if f.is_async {
-            function_of.insert(format!("{}::{{{{closure}}}}", f.name), index);
-        }
-    }
-    let child_of: HashMap<(usize, usize), usize> = profile
-        .nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(index, n)| Some(((n.parent?, n.function?), index)))
-        .collect();
-    let children = profile.children();
+    let matcher = TreeMatcher::new(profile);
     let sampled_self = samples.self_nanos();
     let mut own = vec![0.0; profile.nodes.len()];
     let mut unmatched: BTreeMap<&'static str, (u64, f64)> = BTreeMap::new();
@@ -87,40 +46,27 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
         }
         total += node.samples;
         let weight = sampled_self[index];
-        let mut at = Profile::ROOT;
-        let mut inside = false;
-        let mut off_tree = false;
-        let mut bridged = false;
-        for function in samples.stack(index) {
-            let Some(&instrumented) = function_of.get(samples.functions[function].name.as_str())
-            else {
-                continue;
-            };
-            inside = true;
-            if let Some(&child) = child_of.get(&(at, instrumented)) {
-                at = child;
-            } else if let Some(descendant) = bridge(profile, &children, at, instrumented) {
-                at = descendant;
-                bridged = true;
-            } else {
-                off_tree = true;
-                break;
-            }
-        }
-        let reason = match (inside, off_tree, bridged) {
-            (false, _, _) => Some(OUTSIDE),
-            (true, true, _) => Some(OFF_TREE),
-            (true, false, true) => Some(BRIDGED),
-            (true, false, false) => None,
+        let located = matcher.locate(
+            samples
+                .stack(index)
+                .into_iter()
+                .map(|f| samples.functions[f].name.as_str()),
+        );
+        let reason = match located.how {
+            Placement::Outside => Some(OUTSIDE),
+            Placement::Matched => None,
+            Placement::Bridged => Some(BRIDGED),
+            Placement::Ambiguous => Some(AMBIGUOUS),
+            Placement::OffTree => Some(OFF_TREE),
         };
         if let Some(reason) = reason {
             let entry = unmatched.entry(reason).or_default();
             entry.0 += node.samples;
             entry.1 += weight;
         }
-        if inside {
-            own[at] += weight;
-            if !off_tree {
+        if located.how != Placement::Outside {
+            own[located.node] += weight;
+            if matches!(located.how, Placement::Matched | Placement::Bridged) {
                 matched += node.samples;
             }
         }

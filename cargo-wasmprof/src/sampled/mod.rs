@@ -9,8 +9,10 @@
 //! parents, a delta that is not a number is counted and left out, and the
 //! counts are reported; a file of the wrong shape is an error naming it.
 
+pub mod coverage;
 mod cpuprofile;
 pub mod hybrid;
+mod matching;
 mod trace;
 pub mod tree;
 

@@ -289,6 +289,7 @@ pub fn sampled_profile(
             clock_cost_nanos: None,
             sample_interval_nanos: interval_nanos,
             hybrid: None,
+            coverage: None,
         },
         functions,
         nodes,

@@ -48,6 +48,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         no_instrument: false,
         max_nodes: args.max_nodes,
         crate_wide: args.crate_wide.clone(),
+        keep_frames: false,
     };
     let prepared = build::prepare(&build_args, workspace, &packages, true)?;
     let tests = prepared
@@ -324,7 +325,10 @@ fn cargo_test(
     build::set_max_nodes_env(&mut command, args.max_nodes);
     build::set_instrumentation_env(
         &mut command,
-        build::instrument_mode(build_args),
+        build::Instrumentation {
+            mode: build::instrument_mode(build_args),
+            keep_frames: build::keeps_frames(build_args),
+        },
         &prepared.extra_rustflags,
     );
     Ok(command)

@@ -1,0 +1,192 @@
+//! Time the clock could not give, from the engine's samples of the same run.
+//!
+//! A node whose calls were found too short to time is timed again only now
+//! and then, so one long call among its many short ones can pass untimed,
+//! its time left in its caller's self time. The engine's sampler saw that
+//! call all the same: samples whose stack leads into the node's subtree.
+//! Each such node gets the larger of its measured time and its sampled
+//! time, marked as estimated from samples; every node its clock timed
+//! keeps its measured time.
+//!
+//! Estimates never break the tree: a node never holds less than its
+//! children, nor its children more than it. Where a measured caller cannot
+//! hold its children's estimates (sampling noise at the edges of a call),
+//! the estimates are brought down, in proportion to what they add, to what
+//! the caller has room for; never below what was measured.
+
+use super::matching::{Placement, TreeMatcher};
+use crate::profile::{CoverageInfo, Profile};
+
+/// Gives the nodes of `profile` (an instrumented run timed by the host
+/// clock) that had calls too short to time the time `samples` (the
+/// engine's sampling profile of the same run) saw in them.
+pub fn cover_untimed(profile: &mut Profile, samples: &Profile) {
+    let sampled = sampled_inclusive(profile, samples);
+    let measured: Vec<f64> = profile.nodes.iter().map(|n| n.inclusive_nanos).collect();
+    let children = profile.children();
+    let estimated: Vec<bool> = profile
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| n.function.is_some() && n.partly_timed && sampled[i] > measured[i])
+        .collect();
+
+    // Bottom up (children come after their parents): an estimate holds its
+    // children's times, measured or estimated.
+    let mut time = measured.clone();
+    for index in (1..profile.nodes.len()).rev() {
+        if estimated[index] {
+            let below: f64 = children[index].iter().map(|&c| time[c]).sum();
+            time[index] = sampled[index].max(below).max(measured[index]);
+        }
+    }
+    // Top down: a caller's children fit in it; estimates give way.
+    for parent in 1..profile.nodes.len() {
+        if profile.nodes[parent].function.is_none() {
+            continue;
+        }
+        let (mut fixed, mut floor, mut above) = (0.0, 0.0, 0.0);
+        for &child in &children[parent] {
+            if estimated[child] {
+                floor += measured[child];
+                above += time[child] - measured[child];
+            } else {
+                fixed += time[child];
+            }
+        }
+        let room = time[parent] - fixed - floor;
+        if above > room {
+            let share = room.max(0.0) / above;
+            for &child in children[parent].iter().filter(|&&c| estimated[c]) {
+                time[child] = measured[child] + share * (time[child] - measured[child]);
+            }
+        }
+    }
+
+    let mut info = CoverageInfo::default();
+    for (index, node) in profile.nodes.iter_mut().enumerate() {
+        if estimated[index] && time[index] > measured[index] {
+            info.nodes += 1;
+            info.added_nanos += time[index] - measured[index];
+            node.inclusive_nanos = time[index];
+            node.sampled = true;
+        }
+    }
+    info.samples = samples.nodes.iter().map(|n| n.samples).sum();
+    profile.timer.coverage = Some(info);
+}
+
+/// Each node's sampled time, its subtree's samples included.
+fn sampled_inclusive(profile: &Profile, samples: &Profile) -> Vec<f64> {
+    let matcher = TreeMatcher::new(profile);
+    let sampled_self = samples.self_nanos();
+    let mut time = vec![0.0; profile.nodes.len()];
+    for (index, node) in samples.nodes.iter().enumerate() {
+        if node.samples == 0 {
+            continue;
+        }
+        let located = matcher.locate(
+            samples
+                .stack(index)
+                .into_iter()
+                .map(|f| samples.functions[f].name.as_str()),
+        );
+        if located.how != Placement::Outside {
+            time[located.node] += sampled_self[index];
+        }
+    }
+    for index in (1..profile.nodes.len()).rev() {
+        if let Some(parent) = profile.nodes[index].parent {
+            time[parent] += time[index];
+        }
+    }
+    time
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::ProfileBuilder;
+
+    const MS: f64 = 1e6;
+
+    fn node_of(profile: &Profile, path: &[&str]) -> usize {
+        (0..profile.nodes.len())
+            .find(|&i| {
+                let names: Vec<&str> = profile
+                    .stack(i)
+                    .iter()
+                    .map(|&f| profile.functions[f].name.as_str())
+                    .collect();
+                names == path
+            })
+            .unwrap()
+    }
+
+    /// A sampling profile: `ms` of self time on each stack, one sample each.
+    fn samples(stacks: &[(&[&str], f64)]) -> Profile {
+        let mut builder = ProfileBuilder::timed();
+        for (stack, ms) in stacks {
+            builder = builder.path(stack, 0, ms * MS);
+        }
+        let mut profile = builder.build();
+        for node in &mut profile.nodes[1..] {
+            node.samples = 1;
+        }
+        profile
+    }
+
+    /// `run` (timed, 30 ms) calling `step` 10,001 times; the clock timed
+    /// none of `step`'s calls, and its one long call is in `run`'s self
+    /// time.
+    fn long_call() -> Profile {
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main", "run"], 1, 30.0 * MS)
+            .path(&["main", "run", "step"], 10_001, 0.0)
+            .build();
+        let step = node_of(&profile, &["main", "run", "step"]);
+        profile.nodes[step].partly_timed = true;
+        profile
+    }
+
+    #[test]
+    fn a_long_call_the_clock_missed_is_given_its_sampled_time() {
+        let mut profile = long_call();
+        cover_untimed(
+            &mut profile,
+            &samples(&[(&["main", "run", "step"], 28.0), (&["main", "run"], 1.0)]),
+        );
+        let step = node_of(&profile, &["main", "run", "step"]);
+        assert_eq!(profile.nodes[step].inclusive_nanos, 28.0 * MS);
+        assert!(profile.nodes[step].sampled && profile.nodes[step].partly_timed);
+        let run = node_of(&profile, &["main", "run"]);
+        assert_eq!(profile.nodes[run].inclusive_nanos, 30.0 * MS, "measured");
+        assert!(!profile.nodes[run].sampled);
+        let info = profile.timer.coverage.clone().unwrap();
+        assert_eq!((info.nodes, info.added_nanos), (1, 28.0 * MS));
+        crate::profile::validate(&profile).unwrap();
+    }
+
+    #[test]
+    fn estimates_give_way_to_what_the_caller_measured() {
+        // The samples saw more in `step` than `run` measured in all: the
+        // edges of a call, where a sample stands for time before it began.
+        let mut profile = long_call();
+        cover_untimed(&mut profile, &samples(&[(&["main", "run", "step"], 31.0)]));
+        let step = node_of(&profile, &["main", "run", "step"]);
+        assert_eq!(profile.nodes[step].inclusive_nanos, 30.0 * MS);
+        crate::profile::validate(&profile).unwrap();
+    }
+
+    #[test]
+    fn measured_nodes_keep_their_time_and_estimates_never_fall_below_it() {
+        let mut profile = long_call();
+        let step = node_of(&profile, &["main", "run", "step"]);
+        profile.nodes[step].inclusive_nanos = 5.0 * MS;
+        // Fewer samples than measured: the measurement stands.
+        cover_untimed(&mut profile, &samples(&[(&["main", "run", "step"], 3.0)]));
+        assert_eq!(profile.nodes[step].inclusive_nanos, 5.0 * MS);
+        assert!(!profile.nodes[step].sampled);
+        assert_eq!(profile.timer.coverage.unwrap().nodes, 0);
+    }
+}

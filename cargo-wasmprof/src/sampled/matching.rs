@@ -1,0 +1,265 @@
+//! Finding the calling-context node a sampled stack stands for.
+//!
+//! A sample's stack is read outermost first, keeping only the frames that
+//! name a fully instrumented function; everything else (functions not
+//! instrumented, counted ones, the standard library, JavaScript) is passed
+//! over, so its time is its nearest instrumented caller's. An instrumented
+//! call the compiler inlined leaves no frame, so the stack may skip levels
+//! of the tree: a frame is then looked for a few levels further down.
+//!
+//! A missing frame is looked for at the nearest level that has it (the
+//! fewest calls hidden), and nothing else is guessed: where the stack fits
+//! several paths of the tree (two callers of one function, both inlined),
+//! the sample goes to the deepest node that every fitting path shares, and
+//! is counted as placed there.
+
+use std::collections::HashMap;
+
+use crate::profile::{FunctionTier, Profile};
+
+/// How many tree levels a missing frame may hide.
+const MAX_BRIDGE: usize = 3;
+/// Paths followed at once for one stack; past this many the stack is
+/// placed where they part.
+const MAX_CANDIDATES: usize = 64;
+
+/// Where a stack led.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Located {
+    /// The node the sample's time belongs to (the root when no frame was
+    /// instrumented).
+    pub node: usize,
+    pub how: Placement,
+}
+
+/// How a stack found its node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// No frame named an instrumented function.
+    Outside,
+    /// Every instrumented frame was the next node down.
+    Matched,
+    /// Some instrumented calls had no frame (inlined), and the tree had
+    /// exactly one path for the stack all the same.
+    Bridged,
+    /// The stack fits several paths of the tree: placed at the deepest node
+    /// they share.
+    Ambiguous,
+    /// A frame the tree has no path for (the engine missed a frame or
+    /// credited it to its caller): placed at the deepest node found.
+    OffTree,
+}
+
+/// A profile's tree, indexed for matching stacks against it.
+pub(crate) struct TreeMatcher<'a> {
+    profile: &'a Profile,
+    /// Fully instrumented functions by the name a sampler shows them with
+    /// (an async function also by its body closure's, which its polls run).
+    function_of: HashMap<String, usize>,
+    child_of: HashMap<(usize, usize), usize>,
+    children: Vec<Vec<usize>>,
+}
+
+impl<'a> TreeMatcher<'a> {
+    pub fn new(profile: &'a Profile) -> TreeMatcher<'a> {
+        // Counted functions have no node: their frames are passed over.
+        let mut function_of: HashMap<String, usize> = profile
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.tier != Some(FunctionTier::Counted))
+            .map(|(index, f)| (f.name.clone(), index))
+            .collect();
+        for (index, f) in profile.functions.iter().enumerate() {
+            if f.is_async {
+                function_of.insert(format!("{}::{{{{closure}}}}", f.name), index);
+            }
+        }
+        let child_of = profile
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(index, n)| Some(((n.parent?, n.function?), index)))
+            .collect();
+        TreeMatcher {
+            profile,
+            function_of,
+            child_of,
+            children: profile.children(),
+        }
+    }
+
+    /// The node of the stack whose frames are named `names`, outermost
+    /// first.
+    pub fn locate<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Located {
+        let mut candidates = vec![Profile::ROOT];
+        let mut inside = false;
+        let mut bridged = false;
+        for name in names {
+            let Some(&function) = self.function_of.get(name) else {
+                continue;
+            };
+            inside = true;
+            let direct: Vec<usize> = candidates
+                .iter()
+                .filter_map(|&at| self.child_of.get(&(at, function)).copied())
+                .collect();
+            let next = if direct.is_empty() {
+                bridged = true;
+                let mut below = Vec::new();
+                for &at in &candidates {
+                    self.descendants_of(at, function, &mut below);
+                }
+                below
+            } else {
+                direct
+            };
+            if next.is_empty() {
+                return Located {
+                    node: self.deepest_shared(&candidates),
+                    how: Placement::OffTree,
+                };
+            }
+            if next.len() > MAX_CANDIDATES {
+                return Located {
+                    node: self.deepest_shared(&next),
+                    how: Placement::Ambiguous,
+                };
+            }
+            candidates = next;
+        }
+        let how = match (inside, candidates.len() > 1, bridged) {
+            (false, _, _) => Placement::Outside,
+            (true, true, _) => Placement::Ambiguous,
+            (true, false, true) => Placement::Bridged,
+            (true, false, false) => Placement::Matched,
+        };
+        Located {
+            node: self.deepest_shared(&candidates),
+            how,
+        }
+    }
+
+    /// The nodes of `function` at the nearest level, one to [`MAX_BRIDGE`]
+    /// levels under `at`, that has any: the fewest calls hidden. Added to
+    /// `found` once each.
+    fn descendants_of(&self, at: usize, function: usize, found: &mut Vec<usize>) {
+        let mut level = vec![at];
+        for _ in 0..MAX_BRIDGE {
+            let mut next = Vec::new();
+            for &node in &level {
+                next.extend(self.children[node].iter().copied());
+            }
+            let before = found.len();
+            for &node in &next {
+                if self.profile.nodes[node].function == Some(function) && !found.contains(&node) {
+                    found.push(node);
+                }
+            }
+            if found.len() > before {
+                return;
+            }
+            level = next;
+        }
+    }
+
+    /// The deepest node that is `nodes` or an ancestor of each of them.
+    fn deepest_shared(&self, nodes: &[usize]) -> usize {
+        let Some((&first, rest)) = nodes.split_first() else {
+            return Profile::ROOT;
+        };
+        let path_of = |node: usize| {
+            let mut path = vec![node];
+            let mut at = node;
+            while let Some(parent) = self.profile.nodes[at].parent {
+                path.push(parent);
+                at = parent;
+            }
+            path.reverse();
+            path
+        };
+        let mut shared = path_of(first);
+        for &node in rest {
+            let path = path_of(node);
+            let common = shared.iter().zip(&path).take_while(|(a, b)| a == b).count();
+            shared.truncate(common);
+        }
+        shared.last().copied().unwrap_or(Profile::ROOT)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::ProfileBuilder;
+
+    fn node_of(profile: &Profile, path: &[&str]) -> usize {
+        (0..profile.nodes.len())
+            .find(|&i| {
+                let names: Vec<&str> = profile
+                    .stack(i)
+                    .iter()
+                    .map(|&f| profile.functions[f].name.as_str())
+                    .collect();
+                names == path
+            })
+            .unwrap()
+    }
+
+    /// The thesis's Figure 6.3: `shared` under two callers, `heavy` only
+    /// under `from_a`'s.
+    fn figure_6_3() -> Profile {
+        ProfileBuilder::untimed()
+            .path(&["main", "from_a", "shared", "heavy"], 10, 0.0)
+            .path(&["main", "from_b", "shared"], 10_000, 0.0)
+            .build()
+    }
+
+    #[test]
+    fn a_stack_with_every_frame_follows_the_tree() {
+        let profile = figure_6_3();
+        let matcher = TreeMatcher::new(&profile);
+        let located = matcher.locate(["main", "js (x.js:1)", "from_b", "shared"]);
+        assert_eq!(
+            located.node,
+            node_of(&profile, &["main", "from_b", "shared"])
+        );
+        assert_eq!(located.how, Placement::Matched);
+        assert_eq!(matcher.locate(["(program)"]).how, Placement::Outside);
+    }
+
+    #[test]
+    fn inlined_callers_are_bridged_only_where_one_path_fits() {
+        let profile = figure_6_3();
+        let matcher = TreeMatcher::new(&profile);
+        // `from_a` and `shared` inlined into `main`: only one path has
+        // `heavy`.
+        let located = matcher.locate(["main", "heavy"]);
+        assert_eq!(
+            located.node,
+            node_of(&profile, &["main", "from_a", "shared", "heavy"])
+        );
+        assert_eq!(located.how, Placement::Bridged);
+        // `shared` itself with both callers inlined: it could be either, so
+        // it stays with `main`, and is never given to the busier caller.
+        let located = matcher.locate(["main", "shared"]);
+        assert_eq!(located.node, node_of(&profile, &["main"]));
+        assert_eq!(located.how, Placement::Ambiguous);
+        // A later frame settles which `shared` it was.
+        let located = matcher.locate(["main", "shared", "heavy"]);
+        assert_eq!(
+            located.node,
+            node_of(&profile, &["main", "from_a", "shared", "heavy"])
+        );
+        assert_eq!(located.how, Placement::Bridged);
+    }
+
+    #[test]
+    fn a_frame_the_tree_lacks_stops_at_the_deepest_node_found() {
+        let profile = figure_6_3();
+        let matcher = TreeMatcher::new(&profile);
+        let located = matcher.locate(["main", "from_b", "heavy"]);
+        assert_eq!(located.node, node_of(&profile, &["main", "from_b"]));
+        assert_eq!(located.how, Placement::OffTree);
+    }
+}
