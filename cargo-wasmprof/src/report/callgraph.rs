@@ -25,7 +25,8 @@ use std::collections::HashMap;
 
 use super::cycles::strongly_connected_components;
 use super::node_times::NodeTimes;
-use crate::profile::{FunctionTier, Profile};
+use super::time_kind::{self, TimeKind};
+use crate::profile::{FunctionTier, Profile, TimerMode};
 
 /// Index into [`CallGraph::functions`]: the index in `Profile::functions`, or
 /// `Profile::functions.len()` for the `<overflow>` pseudo-function.
@@ -61,6 +62,8 @@ pub struct FunctionStats {
     pub counted_only: bool,
     /// An `async fn`: calls are futures created, time is CPU time in polls.
     pub is_async: bool,
+    /// What its time is: measured, partly, estimated, or none.
+    pub time: TimeKind,
 }
 
 /// What the text reports put after a count-only function's name.
@@ -69,15 +72,20 @@ pub const COUNTED_MARK: &str = " (counted)";
 pub const ASYNC_MARK: &str = " (async)";
 
 impl FunctionStats {
-    /// The name, marked when the function was counted only or is async.
-    pub fn marked_name(&self) -> String {
-        if self.counted_only {
-            format!("{}{COUNTED_MARK}", self.name)
-        } else if self.is_async {
-            format!("{}{ASYNC_MARK}", self.name)
+    /// The name, marked with what its time is (a sampling profile's rows
+    /// are all sampled, which its notes say, and are left unmarked) and
+    /// when the function is async.
+    pub fn marked_name(&self, mode: TimerMode) -> String {
+        let time = match (self.time, mode) {
+            (TimeKind::Sampled, TimerMode::Sampled) | (_, TimerMode::None) => "",
+            (time, _) => time.mark(),
+        };
+        let asynchronous = if self.is_async && !self.counted_only {
+            ASYNC_MARK
         } else {
-            self.name.clone()
-        }
+            ""
+        };
+        format!("{}{asynchronous}{time}", self.name)
     }
 
     /// Calls from anywhere but the function itself (gprof's `n` in `n+r`).
@@ -330,11 +338,15 @@ fn function_table(profile: &Profile, node_function: &[Option<FunctionId>]) -> Ve
         is_overflow,
         counted_only: false,
         is_async: false,
+        time: TimeKind::Measured,
     };
+    let kinds = time_kind::of_functions(profile);
     let mut functions: Vec<FunctionStats> = profile
         .functions
         .iter()
-        .map(|f| FunctionStats {
+        .zip(kinds)
+        .map(|(f, time)| FunctionStats {
+            time,
             counted_only: f.tier == Some(FunctionTier::Counted),
             is_async: f.is_async,
             calls: f.calls.unwrap_or(0),
@@ -354,6 +366,11 @@ fn function_table(profile: &Profile, node_function: &[Option<FunctionId>]) -> Ve
             stats.recursive_calls += profile.nodes[node].calls;
         }
         stats.open |= profile.nodes[node].open;
+        if stats.is_overflow {
+            stats.time = stats
+                .time
+                .combine(time_kind::of_node(profile, &profile.nodes[node]));
+        }
     }
     functions
 }

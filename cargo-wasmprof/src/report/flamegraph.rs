@@ -275,6 +275,9 @@ fn info_line(frame: &super::stacks::Frame, unit: Unit, share: f64, counted: bool
     if counted && frame.function.is_some() {
         let _ = write!(text, "; {} calls", group_digits(frame.calls));
     }
+    if unit == Unit::Nanoseconds && frame.function.is_some() {
+        let _ = write!(text, "; {}", frame.time.describe());
+    }
     text.push(')');
     if frame.open {
         text.push_str(" [still running when the profile was taken]");
@@ -370,7 +373,10 @@ mod tests {
         assert!(svg.starts_with("<?xml"));
         assert!(svg.contains("<script><![CDATA["));
         assert!(svg.contains("f_quarter"));
-        assert!(svg.contains("calls)"), "exact calls in the tooltip");
+        assert!(
+            svg.contains(" calls; measured)"),
+            "exact calls in the tooltip"
+        );
         // One group per frame; the root is drawn as `all`.
         assert!(svg.contains("<title>all ("));
         let groups = svg.matches("<g class=\"f\"").count();

@@ -139,7 +139,7 @@ impl<'a> GprofWriter<'a> {
     /// function.
     fn tagged_name(&self, function: FunctionId) -> String {
         let stats = &self.graph.functions[function];
-        let mut name = stats.marked_name();
+        let mut name = stats.marked_name(self.profile.timer.mode);
         if let Some(cycle) = self.graph.cycle_of(function) {
             name.push_str(&format!(" <cycle {}>", cycle.number));
         }

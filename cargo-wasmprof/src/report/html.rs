@@ -19,6 +19,7 @@ use super::callgraph::CallGraph;
 use super::flamegraph::{self, FlameOptions};
 use super::notes;
 use super::summary::render_summary;
+use super::time_kind::TimeKind;
 use crate::markup::{escape, script_json};
 use crate::profile::Profile;
 
@@ -54,6 +55,10 @@ pub fn render_html(profile: &Profile) -> String {
             }
             if f.is_async {
                 function["async"] = json!(true);
+            }
+            if f.time != TimeKind::Measured && profile.timer.mode.timed() {
+                function["timeMark"] = json!(f.time.mark().trim());
+                function["timeKind"] = json!(f.time.describe());
             }
             function
         })

@@ -64,6 +64,7 @@ use serde::Serialize;
 
 use super::callgraph::{CallGraph, FunctionId};
 use super::futures::AsyncFunction;
+use super::time_kind::TimeKind;
 use crate::profile::{FunctionTier, Profile};
 
 /// The `format` value of the document.
@@ -117,6 +118,9 @@ struct FunctionRow<'a> {
     /// An async function: calls are futures created, times CPU time.
     #[serde(rename = "async", skip_serializing_if = "std::ops::Not::not")]
     is_async: bool,
+    /// What its times are: `measured`, `partly_timed`, `sampled` or
+    /// `not_measured`.
+    time: TimeKind,
 }
 
 #[derive(Serialize)]
@@ -163,6 +167,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
                 open: f.open,
                 tier: profile.functions.get(id).and_then(|f| f.tier),
                 is_async: f.is_async,
+                time: f.time,
             }
         })
         .collect();

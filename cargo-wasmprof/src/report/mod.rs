@@ -24,6 +24,7 @@ pub mod stacks;
 pub mod summary;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod time_kind;
 mod units;
 
 use std::io::Write;

@@ -72,16 +72,38 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             format!("{}{more}", listed.join(", "))
         })
     };
-    if let Some(names) = names_where(|n| n.sampled) {
-        lines.push(format!(
-            "NOTE: short calls were timed on a random sample, each timed call standing for \
-             several; the times of {names} are estimates (their counts are exact)."
-        ));
+    let host_timed = profile.timer.mode == crate::profile::TimerMode::Host;
+    if let Some(names) = names_where(|n| n.sampled).filter(|_| host_timed) {
+        lines.push(
+            match (&profile.timer.coverage, profile.timer.sample_interval_nanos) {
+                (Some(_), interval) => format!(
+                    "NOTE: marked (sampled): calls too short to time were counted, and the \
+                 engine's samples of the same run{} gave them the time they took, one long \
+                 call among many short ones included: an estimate, taken from their callers' \
+                 self time; {names} (their counts are exact).",
+                    interval
+                        .map(|i| format!(" (every {} on average)", human_duration(i)))
+                        .unwrap_or_default()
+                ),
+                (None, _) => format!(
+                "NOTE: marked (sampled): short calls were timed on a random sample, each timed \
+                 call standing for several; the times of {names} are estimates (their counts \
+                 are exact)."
+            ),
+            },
+        );
     }
-    if let Some(names) = names_where(|n| n.partly_timed) {
+    if let Some(names) = names_where(|n| n.partly_timed && !n.sampled).filter(|_| host_timed) {
+        let why = if profile.run.samples_file.is_some() {
+            "the samples saw no more of them than the clock did"
+        } else {
+            "no samples were taken (--no-sample, or a host without a sampler), so a long \
+             call among them can be missing"
+        };
         lines.push(format!(
-            "NOTE: calls shorter than about ten clock reads are counted but not timed, their \
-             time staying in their callers' own time; {names} had such calls."
+            "NOTE: marked (partly timed): calls shorter than about ten clock reads are counted \
+             but not timed, their time staying in their callers' own time, and {why}; {names} \
+             had such calls."
         ));
     }
     let counted = profile

@@ -8,6 +8,7 @@
 
 use super::callgraph::OVERFLOW_NAME;
 use super::node_times::NodeTimes;
+use super::time_kind::{self, TimeKind};
 use crate::profile::Profile;
 
 /// What a weight counts.
@@ -45,6 +46,8 @@ pub struct Frame {
     pub calls: u64,
     /// Still running when the profile was taken.
     pub open: bool,
+    /// What its time is: measured, partly, estimated, or none.
+    pub time: TimeKind,
     pub depth: usize,
 }
 
@@ -92,6 +95,7 @@ impl Stacks {
                     self_weight,
                     calls: node.calls,
                     open: node.open,
+                    time: time_kind::of_node(profile, node),
                     depth: 0,
                 }
             })

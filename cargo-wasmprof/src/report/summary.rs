@@ -64,7 +64,7 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
                 } else {
                     samples[f]
                 },
-                stats.name
+                stats.marked_name(profile.timer.mode)
             ));
         }
     } else {

@@ -59,10 +59,6 @@ fn wasmtime(args: &HostArgs) -> Result<Box<dyn Host>> {
             args.browser.is_some() || !args.browser_arg.is_empty() || args.page.is_some(),
             "--browser, --browser-arg and --page",
         ),
-        (
-            args.sample,
-            "--sample (the engines' samplers are Node's and Chromium's)",
-        ),
     ];
     if let Some((_, flags)) = others.iter().find(|(given, _)| *given) {
         anyhow::bail!("{flags} are not for --host wasmtime");

@@ -10,6 +10,8 @@ mod serve;
 pub mod wasi;
 #[cfg(feature = "wasmtime")]
 mod wasmtime_host;
+#[cfg(feature = "wasmtime")]
+mod wasmtime_sampler;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,7 +3,9 @@
 //! implemented here in Rust (`prof.getTime` from a monotonic clock,
 //! `prof.exit`), the snapshot is pulled through the module's export after
 //! the program ends, traps or times out (epoch interruption), exactly as the
-//! JavaScript hosts do.
+//! JavaScript hosts do. With `--sample`, the epoch also ticks every
+//! `--sample-interval`, and each tick samples the guest's stack
+//! ([`super::wasmtime_sampler`]).
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -16,6 +18,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use super::host::{Captured, Host, HostConfig, HostResult};
+use super::wasmtime_sampler::Samples;
 use crate::build::ModuleKind;
 
 /// The wasmtime this binary embeds (kept with the pin in Cargo.toml).
@@ -32,13 +35,20 @@ struct State {
     wasi: WasiP1Ctx,
     started: Instant,
     exit_code: Option<i32>,
+    /// The guest's stacks, one at each epoch tick, with `--sample`.
+    samples: Option<Samples>,
+    /// When `--timeout` ends the run.
+    deadline: Instant,
 }
 
 impl Wasmtime {
     pub fn new() -> Result<Wasmtime> {
         let mut config = Config::new();
-        // `--timeout` interrupts even a loop that never calls out.
+        // `--timeout` interrupts even a loop that never calls out, and
+        // `--sample` samples at each tick.
         config.epoch_interruption(true);
+        // A sample needs the whole stack, not the innermost frames alone.
+        config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(1 << 16));
         Ok(Wasmtime {
             engine: Engine::new(&config)
                 .map_err(anyhow::Error::from)
@@ -53,7 +63,7 @@ impl Host for Wasmtime {
     }
 
     fn samples(&self) -> bool {
-        false
+        true
     }
 
     fn check_kind(&self, kind: ModuleKind) -> Result<()> {
@@ -102,9 +112,32 @@ impl Host for Wasmtime {
                 wasi: wasi.build_p1(),
                 started: Instant::now(),
                 exit_code: None,
+                samples: config.sample_interval_micros.map(|_| Samples::new()),
+                deadline: Instant::now() + Duration::from_millis(config.timeout_ms),
             },
         );
         store.set_epoch_deadline(1);
+        if config.sample_interval_micros.is_some() {
+            store.epoch_deadline_callback(|mut context| {
+                if Instant::now() >= context.data().deadline {
+                    return Ok(wasmtime::UpdateDeadline::Interrupt);
+                }
+                let trace = wasmtime::WasmBacktrace::capture(&context);
+                let stack: Vec<String> = trace
+                    .frames()
+                    .iter()
+                    .rev()
+                    .map(|frame| match frame.func_name() {
+                        Some(name) => name.to_owned(),
+                        None => format!("wasm-function[{}]", frame.func_index()),
+                    })
+                    .collect();
+                if let Some(samples) = &mut context.data_mut().samples {
+                    samples.record(stack);
+                }
+                Ok(wasmtime::UpdateDeadline::Continue(1))
+            });
+        }
         let mut linker: Linker<State> = Linker::new(&self.engine);
         p1::add_to_linker_sync(&mut linker, |state| &mut state.wasi)?;
         linker.func_wrap("prof", "getTime", |caller: wasmtime::Caller<'_, State>| {
@@ -123,12 +156,21 @@ impl Host for Wasmtime {
 
         let wall = Instant::now();
         // The timeout: one epoch tick ends the run, unless it ends first.
+        // With samples, a tick every interval, and the timeout is checked
+        // at each.
         let (done, until) = mpsc::channel::<()>();
         let engine = self.engine.clone();
-        let timeout = Duration::from_millis(config.timeout_ms);
+        let tick = match config.sample_interval_micros {
+            Some(micros) => Duration::from_micros(u64::from(micros)),
+            None => Duration::from_millis(config.timeout_ms),
+        };
+        let sampling = config.sample_interval_micros.is_some();
         let ticker = std::thread::spawn(move || {
-            if until.recv_timeout(timeout).is_err() {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = until.recv_timeout(tick) {
                 engine.increment_epoch();
+                if !sampling {
+                    break;
+                }
             }
         });
 
@@ -182,6 +224,14 @@ impl Host for Wasmtime {
         // The program is over, trapped or interrupted: the memory is still
         // there to read.
         store.set_epoch_deadline(u64::MAX / 2);
+        if let Some(samples) = store.data_mut().samples.take() {
+            let url = format!("file://{}", config.wasm.display());
+            std::fs::write(
+                &config.cpuprofile_out,
+                samples.to_cpuprofile(&url).to_string(),
+            )
+            .with_context(|| format!("could not write {}", config.cpuprofile_out.display()))?;
+        }
         match pull_snapshot(&mut store, &instance) {
             Ok(Some(bytes)) => {
                 std::fs::write(&config.snapshot_out, bytes).with_context(|| {

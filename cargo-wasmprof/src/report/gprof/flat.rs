@@ -60,7 +60,7 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
         } else {
             text.push_str(&format!(" {:8} {:8} {:8}  ", "", "", ""));
         }
-        text.push_str(&stats.marked_name());
+        text.push_str(&stats.marked_name(report.profile.timer.mode));
         text.push('\n');
     }
 }

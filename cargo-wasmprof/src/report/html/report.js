@@ -96,8 +96,8 @@
       var name = el('td');
       name.appendChild(fnLink(f.id));
       if (f.cycle) name.appendChild(document.createTextNode(' <cycle ' + f.cycle + '>'));
-      if (f.countedOnly) name.appendChild(document.createTextNode(' (counted)'));
       if (f.async) name.appendChild(document.createTextNode(' (async)'));
+      if (f.timeMark) name.appendChild(el('span', { class: 'time-mark', title: 'time ' + f.timeKind }, ' ' + f.timeMark));
       tr.appendChild(name);
       tr.appendChild(el('td', { class: 'where' }, f.place));
       fragment.appendChild(tr);
@@ -154,7 +154,8 @@
     var h = el('h3', { id: 'focused', 'data-id': id }, f.name);
     focus.appendChild(h);
     focus.appendChild(el('p', {}, count(f.calls) + ' calls · self ' + duration(f.self) + ' · total ' +
-      duration(f.total) + ' · ' + f.place + (f.open ? ' · still running when the profile was taken' : '')));
+      duration(f.total) + ' · ' + f.place + (f.open ? ' · still running when the profile was taken' : '') +
+      (f.timeKind ? ' · time ' + f.timeKind : '')));
     focus.appendChild(el('h4', {}, 'Called by'));
     if (f.countedOnly) {
       focus.appendChild(el('p', {}, 'Counted only: its calls are exact, its time is in its ' +

@@ -1,0 +1,140 @@
+//! wasmtime's sampler: the guest's stack, taken at every epoch tick.
+//!
+//! wasmtime has no sampling profiler of V8's kind, but its epoch
+//! interruption gives the same thing: a thread ticks the engine's epoch
+//! every `--sample-interval`, and the compiled code, which checks the
+//! epoch at every function entry and loop back-edge, calls back into the
+//! host on the guest's own thread, where the stack of wasm frames can be
+//! read. The samples are written as a `.cpuprofile`, so that every reader
+//! of the engines' samples (the hybrid, the timed run's coverage,
+//! `report --input`) reads them as it reads V8's.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+/// The stacks seen so far, as a `.cpuprofile`'s tree of frames.
+pub(crate) struct Samples {
+    started: Instant,
+    last: Instant,
+    /// `(parent node, function name)` to node id; node 1 is the root.
+    ids: HashMap<(u32, String), u32>,
+    /// Each node's parent and name, by id (from 2; 1 is the root).
+    nodes: Vec<(u32, String)>,
+    samples: Vec<u32>,
+    deltas: Vec<u64>,
+}
+
+impl Samples {
+    pub fn new() -> Samples {
+        let now = Instant::now();
+        Samples {
+            started: now,
+            last: now,
+            ids: HashMap::new(),
+            nodes: Vec::new(),
+            samples: Vec::new(),
+            deltas: Vec::new(),
+        }
+    }
+
+    /// Records one sample of the stack whose frames are named `outermost_first`.
+    pub fn record(&mut self, outermost_first: impl IntoIterator<Item = String>) {
+        let now = Instant::now();
+        let mut at = 1;
+        for name in outermost_first {
+            at = match self.ids.get(&(at, name.clone())) {
+                Some(&id) => id,
+                None => {
+                    self.nodes.push((at, name.clone()));
+                    let id = self.nodes.len() as u32 + 1;
+                    self.ids.insert((at, name), id);
+                    id
+                }
+            };
+        }
+        self.samples.push(at);
+        self.deltas
+            .push(now.duration_since(self.last).as_micros() as u64);
+        self.last = now;
+    }
+
+    /// The `.cpuprofile`, its wasm frames naming `module_url`. Times are
+    /// microseconds from the sampler's start.
+    pub fn to_cpuprofile(&self, module_url: &str) -> Value {
+        let frame = |name: &str, url: &str| {
+            json!({
+                "functionName": name,
+                "scriptId": "0",
+                "url": url,
+                "lineNumber": -1,
+                "columnNumber": -1,
+            })
+        };
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); self.nodes.len() + 2];
+        for (index, (parent, _)) in self.nodes.iter().enumerate() {
+            children[*parent as usize].push(index as u32 + 2);
+        }
+        let mut nodes = vec![json!({
+            "id": 1,
+            "callFrame": frame("(root)", ""),
+            "children": children[1],
+        })];
+        for (index, (_, name)) in self.nodes.iter().enumerate() {
+            let id = index as u32 + 2;
+            nodes.push(json!({
+                "id": id,
+                "callFrame": frame(name, module_url),
+                "children": children[id as usize],
+            }));
+        }
+        let end = self.last.duration_since(self.started).as_micros() as u64;
+        json!({
+            "nodes": nodes,
+            "startTime": 0,
+            "endTime": end,
+            "samples": self.samples,
+            "timeDeltas": self.deltas,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stacks_become_a_cpuprofile_the_readers_take() {
+        let mut samples = Samples::new();
+        for stack in [
+            vec!["main", "run", "step"],
+            vec!["main", "run"],
+            vec!["main", "run", "step"],
+        ] {
+            samples.record(stack.into_iter().map(str::to_owned));
+        }
+        assert_eq!(samples.samples.len(), 3);
+        let text = samples.to_cpuprofile("file:///m.wasm").to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.cpuprofile");
+        std::fs::write(&path, text).unwrap();
+        let read = crate::sampled::read_input(&path, &Default::default()).unwrap();
+        let step = read
+            .profile
+            .nodes
+            .iter()
+            .enumerate()
+            .find(|(i, _)| {
+                let names: Vec<&str> = read
+                    .profile
+                    .stack(*i)
+                    .iter()
+                    .map(|&f| read.profile.functions[f].name.as_str())
+                    .collect();
+                names == ["main", "run", "step"]
+            })
+            .map(|(_, n)| n.samples);
+        assert_eq!(step, Some(2));
+    }
+}
