@@ -53,6 +53,8 @@ fn one_run(dir: &std::path::Path) -> Result<(), String> {
         "--release",
         "--top",
         "0",
+        // The test's own sampler, at its own interval, in its own directory.
+        "--no-sample",
         "--node-arg=--cpu-prof",
         "--node-arg=--cpu-prof-interval=50",
         &cpu_prof_dir,

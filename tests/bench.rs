@@ -66,6 +66,7 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
             "plain",
             "floor",
             "--timer none",
+            "--timer host --no-sample",
             "--timer host",
             "--timer none --sample"
         ],

@@ -178,10 +178,12 @@ pub(crate) fn sample_interval_micros(host: &HostArgs) -> u32 {
 }
 
 /// Whether a run samples without being asked: a build timed by the host
-/// clock, in a host with a sampler, unless `--no-sample`. The samples give
+/// clock, in a host with a sampler, unless `--no-sample`, or Node was given
+/// a sampler of the user's own (`--node-arg=--cpu-prof`). The samples give
 /// the calls the clock found too short to time the time they took.
 fn samples_by_default(module: &BuiltModule, args: &HostArgs, host: &dyn Host) -> bool {
-    module.instrument == Some("host") && !args.no_sample && host.samples()
+    let own_sampler = args.node_arg.iter().any(|a| a.starts_with("--cpu-prof"));
+    module.instrument == Some("host") && !args.no_sample && !own_sampler && host.samples()
 }
 
 /// Runs the module once. A run the host refused (a wrong `--invoke`) is an

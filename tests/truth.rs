@@ -1,0 +1,272 @@
+//! No time lost, none moved: in every host, with the attribute and
+//! crate-wide, ten runs each, since these must hold every time.
+//!
+//! - `examples/long-call`'s `step` is called 10,000 times with next to no
+//!   work and once with about 30 ms, which the program times itself: at
+//!   least 90 % of that is `step`'s in the profile, never its caller's.
+//! - The thesis's Figure 6.3 in a hybrid profile: `heavy`'s sampled time
+//!   stays under `from_a → shared → heavy`, never under `from_b`.
+//!
+//! Every profile read here is also checked for times that add up (a node
+//! never holds less than its callees), as every test's profile is.
+//!
+//! One binary of its own, its tests one after the other: nothing else of
+//! the suite runs beside them.
+
+use std::sync::Mutex;
+
+use cargo_wasmprof::profile::TimerMode;
+use wasmprof_tests::*;
+
+const RUNS: usize = 10;
+/// The share of the program's own measurement the profile must give.
+const CREDITED: f64 = 0.9;
+
+/// The tests here run one at a time: they measure time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// How each host runs a program of `long-call`.
+#[derive(Clone, Copy, Debug)]
+enum Host {
+    Node,
+    Browser,
+    Wasmtime,
+}
+
+impl Host {
+    /// `run`'s flags for the program `program` (`long` or `figure-6.3`):
+    /// the wasm-bindgen library in JavaScript hosts, the WASI binary in
+    /// wasmtime.
+    fn args(self, program: &str) -> Vec<String> {
+        let invoke = match program {
+            "long" => "long_call",
+            _ => "figure_6_3",
+        };
+        let args: Vec<&str> = match self {
+            Host::Node => vec!["--host", "node", "--invoke", invoke],
+            Host::Browser => vec!["--host", "browser", "--invoke", invoke],
+            Host::Wasmtime => vec!["--host", "wasmtime", "--bin", "long-call", "--", program],
+        };
+        args.into_iter().map(str::to_owned).collect()
+    }
+}
+
+/// Runs `long-call` with `flags` (the instrumentation), then `host`'s.
+fn run(host: Host, program: &str, flags: &[&str]) -> Run {
+    let mut args = vec!["run", "-p", "long-call", "--release"];
+    args.extend_from_slice(flags);
+    let host_args = host.args(program);
+    // The program's arguments come last, after `--`.
+    let (before, after) = match host_args.iter().position(|a| a == "--") {
+        Some(split) => host_args.split_at(split),
+        None => (&host_args[..], &[][..]),
+    };
+    args.extend(before.iter().map(String::as_str));
+    args.extend(after.iter().map(String::as_str));
+    let run = wasmprof(&args);
+    run.assert_success();
+    run
+}
+
+/// The nodes whose path from the root ends with `suffix`: the entry point
+/// above it differs between hosts and modes (`main` of the WASI binary, an
+/// export instrumented crate-wide).
+fn ending_with<'a>(
+    profile: &'a Profile,
+    suffix: &'a [&'a str],
+) -> impl Iterator<Item = &'a cargo_wasmprof::profile::Node> + 'a {
+    (0..profile.nodes.len())
+        .filter(move |&i| {
+            let names: Vec<&str> = profile
+                .stack(i)
+                .iter()
+                .map(|&f| profile.functions[f].name.as_str())
+                .collect();
+            names.ends_with(suffix)
+        })
+        .map(move |i| &profile.nodes[i])
+}
+
+fn time_under(profile: &Profile, suffix: &[&str]) -> f64 {
+    ending_with(profile, suffix)
+        .map(|n| n.inclusive_nanos)
+        .sum()
+}
+
+fn calls_under(profile: &Profile, suffix: &[&str]) -> u64 {
+    ending_with(profile, suffix).map(|n| n.calls).sum()
+}
+
+/// The duration the program measured for its long call, in nanoseconds.
+fn measured_by_the_program(run: &Run) -> f64 {
+    let text = format!("{}\n{}", run.stdout, run.stderr);
+    let ms: f64 = text
+        .lines()
+        .find_map(|l| l.split("long call: ").nth(1))
+        .and_then(|rest| rest.split(" ms").next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the program printed no `long call:` line:\n{text}"));
+    ms * 1e6
+}
+
+fn long_call_is_credited(host: Host, flags: &[&str]) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if matches!(host, Host::Browser) && !browser_available() {
+        panic!("chromium is needed for the browser host (apt-get install chromium)");
+    }
+    let mut seen = Vec::new();
+    for attempt in 1..=RUNS {
+        let run = run(host, "long", flags);
+        let truth = measured_by_the_program(&run);
+        let profile = run.profile();
+        assert_eq!(profile.timer.mode, TimerMode::Host);
+        let step = time_under(&profile, &["long_call::run_steps", "long_call::step"]);
+        let caller = time_under(&profile, &["long_call::run_steps"]);
+        assert_eq!(
+            calls_under(&profile, &["long_call::run_steps", "long_call::step"]),
+            10_001
+        );
+        seen.push(format!(
+            "run {attempt}: program {:.2} ms, step {:.2} ms, run_steps {:.2} ms",
+            truth / 1e6,
+            step / 1e6,
+            caller / 1e6
+        ));
+        assert!(
+            step >= CREDITED * truth,
+            "{host:?} {flags:?}: step holds less than {CREDITED} of its long call:\n{}\n{}",
+            seen.join("\n"),
+            run.stderr
+        );
+        assert!(step <= caller, "{}", seen.join("\n"));
+    }
+    eprintln!("{host:?} {flags:?}:\n{}", seen.join("\n"));
+}
+
+const ATTRIBUTE: &[&str] = &[];
+const CRATE_WIDE: &[&str] = &["--no-default-features", "--instrument-all"];
+
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_in_node() {
+    long_call_is_credited(Host::Node, ATTRIBUTE);
+    long_call_is_credited(Host::Node, CRATE_WIDE);
+}
+
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_in_chromium() {
+    long_call_is_credited(Host::Browser, ATTRIBUTE);
+    long_call_is_credited(Host::Browser, CRATE_WIDE);
+}
+
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_in_wasmtime() {
+    long_call_is_credited(Host::Wasmtime, ATTRIBUTE);
+    long_call_is_credited(Host::Wasmtime, CRATE_WIDE);
+}
+
+/// The samples' time in stacks that pass through `name`, from the engine's
+/// `.cpuprofile` saved beside the profile.
+fn sampled_time_in(run: &Run, name: &str) -> f64 {
+    let profile = run.profile();
+    let samples = profile
+        .run
+        .samples_file
+        .as_deref()
+        .expect("the samples are saved beside the profile");
+    let input =
+        cargo_wasmprof::sampled::read_input(std::path::Path::new(samples), &Default::default())
+            .unwrap();
+    let samples = input.profile;
+    let self_nanos = samples.self_nanos();
+    (0..samples.nodes.len())
+        .filter(|&i| {
+            samples
+                .stack(i)
+                .iter()
+                .any(|&f| samples.functions[f].name == name)
+        })
+        .map(|i| self_nanos[i])
+        .sum()
+}
+
+fn figure_6_3_keeps_heavy_under_from_a(host: Host, flags: &[&str]) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if matches!(host, Host::Browser) && !browser_available() {
+        panic!("chromium is needed for the browser host (apt-get install chromium)");
+    }
+    let mut flags = flags.to_vec();
+    flags.extend(["--timer", "none", "--sample"]);
+    let heavy_path = [
+        "long_call::figure_6_3",
+        "long_call::from_a",
+        "long_call::shared",
+        "long_call::heavy",
+    ];
+    for attempt in 1..=RUNS {
+        let run = run(host, "figure-6.3", &flags);
+        let profile = run.profile();
+        assert_eq!(profile.timer.mode, TimerMode::Hybrid);
+        assert_eq!(calls_under(&profile, &heavy_path), 30);
+        assert_eq!(
+            calls_under(
+                &profile,
+                &[
+                    "long_call::figure_6_3",
+                    "long_call::from_b",
+                    "long_call::shared"
+                ]
+            ),
+            30_000
+        );
+        let sampled = sampled_time_in(&run, "long_call::heavy");
+        let under_a = time_under(&profile, &heavy_path);
+        assert!(
+            sampled > 0.0 && under_a >= 0.9 * sampled,
+            "{host:?} {flags:?} run {attempt}: heavy sampled {sampled} ns, {under_a} ns under \
+             from_a:\n{}",
+            run.stderr
+        );
+        // `from_b` holds what the samples saw in it, and nothing of
+        // `heavy`'s: no stack with `heavy` in it leads there.
+        assert_eq!(
+            calls_under(
+                &profile,
+                &["long_call::from_b", "long_call::shared", "long_call::heavy"]
+            ),
+            0
+        );
+        let under_b = time_under(&profile, &["long_call::figure_6_3", "long_call::from_b"]);
+        let in_b = sampled_time_in(&run, "long_call::from_b");
+        assert!(
+            under_b <= in_b + 1.0,
+            "{host:?} run {attempt}: {under_b} ns under from_b, whose stacks had {in_b} ns"
+        );
+    }
+}
+
+/// Crate-wide, every function with call paths: the small ones would be
+/// counted only, with no path for the samples to follow.
+const CRATE_WIDE_ALL: &[&str] = &[
+    "--no-default-features",
+    "--instrument-all",
+    "--min-size",
+    "0",
+];
+
+#[test]
+fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_node() {
+    figure_6_3_keeps_heavy_under_from_a(Host::Node, ATTRIBUTE);
+    figure_6_3_keeps_heavy_under_from_a(Host::Node, CRATE_WIDE_ALL);
+}
+
+#[test]
+fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_chromium() {
+    figure_6_3_keeps_heavy_under_from_a(Host::Browser, ATTRIBUTE);
+    figure_6_3_keeps_heavy_under_from_a(Host::Browser, CRATE_WIDE_ALL);
+}
+
+#[test]
+fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_wasmtime() {
+    figure_6_3_keeps_heavy_under_from_a(Host::Wasmtime, ATTRIBUTE);
+    figure_6_3_keeps_heavy_under_from_a(Host::Wasmtime, CRATE_WIDE_ALL);
+}
