@@ -10,7 +10,8 @@
 use super::model::{Profile, TimerMode};
 
 /// Checks that no node's children hold more than the node, allowing each
-/// timed call the uncertainty of its clock reads.
+/// timed call (and each poll of an async function's futures, each timed
+/// apart) the uncertainty of its clock reads.
 ///
 /// Left out: the root (the host, never timed), the `<overflow>` node
 /// (whose children are calls of every path), and calls still running when
@@ -20,19 +21,28 @@ pub(crate) fn check_times(profile: &Profile) -> Result<(), String> {
         return Ok(());
     }
     let slack_per_call = slack_per_call(profile);
+    let mut timed = vec![0u64; profile.nodes.len()];
+    for (index, node) in profile.nodes.iter().enumerate() {
+        timed[index] = node.calls;
+    }
+    for future in &profile.futures {
+        if let Some(events) = timed.get_mut(future.node) {
+            *events += future.polls;
+        }
+    }
     let mut children_nanos = vec![0.0; profile.nodes.len()];
-    let mut children_calls = vec![0u64; profile.nodes.len()];
-    for node in profile.nodes.iter().skip(1) {
+    let mut children_timed = vec![0u64; profile.nodes.len()];
+    for (index, node) in profile.nodes.iter().enumerate().skip(1) {
         if let Some(parent) = node.parent {
             children_nanos[parent] += node.inclusive_nanos;
-            children_calls[parent] += node.calls;
+            children_timed[parent] += timed[index];
         }
     }
     for (index, node) in profile.nodes.iter().enumerate().skip(1) {
         if node.function.is_none() || node.open {
             continue;
         }
-        let slack = slack_per_call * (node.calls + children_calls[index]) as f64
+        let slack = slack_per_call * (timed[index] + children_timed[index]) as f64
             + node.inclusive_nanos * 1e-9;
         let excess = children_nanos[index] - node.inclusive_nanos;
         if excess > slack {
@@ -130,5 +140,24 @@ mod tests {
             .path(&["main", "work"], 5, 0.0)
             .build();
         assert_eq!(check_times(&untimed), Ok(()));
+    }
+
+    #[test]
+    fn each_poll_of_a_future_is_allowed_a_clock_read_s_uncertainty() {
+        // Chromium's async-loads: 10 polls of `run`'s future, 30 of its 4
+        // loads', with a clock read measured at 12 µs; the loads came out
+        // 0.6 ms over.
+        let mut profile = ProfileBuilder::timed()
+            .path(&["run", "load"], 4, 0.0)
+            .future(&["run"], 10, 1, 0, None)
+            .future(&["run", "load"], 30, 4, 0, None)
+            .build();
+        profile.nodes[1].calls = 1;
+        profile.nodes[1].inclusive_nanos = 41.8 * MS;
+        profile.nodes[2].inclusive_nanos = 42.4 * MS;
+        profile.timer.clock_cost_nanos = Some(12_000.0);
+        assert_eq!(check_times(&profile), Ok(()));
+        profile.futures.clear();
+        assert!(check_times(&profile).is_err(), "without the polls, too far");
     }
 }

@@ -18,6 +18,20 @@ pub(crate) struct ProfileBuilder {
     child_index: HashMap<(usize, usize), usize>,
 }
 
+/// The node reached by exactly this path of function names from the root.
+pub fn node_at(profile: &Profile, path: &[&str]) -> usize {
+    (0..profile.nodes.len())
+        .find(|&i| {
+            let names: Vec<&str> = profile
+                .stack(i)
+                .iter()
+                .map(|&f| profile.functions[f].name.as_str())
+                .collect();
+            names == path
+        })
+        .unwrap_or_else(|| panic!("no node at {path:?}"))
+}
+
 impl ProfileBuilder {
     pub fn timed() -> Self {
         Self::new(TimerMode::Host)

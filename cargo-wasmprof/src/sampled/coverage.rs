@@ -106,22 +106,9 @@ fn sampled_inclusive(profile: &Profile, samples: &Profile) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
+    use crate::report::testing::{node_at as node_of, ProfileBuilder};
 
     const MS: f64 = 1e6;
-
-    fn node_of(profile: &Profile, path: &[&str]) -> usize {
-        (0..profile.nodes.len())
-            .find(|&i| {
-                let names: Vec<&str> = profile
-                    .stack(i)
-                    .iter()
-                    .map(|&f| profile.functions[f].name.as_str())
-                    .collect();
-                names == path
-            })
-            .unwrap()
-    }
 
     /// A sampling profile: `ms` of self time on each stack, one sample each.
     fn samples(stacks: &[(&[&str], f64)]) -> Profile {

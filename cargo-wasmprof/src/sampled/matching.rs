@@ -191,20 +191,7 @@ impl<'a> TreeMatcher<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
-
-    fn node_of(profile: &Profile, path: &[&str]) -> usize {
-        (0..profile.nodes.len())
-            .find(|&i| {
-                let names: Vec<&str> = profile
-                    .stack(i)
-                    .iter()
-                    .map(|&f| profile.functions[f].name.as_str())
-                    .collect();
-                names == path
-            })
-            .unwrap()
-    }
+    use crate::report::testing::{node_at as node_of, ProfileBuilder};
 
     /// The thesis's Figure 6.3: `shared` under two callers, `heavy` only
     /// under `from_a`'s.
