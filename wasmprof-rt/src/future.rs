@@ -297,6 +297,10 @@ impl Drop for PollScope<'_> {
                 cpu = elapsed.max(0.0);
                 thread.tree.add_exact_time(record.node, cpu);
                 move_detached_time(thread, record.node, poller, cpu);
+                // The timed call that polled holds the poll.
+                if let Some(caller) = thread.timed.last_mut() {
+                    caller.children += cpu;
+                }
             }
             record.cpu += cpu;
             if let Some(stats) = thread.futures.stats.get_mut(record.slot as usize) {

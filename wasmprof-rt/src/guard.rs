@@ -46,6 +46,11 @@ pub(crate) struct TimedFrame {
     counted_before: u64,
     /// Clock reading at entry.
     pub(crate) start: f64,
+    /// The time added for the timed calls made within it: its own time is
+    /// never less. Its span holds theirs; only the clock reads taken out
+    /// of both, as measured at start-up and a little off in a busy loop,
+    /// could make it come out less.
+    pub(crate) children: f64,
 }
 
 /// Enters the function of `site`. `self_type` names the `Self` type of a
@@ -120,6 +125,7 @@ pub(crate) fn begin_timed() -> u32 {
             timed_before: thread.timed_total,
             counted_before: thread.counted_total,
             start: 0.0,
+            children: 0.0,
         });
         thread.timed_total += 1;
         thread.timed.len() as u32
@@ -202,6 +208,9 @@ fn finish_timed(parent: NodeId, depth: u32) {
             );
             if let Some(time) = added {
                 credit_untimed_callers(thread, parent, time);
+                if let Some(caller) = thread.timed.last_mut() {
+                    caller.children += time;
+                }
             }
         }
         thread.current = parent;
@@ -231,7 +240,8 @@ fn credit_untimed_callers(thread: &mut ThreadState, node: NodeId, time: f64) {
 
 /// Pops the timed frame at `depth`, given the clock reading `end` taken at
 /// its exit, and returns it with its time: the span between its two reads,
-/// less what the clock reads and the count-only probes made within it cost.
+/// less what the clock reads and the count-only probes made within it cost,
+/// and never less than the time of the timed calls made within it.
 /// `None` if the frame is gone (a trap or timeout cut the stack short).
 ///
 /// Frames above `depth` belong to calls that never returned: a JavaScript
@@ -253,7 +263,7 @@ pub(crate) fn end_frame(
     let counted = (thread.counted_total - frame.counted_before) as f64;
     let elapsed =
         end - frame.start - thread.clock_cost * (1.0 + 2.0 * nested) - thread.probe_cost * counted;
-    Some((frame, elapsed))
+    Some((frame, elapsed.max(frame.children)))
 }
 
 #[cfg(test)]

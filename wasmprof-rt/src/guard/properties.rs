@@ -88,21 +88,17 @@ fn run(call: &Call) {
 }
 
 /// Every node's children together hold no more than it does, and no time
-/// is negative, allowing each timed call the error of a clock read at
-/// either end.
+/// is negative: exactly, but for the rounding of sums.
 fn check(snapshot: &Snapshot) -> Result<(), String> {
-    let slack_per_call = snapshot.clock_cost * 2.0 + 1e-6;
     let mut children_time = vec![0.0; snapshot.nodes.len()];
-    let mut children_calls = vec![0u64; snapshot.nodes.len()];
     for node in snapshot.nodes.iter().skip(1) {
         if node.inclusive < 0.0 {
             return Err(format!("a negative time: {node:?}"));
         }
         children_time[node.parent as usize] += node.inclusive;
-        children_calls[node.parent as usize] += node.calls;
     }
     for (index, node) in snapshot.nodes.iter().enumerate().skip(1) {
-        let slack = slack_per_call * (children_calls[index] + node.calls) as f64;
+        let slack = 1e-9 * node.inclusive.max(1.0);
         if children_time[index] > node.inclusive + slack {
             return Err(format!(
                 "{:?} holds {} ms, its children {} ms",
@@ -119,9 +115,19 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
-    fn no_node_holds_less_than_its_children(program in prop::collection::vec(call(), 1..4)) {
-        // A thread of its own: a fresh tree, with nothing open.
+    fn no_node_holds_less_than_its_children(
+        program in prop::collection::vec(call(), 1..4),
+        misjudged in prop_oneof![Just(1.0), 0.2f64..5.0],
+    ) {
+        // A thread of its own: a fresh tree, with nothing open. The clock
+        // read's cost, which every timed call has taken out, may be
+        // misjudged (in a busy loop a read costs less than back to back,
+        // where it is measured): the times must hold together all the same.
         let checked = std::thread::spawn(move || {
+            crate::state::with_thread(|thread| {
+                thread.calibrate();
+                thread.clock_cost *= misjudged;
+            });
             for call in &program {
                 run(call);
             }
