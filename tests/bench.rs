@@ -163,5 +163,5 @@ fn a_program_with_nothing_instrumented_is_pointed_out() {
         "{}",
         run.stderr
     );
-    assert_eq!(rows(&run.stdout).len(), 5, "{}", run.stdout);
+    assert_eq!(rows(&run.stdout).len(), 6, "{}", run.stdout);
 }

@@ -534,8 +534,6 @@ pub struct ReportArgs {
     mut_arg("invoke", |a| a.hide(true)),
     mut_arg("until_exit", |a| a.hide(true)),
     mut_arg("sample", |a| a.hide(true)),
-    mut_arg("no_sample", |a| a.hide(true)),
-    mut_arg("sample_interval", |a| a.hide(true)),
     mut_arg("page", |a| a.hide(true)),
     mut_arg("args", |a| a
         .value_name("HARNESS ARGS")

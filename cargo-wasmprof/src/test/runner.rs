@@ -112,7 +112,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
             }
         }
     };
-    save(&session, &wasm, &name, &result, &config.snapshot_out)?;
+    save(&session, &wasm, &name, &result, &config)?;
     let _ = std::fs::remove_dir_all(&run_dir);
     if !matches!(result.status.as_str(), "ok" | "exit" | "trap") {
         crate::ui::warning(&format!(
@@ -124,7 +124,8 @@ pub fn run(args: &[OsString]) -> Result<i32> {
 }
 
 /// How a test binary is run, but for what its kind adds: no entry point of
-/// wasmprof's choosing, no sampler, each binary bounded by `--timeout`.
+/// wasmprof's choosing, the engine's sampler when the build is timed, each
+/// binary bounded by `--timeout`.
 pub fn test_config(
     kind: &'static str,
     wasm: &Path,
@@ -141,7 +142,9 @@ pub fn test_config(
         wasi: Default::default(),
         timeout_ms: run_cmd::timeout_millis(&session.host_args),
         until_exit: false,
-        sample_interval_micros: None,
+        sample_interval_micros: session
+            .sample
+            .then(|| run_cmd::sample_interval_micros(&session.host_args)),
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
@@ -203,8 +206,9 @@ fn save(
     wasm: &Path,
     name: &str,
     result: &HostResult,
-    snapshot_path: &Path,
+    config: &HostConfig,
 ) -> Result<()> {
+    let snapshot_path = &config.snapshot_out;
     if !result.snapshot {
         crate::ui::warning(&format!(
             "{name}: no profile could be read out of the test binary{}",
@@ -231,7 +235,21 @@ fn save(
         entry: format!("test binary {name}"),
         small: session.small,
     };
-    let profile = collect::to_profile(&snapshot, result, context);
+    let mut profile = collect::to_profile(&snapshot, result, context);
+    // The samples give the calls too short to time their time; the file
+    // goes with the run's directory.
+    if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {
+        match crate::sampled::read_input(&config.cpuprofile_out, &Default::default()) {
+            Ok(samples) => {
+                profile.timer.sample_interval_nanos = samples.profile.timer.sample_interval_nanos;
+                crate::sampled::coverage::cover_untimed(&mut profile, &samples.profile);
+            }
+            Err(e) => crate::ui::warning(&format!(
+                "{name}: the engine's samples are unreadable ({e:#}); calls too short to time \
+                 keep no time of their own"
+            )),
+        }
+    }
     let path = profile::new_profile_path(&session.dir, name);
     profile::write_profile(&profile, &path)?;
     Ok(())

@@ -28,6 +28,11 @@ pub struct Session {
     pub small: Option<crate::build::SmallFunctions>,
     /// `--offline`: no wasm-bindgen CLI is installed.
     pub offline: bool,
+    /// Run the engine's sampler beside each binary: timed by the host
+    /// clock, without `--no-sample`. Its samples give the calls too short
+    /// to time their time, as they do for `run`.
+    #[serde(default)]
+    pub sample: bool,
     /// The shadow copy cargo builds and runs from, and the workspace it
     /// copies: a test runs in its package's directory as with `cargo test`,
     /// the original one.
