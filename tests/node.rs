@@ -109,7 +109,7 @@ fn recursion_and_cycles_are_counted_as_gnu_gprof_counts_them() {
     // the cycle.
     assert!(
         text.lines()
-            .any(|l| l.contains("fib::is_even") && l.contains(") <cycle 1> [")),
+            .any(|l| l.contains(" fib::is_even ") && l.contains(" <cycle 1> [")),
         "{text}"
     );
 
