@@ -119,7 +119,10 @@ fn the_flame_graph_svg_zooms_and_searches_on_its_own() {
     let title = probe.eval(
         "Array.from(document.querySelectorAll('g.f title')).map(t => t.textContent).find(t => t.startsWith('appendix_b::f_half_2 '))",
     );
-    assert!(title.as_str().unwrap().contains("; 1 calls; measured)"), "{title}");
+    assert!(
+        title.as_str().unwrap().contains("; 1 calls; measured)"),
+        "{title}"
+    );
     // Search sums the matching frames once: f_quarter's share of the run.
     let matched = probe.eval(
         "__wasmprofFlame.search('f_quarter$'); document.getElementById('matched').textContent",

@@ -95,6 +95,7 @@ mod tests {
             command: vec![],
             small: None,
             offline: false,
+            sample: false,
             copy_of: Some(("/t/shadow/ws".into(), "/home/me/ws".into())),
         };
         assert_eq!(
