@@ -94,7 +94,7 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
         );
     }
     if let Some(names) = names_where(|n| n.partly_timed && !n.sampled).filter(|_| host_timed) {
-        let why = if profile.run.samples_file.is_some() {
+        let why = if profile.run.samples_file.is_some() || profile.timer.coverage.is_some() {
             "the samples saw no more of them than the clock did"
         } else {
             "no samples were taken (--no-sample, or a host without a sampler), so a long \

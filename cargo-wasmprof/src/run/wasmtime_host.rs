@@ -113,6 +113,8 @@ impl Host for Wasmtime {
                 started: Instant::now(),
                 exit_code: None,
                 samples: config.sample_interval_micros.map(|_| Samples::new()),
+                // Set again when the program starts: compiling it is not
+                // part of its time.
                 deadline: Instant::now() + Duration::from_millis(config.timeout_ms),
             },
         );
@@ -123,17 +125,13 @@ impl Host for Wasmtime {
                     return Ok(wasmtime::UpdateDeadline::Interrupt);
                 }
                 let trace = wasmtime::WasmBacktrace::capture(&context);
-                let stack: Vec<String> = trace
-                    .frames()
-                    .iter()
-                    .rev()
-                    .map(|frame| match frame.func_name() {
-                        Some(name) => name.to_owned(),
-                        None => format!("wasm-function[{}]", frame.func_index()),
-                    })
-                    .collect();
                 if let Some(samples) = &mut context.data_mut().samples {
-                    samples.record(stack);
+                    samples.record(trace.frames().iter().rev().map(|frame| {
+                        (frame.func_index(), || match frame.func_name() {
+                            Some(name) => name.to_owned(),
+                            None => format!("wasm-function[{}]", frame.func_index()),
+                        })
+                    }));
                 }
                 Ok(wasmtime::UpdateDeadline::Continue(1))
             });
@@ -155,6 +153,7 @@ impl Host for Wasmtime {
             .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
 
         let wall = Instant::now();
+        store.data_mut().deadline = wall + Duration::from_millis(config.timeout_ms);
         // The timeout: one epoch tick ends the run, unless it ends first.
         // With samples, a tick every interval, and the timeout is checked
         // at each.
@@ -222,8 +221,10 @@ impl Host for Wasmtime {
             }
         }
         // The program is over, trapped or interrupted: the memory is still
-        // there to read.
+        // there to read, and nothing may interrupt or sample the call that
+        // reads it.
         store.set_epoch_deadline(u64::MAX / 2);
+        store.epoch_deadline_callback(|_| Ok(wasmtime::UpdateDeadline::Continue(u64::MAX / 2)));
         if let Some(samples) = store.data_mut().samples.take() {
             let url = format!("file://{}", config.wasm.display());
             std::fs::write(

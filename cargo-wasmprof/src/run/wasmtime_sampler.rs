@@ -18,8 +18,8 @@ use serde_json::{json, Value};
 pub(crate) struct Samples {
     started: Instant,
     last: Instant,
-    /// `(parent node, function name)` to node id; node 1 is the root.
-    ids: HashMap<(u32, String), u32>,
+    /// `(parent node, function index)` to node id; node 1 is the root.
+    ids: HashMap<(u32, u32), u32>,
     /// Each node's parent and name, by id (from 2; 1 is the root).
     nodes: Vec<(u32, String)>,
     samples: Vec<u32>,
@@ -39,17 +39,23 @@ impl Samples {
         }
     }
 
-    /// Records one sample of the stack whose frames are named `outermost_first`.
-    pub fn record(&mut self, outermost_first: impl IntoIterator<Item = String>) {
+    /// Records one sample of the stack whose frames are `outermost_first`:
+    /// each a function's index, and its name, asked for only the first
+    /// time the frame is seen on its path (a sample allocates nothing
+    /// once its stack is known).
+    pub fn record<F: FnOnce() -> String>(
+        &mut self,
+        outermost_first: impl IntoIterator<Item = (u32, F)>,
+    ) {
         let now = Instant::now();
         let mut at = 1;
-        for name in outermost_first {
-            at = match self.ids.get(&(at, name.clone())) {
+        for (function, name) in outermost_first {
+            at = match self.ids.get(&(at, function)) {
                 Some(&id) => id,
                 None => {
-                    self.nodes.push((at, name.clone()));
+                    self.nodes.push((at, name()));
                     let id = self.nodes.len() as u32 + 1;
-                    self.ids.insert((at, name), id);
+                    self.ids.insert((at, function), id);
                     id
                 }
             };
@@ -107,12 +113,12 @@ mod tests {
     #[test]
     fn stacks_become_a_cpuprofile_the_readers_take() {
         let mut samples = Samples::new();
-        for stack in [
-            vec!["main", "run", "step"],
-            vec!["main", "run"],
-            vec!["main", "run", "step"],
-        ] {
-            samples.record(stack.into_iter().map(str::to_owned));
+        for stack in [vec![0, 1, 2], vec![0, 1], vec![0, 1, 2]] {
+            samples.record(
+                stack
+                    .into_iter()
+                    .map(|f: u32| (f, move || ["main", "run", "step"][f as usize].to_owned())),
+            );
         }
         assert_eq!(samples.samples.len(), 3);
         let text = samples.to_cpuprofile("file:///m.wasm").to_string();
