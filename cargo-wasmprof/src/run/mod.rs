@@ -335,9 +335,11 @@ fn keep_samples(
                     crate::sampled::hybrid::attribute(profile, &input.profile)
                 }
                 // Timed: the samples give what the clock could not time.
-                profile::TimerMode::Host => {
-                    crate::sampled::coverage::cover_untimed(profile, &input.profile)
-                }
+                profile::TimerMode::Host => crate::sampled::coverage::cover_untimed(
+                    profile,
+                    &input.profile,
+                    &input.timeline,
+                ),
                 profile::TimerMode::Sampled | profile::TimerMode::Hybrid => {}
             }
             let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();

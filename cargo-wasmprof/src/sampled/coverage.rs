@@ -15,13 +15,15 @@
 //! the caller has room for; never below what was measured.
 
 use super::matching::{Placement, TreeMatcher};
+use super::tree::Span;
 use crate::profile::{CoverageInfo, Profile};
 
 /// Gives the nodes of `profile` (an instrumented run timed by the host
 /// clock) that had calls too short to time the time `samples` (the
-/// engine's sampling profile of the same run) saw in them.
-pub fn cover_untimed(profile: &mut Profile, samples: &Profile) {
-    let sampled = sampled_inclusive(profile, samples);
+/// engine's sampling profile of the same run, `timeline` its samples in
+/// time order) saw in them.
+pub fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]) {
+    let sampled = sampled_inclusive(profile, samples, timeline);
     let measured: Vec<f64> = profile.nodes.iter().map(|n| n.inclusive_nanos).collect();
     let children = profile.children();
     let estimated: Vec<bool> = profile
@@ -76,10 +78,30 @@ pub fn cover_untimed(profile: &mut Profile, samples: &Profile) {
     profile.timer.coverage = Some(info);
 }
 
+/// The time each sample stands for: the time nearer to it than to the
+/// samples before and after it. A sampler that stalls (at a page's start,
+/// or when the machine is busy) leaves a long gap between two samples;
+/// giving the whole gap to the sample after it, as its delta says, would
+/// hand the end of a long call to whatever ran next. Without a timeline,
+/// each node's samples weigh their deltas.
+fn sample_weights(samples: &Profile, timeline: &[Span]) -> Vec<f64> {
+    if timeline.is_empty() {
+        return samples.self_nanos();
+    }
+    let mut weights = vec![0.0; samples.nodes.len()];
+    for (i, span) in timeline.iter().enumerate() {
+        let after = timeline.get(i + 1).map_or(span.nanos, |next| next.nanos);
+        if let Some(weight) = weights.get_mut(span.node) {
+            *weight += (span.nanos + after) / 2.0;
+        }
+    }
+    weights
+}
+
 /// Each node's sampled time, its subtree's samples included.
-fn sampled_inclusive(profile: &Profile, samples: &Profile) -> Vec<f64> {
+fn sampled_inclusive(profile: &Profile, samples: &Profile, timeline: &[Span]) -> Vec<f64> {
     let matcher = TreeMatcher::new(profile);
-    let sampled_self = samples.self_nanos();
+    let sampled_self = sample_weights(samples, timeline);
     let mut time = vec![0.0; profile.nodes.len()];
     for (index, node) in samples.nodes.iter().enumerate() {
         if node.samples == 0 {
@@ -142,6 +164,7 @@ mod tests {
         cover_untimed(
             &mut profile,
             &samples(&[(&["main", "run", "step"], 28.0), (&["main", "run"], 1.0)]),
+            &[],
         );
         let step = node_of(&profile, &["main", "run", "step"]);
         assert_eq!(profile.nodes[step].inclusive_nanos, 28.0 * MS);
@@ -159,7 +182,11 @@ mod tests {
         // The samples saw more in `step` than `run` measured in all: the
         // edges of a call, where a sample stands for time before it began.
         let mut profile = long_call();
-        cover_untimed(&mut profile, &samples(&[(&["main", "run", "step"], 31.0)]));
+        cover_untimed(
+            &mut profile,
+            &samples(&[(&["main", "run", "step"], 31.0)]),
+            &[],
+        );
         let step = node_of(&profile, &["main", "run", "step"]);
         assert_eq!(profile.nodes[step].inclusive_nanos, 30.0 * MS);
         crate::profile::validate(&profile).unwrap();
@@ -171,9 +198,33 @@ mod tests {
         let step = node_of(&profile, &["main", "run", "step"]);
         profile.nodes[step].inclusive_nanos = 5.0 * MS;
         // Fewer samples than measured: the measurement stands.
-        cover_untimed(&mut profile, &samples(&[(&["main", "run", "step"], 3.0)]));
+        cover_untimed(
+            &mut profile,
+            &samples(&[(&["main", "run", "step"], 3.0)]),
+            &[],
+        );
         assert_eq!(profile.nodes[step].inclusive_nanos, 5.0 * MS);
         assert!(!profile.nodes[step].sampled);
         assert_eq!(profile.timer.coverage.unwrap().nodes, 0);
+    }
+
+    #[test]
+    fn a_gap_in_the_samples_is_shared_by_the_samples_on_either_side() {
+        // `step` was sampled twice, then the sampler stalled for 10 ms
+        // until a sample outside: half of the gap is the call's end
+        // (1 + 5.5 ms: each sample owns the halves of its gaps).
+        let mut profile = long_call();
+        let samples = samples(&[(&["main", "run", "step"], 0.0), (&["(idle)"], 0.0)]);
+        let step = node_of(&samples, &["main", "run", "step"]);
+        let idle = node_of(&samples, &["(idle)"]);
+        let span = |node, ms: f64| Span {
+            node,
+            start_nanos: 0.0,
+            nanos: ms * MS,
+        };
+        let timeline = [span(step, 1.0), span(step, 1.0), span(idle, 10.0)];
+        cover_untimed(&mut profile, &samples, &timeline);
+        let at = node_of(&profile, &["main", "run", "step"]);
+        assert_eq!(profile.nodes[at].inclusive_nanos, 6.5 * MS);
     }
 }

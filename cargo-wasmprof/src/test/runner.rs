@@ -242,7 +242,11 @@ fn save(
         match crate::sampled::read_input(&config.cpuprofile_out, &Default::default()) {
             Ok(samples) => {
                 profile.timer.sample_interval_nanos = samples.profile.timer.sample_interval_nanos;
-                crate::sampled::coverage::cover_untimed(&mut profile, &samples.profile);
+                crate::sampled::coverage::cover_untimed(
+                    &mut profile,
+                    &samples.profile,
+                    &samples.timeline,
+                );
             }
             Err(e) => crate::ui::warning(&format!(
                 "{name}: the engine's samples are unreadable ({e:#}); calls too short to time \
