@@ -1,7 +1,7 @@
 //! No time lost, none moved: in every host, with the attribute and
 //! crate-wide, ten runs each, since these must hold every time.
 //!
-//! - `examples/long-call`'s `step` is called 10,000 times with next to no
+//! - `examples/long-call`'s `step` is called 200,000 times with next to no
 //!   work and once with about 30 ms, which the program times itself: at
 //!   least 90 % of that is `step`'s in the profile, never its caller's.
 //! - The thesis's Figure 6.3 in a hybrid profile: `heavy`'s sampled time
@@ -124,7 +124,7 @@ fn long_call_is_credited(host: Host, flags: &[&str]) {
         let caller = time_under(&profile, &["long_call::run_steps"]);
         assert_eq!(
             calls_under(&profile, &["long_call::run_steps", "long_call::step"]),
-            10_001
+            200_001
         );
         seen.push(format!(
             "run {attempt}: program {:.2} ms, step {:.2} ms, run_steps {:.2} ms",
@@ -138,7 +138,8 @@ fn long_call_is_credited(host: Host, flags: &[&str]) {
             seen.join("\n"),
             run.stderr
         );
-        assert!(step <= caller, "{}", seen.join("\n"));
+        // The callee holds no more than its caller (but for rounding).
+        assert!(step <= caller * (1.0 + 1e-9), "{}", seen.join("\n"));
     }
     eprintln!("{host:?} {flags:?}:\n{}", seen.join("\n"));
 }
