@@ -165,9 +165,9 @@ fn a_long_call_among_short_ones_is_its_function_s_in_wasmtime() {
     long_call_is_credited(Host::Wasmtime, CRATE_WIDE);
 }
 
-/// The samples' time in stacks that pass through `name`, from the engine's
-/// `.cpuprofile` saved beside the profile.
-fn sampled_time_in(run: &Run, name: &str) -> f64 {
+/// The samples' time in stacks that pass through any of `names`, from the
+/// engine's `.cpuprofile` saved beside the profile.
+fn sampled_time_in(run: &Run, names: &[&str]) -> f64 {
     let profile = run.profile();
     let samples = profile
         .run
@@ -184,7 +184,7 @@ fn sampled_time_in(run: &Run, name: &str) -> f64 {
             samples
                 .stack(i)
                 .iter()
-                .any(|&f| samples.functions[f].name == name)
+                .any(|&f| names.contains(&samples.functions[f].name.as_str()))
         })
         .map(|i| self_nanos[i])
         .sum()
@@ -219,7 +219,10 @@ fn figure_6_3_keeps_heavy_under_from_a(host: Host, flags: &[&str]) {
             ),
             30_000
         );
-        let sampled = sampled_time_in(&run, "long_call::heavy");
+        // `heavy`'s time: stacks with it, or with `step`, which only it
+        // calls here (Chromium's engine inlines `heavy` at times, and its
+        // frame is then missing).
+        let sampled = sampled_time_in(&run, &["long_call::heavy", "long_call::step"]);
         let under_a = time_under(&profile, &heavy_path);
         assert!(
             sampled > 0.0 && under_a >= 0.9 * sampled,
@@ -237,7 +240,7 @@ fn figure_6_3_keeps_heavy_under_from_a(host: Host, flags: &[&str]) {
             0
         );
         let under_b = time_under(&profile, &["long_call::figure_6_3", "long_call::from_b"]);
-        let in_b = sampled_time_in(&run, "long_call::from_b");
+        let in_b = sampled_time_in(&run, &["long_call::from_b"]);
         assert!(
             under_b <= in_b + 1.0,
             "{host:?} run {attempt}: {under_b} ns under from_b, whose stacks had {in_b} ns"
