@@ -163,8 +163,8 @@ pub struct TimerInfo {
 }
 
 /// What the engine's samples gave the nodes whose calls were too short to
-/// time, each of which then holds the larger of its measured and its
-/// sampled time (marked `sampled`).
+/// time: each holds its share of its caller's measured time as the samples
+/// share it, never less than the clock measured of it (marked `sampled`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CoverageInfo {
     /// Samples taken during the run.

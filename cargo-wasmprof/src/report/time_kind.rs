@@ -31,7 +31,7 @@ impl TimeKind {
             TimeKind::Measured => "",
             TimeKind::PartlyTimed => " (partly timed)",
             TimeKind::Sampled => " (sampled)",
-            TimeKind::NotMeasured => " (counted)",
+            TimeKind::NotMeasured => super::callgraph::COUNTED_MARK,
         }
     }
 

@@ -328,20 +328,7 @@ fn keep_samples(
     let read = crate::sampled::read_input(&kept, &crate::sampled::Options::default());
     Ok(match read {
         Ok(input) => {
-            profile.timer.sample_interval_nanos = input.profile.timer.sample_interval_nanos;
-            match profile.timer.mode {
-                // Counted without a clock: the samples give the times.
-                profile::TimerMode::None => {
-                    crate::sampled::hybrid::attribute(profile, &input.profile)
-                }
-                // Timed: the samples give what the clock could not time.
-                profile::TimerMode::Host => crate::sampled::coverage::cover_untimed(
-                    profile,
-                    &input.profile,
-                    &input.timeline,
-                ),
-                profile::TimerMode::Sampled | profile::TimerMode::Hybrid => {}
-            }
+            crate::sampled::apply_to_run(profile, &input);
             let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
             format!(
                 "{} ({count} samples{}; `cargo wasmprof report --input` it)",

@@ -4,7 +4,7 @@
 //! and then, so one long call among its many short ones can pass untimed,
 //! its time left in its caller's self time. The engine's sampler saw that
 //! call all the same: samples whose stack leads into the node's subtree.
-//! Each such node gets the larger of its measured time and its sampled
+//! Each such node the samples saw more of than the clock gets a sampled
 //! time, marked as estimated from samples; every node its clock timed
 //! keeps its measured time.
 //!

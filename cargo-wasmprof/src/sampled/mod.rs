@@ -110,6 +110,20 @@ pub struct Input {
     pub timeline: Vec<tree::Span>,
 }
 
+/// Puts `samples`, the engine's samples of the run `profile` measured, on
+/// it: without a clock they give the times (a hybrid profile); with one,
+/// the time of the calls too short to time.
+pub fn apply_to_run(profile: &mut Profile, samples: &Input) {
+    profile.timer.sample_interval_nanos = samples.profile.timer.sample_interval_nanos;
+    match profile.timer.mode {
+        profile::TimerMode::None => hybrid::attribute(profile, &samples.profile),
+        profile::TimerMode::Host => {
+            coverage::cover_untimed(profile, &samples.profile, &samples.timeline)
+        }
+        profile::TimerMode::Sampled | profile::TimerMode::Hybrid => {}
+    }
+}
+
 /// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
 /// telling them apart by their content.
 pub fn read_input(path: &Path, options: &Options) -> Result<Input> {

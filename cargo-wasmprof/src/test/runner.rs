@@ -240,14 +240,7 @@ fn save(
     // goes with the run's directory.
     if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {
         match crate::sampled::read_input(&config.cpuprofile_out, &Default::default()) {
-            Ok(samples) => {
-                profile.timer.sample_interval_nanos = samples.profile.timer.sample_interval_nanos;
-                crate::sampled::coverage::cover_untimed(
-                    &mut profile,
-                    &samples.profile,
-                    &samples.timeline,
-                );
-            }
+            Ok(samples) => crate::sampled::apply_to_run(&mut profile, &samples),
             Err(e) => crate::ui::warning(&format!(
                 "{name}: the engine's samples are unreadable ({e:#}); calls too short to time \
                  keep no time of their own"
