@@ -154,6 +154,10 @@ impl Host for Wasmtime {
 
         let wall = Instant::now();
         store.data_mut().deadline = wall + Duration::from_millis(config.timeout_ms);
+        // Nor is it part of the first sample's.
+        if config.sample_interval_micros.is_some() {
+            store.data_mut().samples = Some(Samples::new());
+        }
         // The timeout: one epoch tick ends the run, unless it ends first.
         // With samples, a tick every interval, and the timeout is checked
         // at each.

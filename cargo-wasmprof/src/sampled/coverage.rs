@@ -94,8 +94,11 @@ fn sample_weights(samples: &Profile, timeline: &[Span]) -> Vec<f64> {
     let mut weights = vec![0.0; samples.nodes.len()];
     for (i, span) in timeline.iter().enumerate() {
         let after = timeline.get(i + 1).map_or(span.nanos, |next| next.nanos);
+        // The first sample's delta runs from the sampler's start (a
+        // module's compilation, a process's start-up), not from a sample.
+        let before = if i == 0 { after } else { span.nanos };
         if let Some(weight) = weights.get_mut(span.node) {
-            *weight += (span.nanos + after) / 2.0;
+            *weight += (before + after) / 2.0;
         }
     }
     weights
