@@ -4,6 +4,8 @@
 //! - `examples/long-call`'s `step` is called 200,000 times with next to no
 //!   work and once with about 30 ms, which the program times itself: at
 //!   least 90 % of that is `step`'s in the profile, never its caller's.
+//!   The same for `smallest`, a function of the count-only tier, which no
+//!   clock times, built with `--keep-counted-frames`.
 //! - The thesis's Figure 6.3 in a hybrid profile: `heavy`'s sampled time
 //!   stays under `from_a → shared → heavy`, never under `from_b`.
 //!
@@ -34,12 +36,13 @@ enum Host {
 }
 
 impl Host {
-    /// `run`'s flags for the program `program` (`long` or `figure-6.3`):
-    /// the wasm-bindgen library in JavaScript hosts, the WASI binary in
-    /// wasmtime.
+    /// `run`'s flags for the program `program` (`long`, `counted` or
+    /// `figure-6.3`): the wasm-bindgen library in JavaScript hosts, the
+    /// WASI binary in wasmtime.
     fn args(self, program: &str) -> Vec<String> {
         let invoke = match program {
             "long" => "long_call",
+            "counted" => "counted_call",
             _ => "figure_6_3",
         };
         let args: Vec<&str> = match self {
@@ -109,37 +112,75 @@ fn measured_by_the_program(run: &Run) -> f64 {
     ms * 1e6
 }
 
-fn long_call_is_credited(host: Host, flags: &[&str]) {
+/// A program of `long-call` with one long call among many short ones.
+#[derive(Clone, Copy, Debug)]
+struct LongCall {
+    program: &'static str,
+    /// Flags the case needs, before the instrumentation's.
+    flags: &'static [&'static str],
+    caller: &'static str,
+    callee: &'static str,
+}
+
+/// `step`, fully instrumented: its short calls are too short to time.
+const STEP: LongCall = LongCall {
+    program: "long",
+    flags: &[],
+    caller: "long_call::run_steps",
+    callee: "long_call::step",
+};
+
+/// `smallest`, of the count-only tier: none of its calls is timed, and its
+/// frame is kept for the samples to see only on request (the compiler
+/// inlines it otherwise).
+const SMALLEST: LongCall = LongCall {
+    program: "counted",
+    flags: &["--keep-counted-frames"],
+    caller: "long_call::run_sorts",
+    callee: "long_call::smallest",
+};
+
+fn long_call_is_credited(case: LongCall, host: Host, flags: &[&str]) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if matches!(host, Host::Browser) && !browser_available() {
         panic!("chromium is needed for the browser host (apt-get install chromium)");
     }
     let mut seen = Vec::new();
     for attempt in 1..=RUNS {
-        let run = run(host, "long", flags);
+        let flags = [case.flags, flags].concat();
+        let run = run(host, case.program, &flags);
         let truth = measured_by_the_program(&run);
         let profile = run.profile();
         assert_eq!(profile.timer.mode, TimerMode::Host);
-        let step = time_under(&profile, &["long_call::run_steps", "long_call::step"]);
-        let caller = time_under(&profile, &["long_call::run_steps"]);
-        assert_eq!(
-            calls_under(&profile, &["long_call::run_steps", "long_call::step"]),
-            200_001
-        );
+        let callee = time_under(&profile, &[case.caller, case.callee]);
+        let caller = time_under(&profile, &[case.caller]);
+        // A counted function's calls are its function's; a node's are
+        // its path's.
+        let calls = calls_under(&profile, &[case.caller, case.callee])
+            + profile
+                .functions
+                .iter()
+                .filter(|f| f.name == case.callee)
+                .filter_map(|f| f.calls)
+                .sum::<u64>();
+        assert_eq!(calls, 200_001, "{case:?}");
         seen.push(format!(
-            "run {attempt}: program {:.2} ms, step {:.2} ms, run_steps {:.2} ms",
+            "run {attempt}: program {:.2} ms, {} {:.2} ms, {} {:.2} ms",
             truth / 1e6,
-            step / 1e6,
+            case.callee,
+            callee / 1e6,
+            case.caller,
             caller / 1e6
         ));
         assert!(
-            step >= CREDITED * truth,
-            "{host:?} {flags:?}: step holds less than {CREDITED} of its long call:\n{}\n{}",
+            callee >= CREDITED * truth,
+            "{host:?} {flags:?}: {} holds less than {CREDITED} of its long call:\n{}\n{}",
+            case.callee,
             seen.join("\n"),
             run.stderr
         );
         // The callee holds no more than its caller (but for rounding).
-        assert!(step <= caller * (1.0 + 1e-9), "{}", seen.join("\n"));
+        assert!(callee <= caller * (1.0 + 1e-9), "{}", seen.join("\n"));
     }
     eprintln!("{host:?} {flags:?}:\n{}", seen.join("\n"));
 }
@@ -149,20 +190,26 @@ const CRATE_WIDE: &[&str] = &["--no-default-features", "--instrument-all"];
 
 #[test]
 fn a_long_call_among_short_ones_is_its_function_s_in_node() {
-    long_call_is_credited(Host::Node, ATTRIBUTE);
-    long_call_is_credited(Host::Node, CRATE_WIDE);
+    for case in [STEP, SMALLEST] {
+        long_call_is_credited(case, Host::Node, ATTRIBUTE);
+        long_call_is_credited(case, Host::Node, CRATE_WIDE);
+    }
 }
 
 #[test]
 fn a_long_call_among_short_ones_is_its_function_s_in_chromium() {
-    long_call_is_credited(Host::Browser, ATTRIBUTE);
-    long_call_is_credited(Host::Browser, CRATE_WIDE);
+    for case in [STEP, SMALLEST] {
+        long_call_is_credited(case, Host::Browser, ATTRIBUTE);
+        long_call_is_credited(case, Host::Browser, CRATE_WIDE);
+    }
 }
 
 #[test]
 fn a_long_call_among_short_ones_is_its_function_s_in_wasmtime() {
-    long_call_is_credited(Host::Wasmtime, ATTRIBUTE);
-    long_call_is_credited(Host::Wasmtime, CRATE_WIDE);
+    for case in [STEP, SMALLEST] {
+        long_call_is_credited(case, Host::Wasmtime, ATTRIBUTE);
+        long_call_is_credited(case, Host::Wasmtime, CRATE_WIDE);
+    }
 }
 
 /// The samples' time in stacks that pass through any of `names`, from the

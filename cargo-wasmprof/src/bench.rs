@@ -35,8 +35,8 @@ struct Measured {
     label: &'static str,
     /// Run with the engine's sampler on.
     sample: bool,
-    /// Built with every fully instrumented function out of line.
-    keeps_frames: bool,
+    /// The functions it keeps out of line.
+    frames: build::KeptFrames,
     module: BuiltModule,
     wasm_bytes: u64,
     /// The program's own time of each counted run.
@@ -77,7 +77,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
             .iter()
             .find(|b: &&Measured| {
                 b.module.instrument == build::instrument_mode(&build_args)
-                    && b.keeps_frames == build::keeps_frames(&build_args)
+                    && b.frames == build::kept_frames(&build_args)
             })
             .map(|b| b.module.clone());
         let module = match same {
@@ -96,7 +96,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         builds.push(Measured {
             label,
             sample,
-            keeps_frames: build::keeps_frames(&build_args),
+            frames: build::kept_frames(&build_args),
             module,
             wasm_bytes,
             nanos: Vec::new(),
@@ -152,7 +152,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
 /// the user gave them, the instrumentation as the row needs.
 fn build_args(args: &BenchArgs, timer: Option<Timer>, sample: bool) -> BuildArgs {
     BuildArgs {
-        keep_frames: sample,
+        sampled: sample,
         cargo: args.cargo.clone(),
         host: args.host_kind,
         timer: timer.unwrap_or(Timer::Host),
@@ -331,7 +331,7 @@ mod tests {
         Measured {
             label,
             sample: false,
-            keeps_frames: false,
+            frames: build::KeptFrames::None,
             module: BuiltModule {
                 unit: Unit {
                     package: "app".into(),

@@ -310,7 +310,7 @@ impl MaybeItemFn {
         let self_type = self_type.tokens();
         let braces = brace.span.join();
         let original_body = braced(braces, body.clone());
-        let keep_frame = if entry != Entry::Count && keep_frames() && !has_inline(outer_attrs) {
+        let keep_frame = if keeps_frame(keep_frames(), entry, body, outer_attrs) {
             quote!(#[inline(never)])
         } else {
             quote!()
@@ -343,13 +343,36 @@ impl MaybeItemFn {
     }
 }
 
-/// Whether this build keeps every fully instrumented function out of line,
-/// so that an engine's sampler sees its frame: `cargo wasmprof` sets
-/// `WASMPROF_KEEP_FRAMES` for builds whose runs are sampled (and builds
-/// them with a rustc flag of their own, so that cargo does not mix them up
-/// with other builds). An ordinary build never has it.
-fn keep_frames() -> bool {
-    std::env::var_os("WASMPROF_KEEP_FRAMES").is_some_and(|v| v == "1")
+/// Which functions this build keeps out of line, so that an engine's
+/// sampler sees their frames: `cargo wasmprof` sets `WASMPROF_KEEP_FRAMES`
+/// for builds whose runs are sampled, `1` for the fully instrumented ones,
+/// `all` for counted ones too (and builds them with a rustc flag of their
+/// own, so that cargo does not mix them up with other builds). An ordinary
+/// build never has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeepFrames {
+    None,
+    Full,
+    WithCounted,
+}
+
+/// Whether a function is kept out of line: never against the user's own
+/// `#[inline]`, and a counted function that calls nothing cannot run long.
+fn keeps_frame(frames: KeepFrames, entry: Entry, body: &TokenStream, attrs: &[Attribute]) -> bool {
+    let keep = match frames {
+        KeepFrames::None => false,
+        KeepFrames::Full => entry != Entry::Count,
+        KeepFrames::WithCounted => entry != Entry::Count || body_makes_calls(body),
+    };
+    keep && !has_inline(attrs)
+}
+
+fn keep_frames() -> KeepFrames {
+    match std::env::var("WASMPROF_KEEP_FRAMES").as_deref() {
+        Ok("1") => KeepFrames::Full,
+        Ok("all") => KeepFrames::WithCounted,
+        _ => KeepFrames::None,
+    }
 }
 
 /// Whether the user already said how the function is to be inlined.
@@ -440,16 +463,49 @@ fn mentions_self(tokens: TokenStream) -> bool {
     })
 }
 
-/// Whether the body uses `Self` itself — not in an item nested in it, where
-/// `Self` means that item's type, nor in a macro's tokens, which may be
-/// anything. If the body does not parse, it says nothing.
-fn body_mentions_self(body: &TokenStream) -> bool {
+/// Whether the body calls anything (a function, a method, a macro, which
+/// may call): a function that does not is as short as its code. Calls in
+/// items nested in it are not its own. If the body does not parse, it
+/// may.
+fn body_makes_calls(body: &TokenStream) -> bool {
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_item(&mut self, _: &'ast Item) {}
+        fn visit_expr_call(&mut self, _: &'ast syn::ExprCall) {
+            self.0 = true;
+        }
+        fn visit_expr_method_call(&mut self, _: &'ast syn::ExprMethodCall) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, _: &'ast syn::Macro) {
+            self.0 = true;
+        }
+    }
+    let Ok(stmts) = parse_statements(body) else {
+        return true;
+    };
+    let mut finder = Finder(false);
+    for stmt in &stmts {
+        finder.visit_stmt(stmt);
+    }
+    finder.0
+}
+
+/// The statements of a function body.
+fn parse_statements(body: &TokenStream) -> syn::Result<Vec<Stmt>> {
     struct Statements(Vec<Stmt>);
     impl Parse for Statements {
         fn parse(input: ParseStream) -> syn::Result<Self> {
             Block::parse_within(input).map(Statements)
         }
     }
+    syn::parse2::<Statements>(body.clone()).map(|Statements(stmts)| stmts)
+}
+
+/// Whether the body uses `Self` itself — not in an item nested in it, where
+/// `Self` means that item's type, nor in a macro's tokens, which may be
+/// anything. If the body does not parse, it says nothing.
+fn body_mentions_self(body: &TokenStream) -> bool {
     struct Finder(bool);
     impl<'ast> Visit<'ast> for Finder {
         fn visit_item(&mut self, _: &'ast Item) {}
@@ -457,7 +513,7 @@ fn body_mentions_self(body: &TokenStream) -> bool {
             self.0 |= ident == "Self";
         }
     }
-    let Ok(Statements(stmts)) = syn::parse2::<Statements>(body.clone()) else {
+    let Ok(stmts) = parse_statements(body) else {
         return false;
     };
     let mut finder = Finder(false);

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use cargo_metadata::Message;
 
 use super::workspace::Unit;
+use super::KeptFrames;
 use crate::cli::CargoArgs;
 
 /// The export the host reads; binaries do not export it by themselves.
@@ -21,8 +22,8 @@ pub struct CargoBuild<'a> {
     pub target_dir: &'a Path,
     /// `WASMPROF_INSTRUMENT`: `host`, `none`, or `None` for a plain build.
     pub instrument: Option<&'a str>,
-    /// Every fully instrumented function out of line (`WASMPROF_KEEP_FRAMES`).
-    pub keep_frames: bool,
+    /// The functions kept out of line (`WASMPROF_KEEP_FRAMES`).
+    pub frames: KeptFrames,
     /// The manifest to build: the unit's own, or its shadow copy's when
     /// crates are instrumented crate-wide.
     pub manifest_path: &'a Path,
@@ -46,7 +47,7 @@ impl CargoBuild<'_> {
             &mut command,
             Instrumentation {
                 mode: self.instrument,
-                keep_frames: self.keep_frames,
+                frames: self.frames,
             },
             self.extra_rustflags,
         );
@@ -155,9 +156,9 @@ pub struct Instrumentation<'a> {
     /// `WASMPROF_INSTRUMENT`: `host`, `none`, `floor`, or `None` for a
     /// plain build.
     pub mode: Option<&'a str>,
-    /// `WASMPROF_KEEP_FRAMES`: every fully instrumented function out of
-    /// line, for the engine's sampler.
-    pub keep_frames: bool,
+    /// `WASMPROF_KEEP_FRAMES`: the functions kept out of line, for the
+    /// engine's sampler.
+    pub frames: KeptFrames,
 }
 
 /// Switches instrumentation on (`WASMPROF_INSTRUMENT`) or off for a cargo
@@ -166,12 +167,12 @@ pub struct Instrumentation<'a> {
 pub fn set_instrumentation_env(command: &mut Command, how: Instrumentation, extra: &[String]) {
     let instrument = how.mode;
     let mut flags = rustflags(instrument, extra);
-    if how.keep_frames {
+    if let Some(value) = how.frames.env_value() {
         // The attribute reads the variable when it expands; the flag tells
         // cargo that the code differs, so that it never reuses other
         // builds' artifacts for these.
-        flags.push("--cfg=wasmprof_keep_frames".to_owned());
-        command.env("WASMPROF_KEEP_FRAMES", "1");
+        flags.push(format!("--cfg=wasmprof_keep_frames=\"{value}\""));
+        command.env("WASMPROF_KEEP_FRAMES", value);
     } else {
         command.env_remove("WASMPROF_KEEP_FRAMES");
     }

@@ -55,15 +55,52 @@ pub fn instrument_mode(args: &BuildArgs) -> Option<&'static str> {
     })
 }
 
-/// Whether the build keeps every fully instrumented function out of line
+/// Which instrumented functions a build keeps out of line
 /// (`#[inline(never)]`), so that the engine's sampler sees a frame for each
-/// of their calls: builds timed by the host clock, whose runs are sampled
-/// to give calls too short to time their time, and hybrid builds.
-pub fn keeps_frames(args: &BuildArgs) -> bool {
-    match instrument_mode(args) {
+/// of their calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeptFrames {
+    /// None: the compiler inlines what it likes.
+    None,
+    /// Every fully instrumented function: builds timed by the host clock,
+    /// whose runs are sampled to give calls too short to time their time,
+    /// and hybrid builds.
+    Full,
+    /// Counted functions that call anything too (`--keep-counted-frames`).
+    WithCounted,
+}
+
+impl KeptFrames {
+    /// `WASMPROF_KEEP_FRAMES`, which the attribute reads.
+    pub fn env_value(self) -> Option<&'static str> {
+        match self {
+            KeptFrames::None => None,
+            KeptFrames::Full => Some("1"),
+            KeptFrames::WithCounted => Some("all"),
+        }
+    }
+
+    /// The end of the build directory's name: functions kept out of line
+    /// are other code.
+    fn dir_suffix(self) -> &'static str {
+        match self {
+            KeptFrames::None | KeptFrames::Full => "",
+            KeptFrames::WithCounted => "-counted-frames",
+        }
+    }
+}
+
+/// The frames a build with these flags keeps.
+pub fn kept_frames(args: &BuildArgs) -> KeptFrames {
+    let sampled = match instrument_mode(args) {
         Some("host") => true,
-        Some("none") => args.keep_frames,
+        Some("none") => args.sampled,
         _ => false,
+    };
+    match (sampled, args.crate_wide.keep_counted_frames) {
+        (false, _) => KeptFrames::None,
+        (true, false) => KeptFrames::Full,
+        (true, true) => KeptFrames::WithCounted,
     }
 }
 
@@ -104,12 +141,13 @@ pub fn prepare(
 ) -> Result<Prepared> {
     let instrument = instrument_mode(args);
     let target_dir = workspace.target_dir(&args.cargo);
-    let mode = match (instrument, keeps_frames(args)) {
+    let frames = kept_frames(args);
+    let mode = match (instrument, frames) {
         // Functions kept out of line are other code: a directory of their own.
-        (Some("none"), true) => "none-frames",
+        (Some("none"), KeptFrames::Full | KeptFrames::WithCounted) => "none-frames",
         (mode, _) => mode.unwrap_or("plain"),
     };
-    let mode_dir = wasmprof_dir(&target_dir).join(mode);
+    let mode_dir = wasmprof_dir(&target_dir).join(format!("{mode}{}", frames.dir_suffix()));
     let shadow = match instrument {
         Some(_) => crate_wide(args, workspace, packages, &target_dir, &mode_dir, tests)?,
         None => None,
@@ -200,7 +238,7 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                 target: &target,
                 target_dir: &build_dir,
                 instrument,
-                keep_frames: keeps_frames(args),
+                frames: kept_frames(args),
                 manifest_path: &manifest_path,
                 extra_rustflags,
                 max_nodes: args.max_nodes,

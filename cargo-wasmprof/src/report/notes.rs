@@ -53,7 +53,7 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             }
         }
     }
-    let names_where = |flag: fn(&crate::profile::Node) -> bool| {
+    let names_where = |flag: &dyn Fn(&crate::profile::Node) -> bool| {
         let names: std::collections::BTreeSet<&str> = profile
             .nodes
             .iter()
@@ -73,7 +73,11 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
         })
     };
     let host_timed = profile.timer.mode == crate::profile::TimerMode::Host;
-    if let Some(names) = names_where(|n| n.sampled).filter(|_| host_timed) {
+    let timed_tier = |n: &crate::profile::Node| {
+        n.function
+            .is_some_and(|f| profile.functions[f].tier != Some(FunctionTier::Counted))
+    };
+    if let Some(names) = names_where(&|n| n.sampled && timed_tier(n)).filter(|_| host_timed) {
         lines.push(
             match (&profile.timer.coverage, profile.timer.sample_interval_nanos) {
                 (Some(_), interval) => format!(
@@ -93,7 +97,7 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             },
         );
     }
-    if let Some(names) = names_where(|n| n.partly_timed && !n.sampled).filter(|_| host_timed) {
+    if let Some(names) = names_where(&|n| n.partly_timed && !n.sampled).filter(|_| host_timed) {
         let why = if profile.run.samples_file.is_some() || profile.timer.coverage.is_some() {
             "the samples saw no more of them than the clock did"
         } else {
@@ -106,11 +110,28 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
              had such calls."
         ));
     }
-    let counted = profile
+    let mut has_node = vec![false; profile.functions.len()];
+    for function in profile.nodes.iter().filter_map(|n| n.function) {
+        if let Some(has) = has_node.get_mut(function) {
+            *has = true;
+        }
+    }
+    let (sampled, counted) = profile
         .functions
         .iter()
-        .filter(|f| f.tier == Some(FunctionTier::Counted))
-        .count();
+        .zip(&has_node)
+        .filter(|(f, _)| f.tier == Some(FunctionTier::Counted))
+        .fold((0, 0), |(sampled, counted), (_, &has)| {
+            (sampled + usize::from(has), counted + usize::from(!has))
+        });
+    if sampled > 0 {
+        lines.push(format!(
+            "NOTE: {sampled} counted-only functions ran where the engine's samples saw them, \
+             and are marked (sampled): their calls are exact; their time, under the callers \
+             the samples found them in, is the samples' share of what those callers measured \
+             (calls per caller are not tracked)."
+        ));
+    }
     if counted > 0 {
         let why = match profile.run.min_size {
             Some(min) if profile.run.small_counted => format!(
@@ -119,10 +140,18 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             ),
             _ => "#[wasmprof::instrument(count)]".to_owned(),
         };
+        let sampled_run = profile.timer.coverage.is_some() || profile.timer.hybrid.is_some();
+        let samples = if sampled_run {
+            " The samples saw none of their frames: the compiler inlines most small functions \
+             into their callers; --keep-counted-frames keeps them out of line, so that the \
+             samples give a long call of one its time."
+        } else {
+            ""
+        };
         lines.push(format!(
             "NOTE: {counted} functions marked{COUNTED_MARK} were counted only ({why}): their \
              calls are exact, their time is in their callers' self time, and their callers \
-             are not tracked."
+             are not tracked.{samples}"
         ));
     }
     if let Some(min) = profile.run.min_size.filter(|_| !profile.run.small_counted) {

@@ -62,24 +62,34 @@ pub fn of_node(profile: &Profile, node: &Node) -> TimeKind {
     }
 }
 
-/// What each function's time is: the least certain of its nodes', or not
-/// measured for a counted function.
+/// What each function's time is: the least certain of its nodes'. A
+/// counted function's is not measured, unless the engine's samples gave it
+/// call paths (then it is estimated from them).
 pub fn of_functions(profile: &Profile) -> Vec<TimeKind> {
-    let mut kinds: Vec<TimeKind> = profile
+    let counted: Vec<bool> = profile
         .functions
         .iter()
-        .map(|f| match (f.tier, profile.timer.mode) {
-            (Some(FunctionTier::Counted), _) | (_, TimerMode::None) => TimeKind::NotMeasured,
+        .map(|f| f.tier == Some(FunctionTier::Counted))
+        .collect();
+    let mut kinds: Vec<TimeKind> = counted
+        .iter()
+        .map(|&counted| match profile.timer.mode {
+            TimerMode::None => TimeKind::NotMeasured,
+            _ if counted => TimeKind::NotMeasured,
             _ => TimeKind::Measured,
         })
         .collect();
     for node in &profile.nodes {
-        if let Some(function) = node.function {
-            if let Some(kind) = kinds.get_mut(function) {
-                if *kind != TimeKind::NotMeasured {
-                    *kind = kind.combine(of_node(profile, node));
-                }
-            }
+        let Some(function) = node.function else {
+            continue;
+        };
+        let Some(kind) = kinds.get_mut(function) else {
+            continue;
+        };
+        if counted[function] && profile.timer.mode.timed() {
+            *kind = TimeKind::Sampled;
+        } else if *kind != TimeKind::NotMeasured {
+            *kind = kind.combine(of_node(profile, node));
         }
     }
     kinds
@@ -121,5 +131,24 @@ mod tests {
         profile.timer.mode = TimerMode::Hybrid;
         assert_eq!(of_functions(&profile)[index("exact")], TimeKind::Sampled);
         assert_eq!(of_functions(&profile)[index("get")], TimeKind::NotMeasured);
+    }
+
+    #[test]
+    fn a_counted_function_with_sampled_paths_is_estimated() {
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main", "get"], 0, 5.0)
+            .counted("get", 1000)
+            .build();
+        let get = profile
+            .functions
+            .iter()
+            .position(|f| f.name == "get")
+            .unwrap();
+        for node in &mut profile.nodes {
+            node.sampled = node.function == Some(get);
+        }
+        assert_eq!(of_functions(&profile)[get], TimeKind::Sampled);
+        profile.timer.mode = TimerMode::None;
+        assert_eq!(of_functions(&profile)[get], TimeKind::NotMeasured);
     }
 }

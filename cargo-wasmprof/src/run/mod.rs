@@ -96,7 +96,7 @@ fn build_module_for(
     let build_args = crate::cli::BuildArgs {
         host,
         // A hybrid profile's samples must see every instrumented call.
-        keep_frames: args.host.sample,
+        sampled: args.host.sample,
         ..args.build.clone()
     };
     let module = build::build(&build_args, workspace)?

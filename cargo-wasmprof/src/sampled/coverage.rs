@@ -2,11 +2,13 @@
 //!
 //! A node whose calls were found too short to time is timed again only now
 //! and then, so one long call among its many short ones can pass untimed,
-//! its time left in its caller's self time. The engine's sampler saw that
-//! call all the same: samples whose stack leads into the node's subtree.
-//! Each such node the samples saw more of than the clock gets a sampled
-//! time, marked as estimated from samples; every node its clock timed
-//! keeps its measured time.
+//! its time left in its caller's self time; a counted function is never
+//! timed at all. The engine's sampler saw those calls all the same:
+//! samples whose stack leads into the node's subtree, or into a counted
+//! function's frame (which gets a node of its own, `counted.rs`). Each
+//! such node the samples saw more of than the clock gets a sampled time,
+//! marked as estimated from samples; every node its clock timed keeps its
+//! measured time.
 //!
 //! Estimates never break the tree, and use what the clock measured: a
 //! caller's time, less what its measured children took, is the room its
@@ -16,6 +18,7 @@
 //! next, and the samples alone would then give too little; sampling noise
 //! can give too much. An estimate never falls below what was measured.
 
+use super::counted::{is_counted, CountedNodes};
 use super::matching::{Placement, TreeMatcher};
 use super::tree::Span;
 use crate::profile::{CoverageInfo, Profile};
@@ -25,14 +28,18 @@ use crate::profile::{CoverageInfo, Profile};
 /// engine's sampling profile of the same run, `timeline` its samples in
 /// time order) saw in them.
 pub fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]) {
-    let (own, sampled) = sampled_times(profile, samples, timeline);
+    let mut counted = CountedNodes::new(profile);
+    let (own, sampled) = sampled_times(profile, &mut counted, samples, timeline);
     let measured: Vec<f64> = profile.nodes.iter().map(|n| n.inclusive_nanos).collect();
     let children = profile.children();
     let estimated: Vec<bool> = profile
         .nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| n.function.is_some() && n.partly_timed && sampled[i] > measured[i])
+        .map(|(i, n)| {
+            let untimed = n.partly_timed || is_counted(profile, n);
+            n.function.is_some() && untimed && sampled[i] > measured[i]
+        })
         .collect();
 
     // Bottom up (children come after their parents): an estimate holds its
@@ -77,6 +84,7 @@ pub fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]
             node.sampled = true;
         }
     }
+    counted.drop_empty(profile);
     info.samples = samples.nodes.iter().map(|n| n.samples).sum();
     profile.timer.coverage = Some(info);
 }
@@ -105,11 +113,16 @@ fn sample_weights(samples: &Profile, timeline: &[Span]) -> Vec<f64> {
 }
 
 /// Each node's sampled time: its own (the samples that end at it) and its
-/// subtree's.
-fn sampled_times(profile: &Profile, samples: &Profile, timeline: &[Span]) -> (Vec<f64>, Vec<f64>) {
-    let matcher = TreeMatcher::new(profile);
+/// subtree's. Counted functions the samples ran in get their nodes first.
+fn sampled_times(
+    profile: &mut Profile,
+    counted: &mut CountedNodes,
+    samples: &Profile,
+    timeline: &[Span],
+) -> (Vec<f64>, Vec<f64>) {
     let sampled_self = sample_weights(samples, timeline);
-    let mut time = vec![0.0; profile.nodes.len()];
+    let mut placed = Vec::new();
+    let matcher = TreeMatcher::new(profile);
     for (index, node) in samples.nodes.iter().enumerate() {
         if node.samples == 0 {
             continue;
@@ -121,8 +134,14 @@ fn sampled_times(profile: &Profile, samples: &Profile, timeline: &[Span]) -> (Ve
                 .map(|f| samples.functions[f].name.as_str()),
         );
         if located.how != Placement::Outside {
-            time[located.node] += sampled_self[index];
+            placed.push((located, sampled_self[index]));
         }
+    }
+    let mut time = vec![0.0; profile.nodes.len()];
+    for (located, weight) in placed {
+        let node = counted.node(profile, located.node, &located.counted);
+        time.resize(profile.nodes.len(), 0.0);
+        time[node] += weight;
     }
     let own = time.clone();
     for index in (1..profile.nodes.len()).rev() {
@@ -185,6 +204,56 @@ mod tests {
         let info = profile.timer.coverage.clone().unwrap();
         assert_eq!(info.nodes, 1);
         assert!((info.added_nanos - expected).abs() < 1.0);
+        crate::profile::validate(&profile).unwrap();
+    }
+
+    #[test]
+    fn a_counted_function_the_samples_ran_in_gets_a_path_under_its_caller() {
+        // `sort` is counted only: no node, no clock; its one long call is
+        // in `run`'s self time. The samples ran in its frame, under `run`.
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main", "run"], 1, 30.0 * MS)
+            .counted("sort", 10_001)
+            .build();
+        cover_untimed(
+            &mut profile,
+            &samples(&[
+                (&["main", "run", "sort", "core::slice::sort"], 27.0),
+                (&["main", "run"], 3.0),
+                (&["main", "other", "sort"], 5.0),
+            ]),
+            &[],
+        );
+        let sort = node_of(&profile, &["main", "run", "sort"]);
+        assert!((profile.nodes[sort].inclusive_nanos - 27.0 * MS).abs() < 1.0);
+        assert!(profile.nodes[sort].sampled);
+        assert_eq!(profile.nodes[sort].calls, 0, "the calls are the function's");
+        let sort_function = profile.nodes[sort].function.unwrap();
+        assert_eq!(profile.functions[sort_function].calls, Some(10_001));
+        assert_eq!(profile.nodes.len(), 4, "no path the tree does not have");
+        crate::profile::validate(&profile).unwrap();
+    }
+
+    #[test]
+    fn a_counted_path_left_no_room_is_not_kept() {
+        // `run`'s measured time is all its measured callee's: the samples
+        // in `sort` (the clock's edges) leave it nothing, and no empty
+        // path is added.
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main", "run"], 1, 0.0)
+            .path(&["main", "run", "parse"], 1, 10.0 * MS)
+            .counted("sort", 3)
+            .build();
+        let nodes = profile.nodes.len();
+        cover_untimed(
+            &mut profile,
+            &samples(&[
+                (&["main", "run", "sort"], 1.0),
+                (&["main", "run", "parse"], 9.0),
+            ]),
+            &[],
+        );
+        assert_eq!(profile.nodes.len(), nodes);
         crate::profile::validate(&profile).unwrap();
     }
 

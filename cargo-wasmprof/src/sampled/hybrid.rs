@@ -7,14 +7,15 @@
 //! A sample's stack is walked outermost first, following the tree through
 //! every frame that names an instrumented function; frames of functions
 //! that were not instrumented (small ones, the standard library, JavaScript)
-//! are passed over, and so are those of counted functions (which have no
-//! node), so their time is their nearest instrumented caller's self time, as
-//! it is with `--timer host`. An async function's polls run its body, a
+//! are passed over, so their time is their nearest instrumented caller's
+//! self time. A counted function has no node, and the samples that ran in
+//! its frame give it one under that caller's (`counted.rs`). An async function's polls run its body, a
 //! closure to the engine (`app::load::{{closure}}`): that frame stands for
 //! the async function.
 
 use std::collections::BTreeMap;
 
+use super::counted::CountedNodes;
 use super::matching::{Placement, TreeMatcher};
 use crate::profile::{HybridInfo, Profile, TimerMode, UnmatchedSamples};
 
@@ -37,7 +38,7 @@ const AMBIGUOUS: &str = "stacks without the frames of inlined calls that fit sev
 pub fn attribute(profile: &mut Profile, samples: &Profile) {
     let matcher = TreeMatcher::new(profile);
     let sampled_self = samples.self_nanos();
-    let mut own = vec![0.0; profile.nodes.len()];
+    let mut placed = Vec::new();
     let mut unmatched: BTreeMap<&'static str, (u64, f64)> = BTreeMap::new();
     let (mut total, mut matched) = (0, 0);
     for (index, node) in samples.nodes.iter().enumerate() {
@@ -65,11 +66,18 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
             entry.1 += weight;
         }
         if located.how != Placement::Outside {
-            own[located.node] += weight;
             if matches!(located.how, Placement::Matched | Placement::Bridged) {
                 matched += node.samples;
             }
+            placed.push((located, weight));
         }
+    }
+    let mut counted = CountedNodes::new(profile);
+    let mut own = vec![0.0; profile.nodes.len()];
+    for (located, weight) in placed {
+        let node = counted.node(profile, located.node, &located.counted);
+        own.resize(profile.nodes.len(), 0.0);
+        own[node] += weight;
     }
     // Inclusive times: parents come before children.
     let mut inclusive = own;
@@ -83,6 +91,7 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
         node.partly_timed = false;
         node.sampled = false;
     }
+    counted.drop_empty(profile);
     profile.timer.mode = TimerMode::Hybrid;
     profile.timer.resolution_nanos = None;
     profile.timer.sample_interval_nanos = samples.timer.sample_interval_nanos;
@@ -195,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn a_counted_function_s_frame_is_passed_over() {
+    fn a_counted_function_s_samples_are_its_own_under_its_caller() {
         let mut profile = ProfileBuilder::untimed()
             .path(&["main", "parse", "scan"], 4, 0.0)
             .counted("peek", 100)
@@ -209,8 +218,13 @@ mod tests {
             node.samples = 1;
         }
         attribute(&mut profile, &samples);
+        // Between two instrumented frames, `peek`'s frame is passed over:
+        // `scan`'s node is under `parse`'s.
         assert_eq!(time_of(&profile, &["main", "parse", "scan"]), 6.0);
+        // At the top, the samples are `peek`'s, on a path of its own.
+        assert_eq!(time_of(&profile, &["main", "parse", "peek"]), 3.0);
         assert_eq!(time_of(&profile, &["main", "parse"]), 9.0);
+        crate::profile::validate(&profile).unwrap();
         let info = profile.timer.hybrid.unwrap();
         assert!(info.unmatched.is_empty(), "{:?}", info.unmatched);
     }

@@ -3,7 +3,10 @@
 //! A sample's stack is read outermost first, keeping only the frames that
 //! name a fully instrumented function; everything else (functions not
 //! instrumented, counted ones, the standard library, JavaScript) is passed
-//! over, so its time is its nearest instrumented caller's. An instrumented
+//! over, so its time is its nearest instrumented caller's. The counted
+//! functions among the frames below the last instrumented one are kept
+//! aside: the sample's time is theirs, and the tree has no node for them
+//! (see `counted.rs`). An instrumented
 //! call the compiler inlined leaves no frame, so the stack may skip levels
 //! of the tree: a frame is then looked for a few levels further down.
 //!
@@ -24,12 +27,18 @@ const MAX_BRIDGE: usize = 3;
 const MAX_CANDIDATES: usize = 64;
 
 /// Where a stack led.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Located {
     /// The node the sample's time belongs to (the root when no frame was
     /// instrumented).
     pub node: usize,
     pub how: Placement,
+    /// The counted functions whose frames the stack has below `node`'s,
+    /// outermost first, a recursion's repeats as one: the sample ran in
+    /// the last of them (or in what it called that was not instrumented).
+    /// Empty unless the stack found its node unambiguously (matched or
+    /// bridged).
+    pub counted: Vec<usize>,
 }
 
 /// How a stack found its node.
@@ -56,20 +65,29 @@ pub(crate) struct TreeMatcher<'a> {
     /// Fully instrumented functions by the name a sampler shows them with
     /// (an async function also by its body closure's, which its polls run).
     function_of: HashMap<String, usize>,
+    /// Counted functions by the same names.
+    counted_of: HashMap<String, usize>,
     child_of: HashMap<(usize, usize), usize>,
     children: Vec<Vec<usize>>,
 }
 
 impl<'a> TreeMatcher<'a> {
     pub fn new(profile: &'a Profile) -> TreeMatcher<'a> {
-        // Counted functions have no node: their frames are passed over.
-        let mut function_of: HashMap<String, usize> = profile
+        // Counted functions have no node: their frames are kept apart.
+        let (counted, full): (Vec<_>, Vec<_>) = profile
             .functions
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.tier != Some(FunctionTier::Counted))
-            .map(|(index, f)| (f.name.clone(), index))
-            .collect();
+            .partition(|(_, f)| f.tier == Some(FunctionTier::Counted));
+        let by_name =
+            |functions: Vec<(usize, &crate::profile::Function)>| -> HashMap<String, usize> {
+                functions
+                    .into_iter()
+                    .map(|(index, f)| (f.name.clone(), index))
+                    .collect()
+            };
+        let counted_of = by_name(counted);
+        let mut function_of = by_name(full);
         for (index, f) in profile.functions.iter().enumerate() {
             if f.is_async {
                 function_of.insert(format!("{}::{{{{closure}}}}", f.name), index);
@@ -84,6 +102,7 @@ impl<'a> TreeMatcher<'a> {
         TreeMatcher {
             profile,
             function_of,
+            counted_of,
             child_of,
             children: profile.children(),
         }
@@ -95,11 +114,18 @@ impl<'a> TreeMatcher<'a> {
         let mut candidates = vec![Profile::ROOT];
         let mut inside = false;
         let mut bridged = false;
+        let mut counted: Vec<usize> = Vec::new();
         for name in names {
             let Some(&function) = self.function_of.get(name) else {
+                if let Some(&function) = self.counted_of.get(name) {
+                    if counted.last() != Some(&function) {
+                        counted.push(function);
+                    }
+                }
                 continue;
             };
             inside = true;
+            counted.clear();
             let direct: Vec<usize> = candidates
                 .iter()
                 .filter_map(|&at| self.child_of.get(&(at, function)).copied())
@@ -118,12 +144,14 @@ impl<'a> TreeMatcher<'a> {
                 return Located {
                     node: self.deepest_shared(&candidates),
                     how: Placement::OffTree,
+                    counted: Vec::new(),
                 };
             }
             if next.len() > MAX_CANDIDATES {
                 return Located {
                     node: self.deepest_shared(&next),
                     how: Placement::Ambiguous,
+                    counted: Vec::new(),
                 };
             }
             candidates = next;
@@ -134,9 +162,13 @@ impl<'a> TreeMatcher<'a> {
             (true, false, true) => Placement::Bridged,
             (true, false, false) => Placement::Matched,
         };
+        if !matches!(how, Placement::Matched | Placement::Bridged) {
+            counted.clear();
+        }
         Located {
             node: self.deepest_shared(&candidates),
             how,
+            counted,
         }
     }
 
@@ -239,6 +271,29 @@ mod tests {
             node_of(&profile, &["main", "from_a", "shared", "heavy"])
         );
         assert_eq!(located.how, Placement::Bridged);
+    }
+
+    #[test]
+    fn counted_frames_below_the_last_instrumented_one_are_kept_aside() {
+        let profile = ProfileBuilder::untimed()
+            .path(&["main", "from_a", "shared", "heavy"], 10, 0.0)
+            .path(&["main", "from_b", "shared"], 10, 0.0)
+            .counted("get", 5)
+            .counted("sort", 5)
+            .build();
+        let function = |name: &str| profile.functions.iter().position(|f| f.name == name);
+        let (get, sort) = (function("get").unwrap(), function("sort").unwrap());
+        let matcher = TreeMatcher::new(&profile);
+        // Counted frames above an instrumented one are that one's callers'
+        // business: its node is the runtime's.
+        let located = matcher.locate(["main", "get", "from_a", "sort", "core::sort", "sort"]);
+        assert_eq!(located.node, node_of(&profile, &["main", "from_a"]));
+        assert_eq!(located.how, Placement::Matched);
+        assert_eq!(located.counted, vec![sort], "a recursion's repeats as one");
+        let located = matcher.locate(["main", "from_a", "get", "std", "sort"]);
+        assert_eq!(located.counted, vec![get, sort]);
+        // Where the node is not certain, neither is the path below it.
+        assert!(matcher.locate(["main", "shared", "get"]).counted.is_empty());
     }
 
     #[test]

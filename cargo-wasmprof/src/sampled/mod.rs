@@ -9,6 +9,7 @@
 //! parents, a delta that is not a number is counted and left out, and the
 //! counts are reported; a file of the wrong shape is an error naming it.
 
+mod counted;
 pub mod coverage;
 mod cpuprofile;
 pub mod hybrid;

@@ -48,7 +48,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         no_instrument: false,
         max_nodes: args.max_nodes,
         crate_wide: args.crate_wide.clone(),
-        keep_frames: false,
+        sampled: false,
     };
     let prepared = build::prepare(&build_args, workspace, &packages, true)?;
     let tests = prepared
@@ -328,7 +328,7 @@ fn cargo_test(
         &mut command,
         build::Instrumentation {
             mode: build::instrument_mode(build_args),
-            keep_frames: build::keeps_frames(build_args),
+            frames: build::kept_frames(build_args),
         },
         &prepared.extra_rustflags,
     );

@@ -190,15 +190,19 @@ impl ArcLine<'_> {
                 count(report, self.arc.calls),
                 ""
             ),
-            ArcKind::Regular if !report.graph.counted => format!(
-                "{:6} {:5} {:7.2} {:7.2} {:7} {:7}     {name}\n",
-                "",
-                "",
-                report.time(self.arc.entry_self_nanos),
-                report.time(self.arc.entry_children_nanos),
-                "",
-                ""
-            ),
+            // No calls per arc: a sampling profile's, or a counted
+            // function's (its callers are those the samples found).
+            ArcKind::Regular if !report.graph.counted || self.calls_a_counted_function(report) => {
+                format!(
+                    "{:6} {:5} {:7.2} {:7.2} {:7} {:7}     {name}\n",
+                    "",
+                    "",
+                    report.time(self.arc.entry_self_nanos),
+                    report.time(self.arc.entry_children_nanos),
+                    "",
+                    ""
+                )
+            }
             ArcKind::SpontaneousOnly => format!(
                 "{:6} {:5} {:7} {:7} {:7} {:7}     {name}\n",
                 "", "", "", "", "", ""
@@ -213,6 +217,10 @@ impl ArcLine<'_> {
                 self.entry_calls
             ),
         }
+    }
+
+    fn calls_a_counted_function(&self, report: &GprofWriter) -> bool {
+        report.graph.functions[self.arc.callee].counted_only
     }
 
     /// gprof's `cmp_arc`: recursive calls least, then calls within a cycle

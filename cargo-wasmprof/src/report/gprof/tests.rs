@@ -251,6 +251,50 @@ fn count_only_functions_are_marked_in_both_tables() {
 }
 
 #[test]
+fn a_counted_function_the_samples_saw_shows_its_callers_without_counts() {
+    let mut profile = ProfileBuilder::timed()
+        .path(&["main"], 1, 1e6)
+        .path(&["main", "get"], 0, 4e6)
+        .counted("get", 1000)
+        .build();
+    for node in &mut profile.nodes[1..] {
+        node.sampled = node.calls == 0;
+    }
+    let text = render(&profile);
+    let flat = flat_lines(&text);
+    let get = flat.iter().find(|l| l.contains("get")).expect("get's line");
+    assert!(get.ends_with(" get (sampled)"), "{get}");
+    assert!(get.contains(" 1000 "), "{get}");
+    let blocks = call_graph_blocks(&text);
+    let get_block = blocks
+        .iter()
+        .find(|b| b.contains("<callers not tracked>"))
+        .expect("get's entry");
+    let lines: Vec<&str> = get_block.lines().collect();
+    assert_eq!(lines[0].trim(), "<callers not tracked>", "{get_block}");
+    // The caller the samples found it under: times, and no `n/m`.
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["4.00", "0.00", "main", "[1]"]
+    );
+    assert!(
+        lines[2].contains("   1000         get (sampled) ["),
+        "{get_block}"
+    );
+    let main_block = blocks
+        .iter()
+        .find(|b| b.contains("<spontaneous>"))
+        .expect(&text);
+    assert!(
+        main_block
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["4.00", "0.00", "get", "(sampled)", "[2]"]),
+        "{main_block}"
+    );
+}
+
+#[test]
 fn async_functions_are_marked_and_their_futures_listed_last() {
     let profile = ProfileBuilder::timed()
         .path(&["app::batch"], 1, 1e6)
