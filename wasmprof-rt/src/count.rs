@@ -3,7 +3,9 @@
 //!
 //! A counted call adds one to its function's own counter and nothing more:
 //! no clock, no calling-context node, no change of the current node. Its
-//! time stays in its caller's self time and its callers are not tracked.
+//! time stays in its caller's self time (but for what the engine's samples
+//! see of it, which `cargo wasmprof` gives it) and its callers are not
+//! tracked.
 //! (Counting per caller node, in a small table per site, was tried: calls
 //! alternating between callers whose nodes shared a slot took the slow path
 //! every time, and on `realworld` the tier cost more than timing every
