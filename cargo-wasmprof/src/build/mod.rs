@@ -79,15 +79,6 @@ impl KeptFrames {
             KeptFrames::WithCounted => Some("all"),
         }
     }
-
-    /// The end of the build directory's name: functions kept out of line
-    /// are other code.
-    fn dir_suffix(self) -> &'static str {
-        match self {
-            KeptFrames::None | KeptFrames::Full => "",
-            KeptFrames::WithCounted => "-counted-frames",
-        }
-    }
 }
 
 /// The frames a build with these flags keeps.
@@ -141,13 +132,13 @@ pub fn prepare(
 ) -> Result<Prepared> {
     let instrument = instrument_mode(args);
     let target_dir = workspace.target_dir(&args.cargo);
-    let frames = kept_frames(args);
-    let mode = match (instrument, frames) {
-        // Functions kept out of line are other code: a directory of their own.
-        (Some("none"), KeptFrames::Full | KeptFrames::WithCounted) => "none-frames",
-        (mode, _) => mode.unwrap_or("plain"),
+    // Functions kept out of line are other code: a directory of their own.
+    let mode = match (instrument, kept_frames(args)) {
+        (Some("none"), KeptFrames::Full) => "none-frames".to_owned(),
+        (Some(mode), KeptFrames::WithCounted) => format!("{mode}-all-frames"),
+        (mode, _) => mode.unwrap_or("plain").to_owned(),
     };
-    let mode_dir = wasmprof_dir(&target_dir).join(format!("{mode}{}", frames.dir_suffix()));
+    let mode_dir = wasmprof_dir(&target_dir).join(mode);
     let shadow = match instrument {
         Some(_) => crate_wide(args, workspace, packages, &target_dir, &mode_dir, tests)?,
         None => None,

@@ -341,6 +341,14 @@ impl Profile {
         children
     }
 
+    /// Whether `node` is a counted function's call path: one the engine's
+    /// samples gave it, with time and no calls of its own.
+    pub fn is_counted_path(&self, node: &Node) -> bool {
+        node.function
+            .and_then(|f| self.functions.get(f))
+            .is_some_and(|f| f.tier == Some(FunctionTier::Counted))
+    }
+
     /// The function of `node`'s parent, or `None` when called from the host.
     pub fn caller_function(&self, node: usize) -> Option<usize> {
         self.nodes[node].parent.and_then(|p| self.nodes[p].function)

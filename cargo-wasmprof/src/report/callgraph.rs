@@ -297,6 +297,13 @@ impl CallGraph {
         functions
     }
 
+    /// The calls through an arc, or `None` into a counted function, whose
+    /// calls are counted per function, not per caller (its arcs are those
+    /// the engine's samples found it under).
+    pub fn arc_calls(&self, arc: &Arc) -> Option<u64> {
+        (!self.functions[arc.callee].counted_only).then_some(arc.calls)
+    }
+
     /// The functions worth a line (see [`CallGraph::is_active`]).
     pub fn active_functions(&self) -> Vec<FunctionId> {
         (0..self.functions.len())

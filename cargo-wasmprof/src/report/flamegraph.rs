@@ -273,7 +273,12 @@ fn info_line(frame: &super::stacks::Frame, unit: Unit, share: f64, counted: bool
         }
     }
     if counted && frame.function.is_some() {
-        let _ = write!(text, "; {} calls", group_digits(frame.calls));
+        match frame.calls {
+            Some(calls) => {
+                let _ = write!(text, "; {} calls", group_digits(calls));
+            }
+            None => text.push_str("; calls counted per function, not per path"),
+        }
     }
     if unit == Unit::Nanoseconds && frame.function.is_some() {
         let _ = write!(text, "; {}", frame.time.describe());
@@ -381,6 +386,24 @@ mod tests {
         assert!(svg.contains("<title>all ("));
         let groups = svg.matches("<g class=\"f\"").count();
         assert!(groups > 5, "{groups}");
+    }
+
+    #[test]
+    fn a_counted_function_s_sampled_path_says_its_calls_are_the_function_s() {
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main"], 1, 10.0)
+            .path(&["main", "get"], 0, 10.0)
+            .counted("get", 7)
+            .build();
+        for node in &mut profile.nodes[1..] {
+            node.sampled = node.calls == 0;
+        }
+        let svg = render_flamegraph(&profile, &FlameOptions::default());
+        assert!(
+            svg.contains("; calls counted per function, not per path; estimated from samples)"),
+            "{svg}"
+        );
+        assert!(!svg.contains("; 0 calls"));
     }
 
     #[test]

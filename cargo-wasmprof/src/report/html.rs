@@ -70,7 +70,7 @@ pub fn render_html(profile: &Profile) -> String {
             json!({
                 "caller": a.caller,
                 "callee": a.callee,
-                "calls": a.calls,
+                "calls": graph.arc_calls(a),
                 "total": a.total_nanos,
                 "self": a.callee_self_nanos,
             })

@@ -129,7 +129,9 @@ struct ArcRow<'a> {
     caller_id: Option<FunctionId>,
     callee: &'a str,
     callee_id: FunctionId,
-    calls: u64,
+    /// `null` into a counted function: its calls are not counted per
+    /// caller, and its arcs are those the engine's samples found.
+    calls: Option<u64>,
     time_nanos: f64,
     self_nanos: f64,
     children_nanos: f64,
@@ -179,7 +181,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
             caller_id: a.caller,
             callee: name(a.callee),
             callee_id: a.callee,
-            calls: a.calls,
+            calls: graph.arc_calls(a),
             time_nanos: a.total_nanos,
             self_nanos: a.callee_self_nanos,
             children_nanos: a.callee_children_nanos(),
@@ -285,6 +287,25 @@ mod tests {
             .unwrap();
         assert_eq!(get["tier"], "counted");
         assert_eq!(get["calls"], 7);
+    }
+
+    #[test]
+    fn arcs_into_a_counted_function_have_no_count() {
+        let profile = crate::report::testing::ProfileBuilder::timed()
+            .path(&["main"], 1, 5.0)
+            .path(&["main", "get"], 0, 3.0)
+            .counted("get", 7)
+            .build();
+        let value = to_value(&profile);
+        let arc = value["arcs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["callee"] == "get")
+            .unwrap();
+        assert_eq!(arc["caller"], "main");
+        assert!(arc["calls"].is_null(), "{arc}");
+        assert_eq!(arc["time_nanos"], 3.0);
     }
 
     #[test]

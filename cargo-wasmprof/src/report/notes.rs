@@ -73,11 +73,8 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
         })
     };
     let host_timed = profile.timer.mode == crate::profile::TimerMode::Host;
-    let timed_tier = |n: &crate::profile::Node| {
-        n.function
-            .is_some_and(|f| profile.functions[f].tier != Some(FunctionTier::Counted))
-    };
-    if let Some(names) = names_where(&|n| n.sampled && timed_tier(n)).filter(|_| host_timed) {
+    let sampled_call = |n: &crate::profile::Node| n.sampled && !profile.is_counted_path(n);
+    if let Some(names) = names_where(&sampled_call).filter(|_| host_timed) {
         lines.push(
             match (&profile.timer.coverage, profile.timer.sample_interval_nanos) {
                 (Some(_), interval) => format!(

@@ -309,7 +309,8 @@ fn for_each_sample<E>(
         } else {
             profile.nodes[child].samples
         };
-        if calls == 0 {
+        // A counted function's path has time and no calls of its own.
+        if calls == 0 && !(tables.timed && times.self_nanos[child] > 0.0) {
             continue;
         }
         let mut value = vec![saturating_i64(calls)];

@@ -42,8 +42,9 @@ pub struct Frame {
     pub children: Vec<usize>,
     pub inclusive: f64,
     pub self_weight: f64,
-    /// Exact calls through this path (0 in a sampled profile).
-    pub calls: u64,
+    /// Exact calls through this path (0 in a sampled profile); `None` on a
+    /// counted function's path, whose calls are the function's.
+    pub calls: Option<u64>,
     /// Still running when the profile was taken.
     pub open: bool,
     /// What its time is: measured, partly, estimated, or none.
@@ -93,7 +94,7 @@ impl Stacks {
                     children: Vec::new(),
                     inclusive,
                     self_weight,
-                    calls: node.calls,
+                    calls: (!profile.is_counted_path(node)).then_some(node.calls),
                     open: node.open,
                     time: time_kind::of_node(profile, node),
                     depth: 0,

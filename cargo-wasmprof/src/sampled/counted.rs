@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use crate::profile::{FunctionTier, Node, Profile};
+use crate::profile::{Node, Profile};
 
 /// Finds or adds the nodes of counted functions under a profile's nodes.
 pub(crate) struct CountedNodes {
@@ -31,7 +31,7 @@ impl CountedNodes {
             .nodes
             .iter()
             .enumerate()
-            .filter(|(_, n)| is_counted(profile, n))
+            .filter(|(_, n)| profile.is_counted_path(n))
             .filter_map(|(index, n)| Some(((n.parent?, n.function?), index)))
             .collect();
         CountedNodes {
@@ -84,14 +84,6 @@ impl CountedNodes {
     }
 }
 
-/// Whether `node` is the call path of a counted function (one that samples
-/// gave it).
-pub(crate) fn is_counted(profile: &Profile, node: &Node) -> bool {
-    node.function
-        .and_then(|f| profile.functions.get(f))
-        .is_some_and(|f| f.tier == Some(FunctionTier::Counted))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,7 +106,7 @@ mod tests {
         assert_eq!(profile.nodes[nested].parent, Some(first));
         assert_eq!(nodes.node(&mut profile, run, &[]), run);
         assert_eq!(profile.nodes[first].calls, 0, "calls stay the function's");
-        assert!(is_counted(&profile, &profile.nodes[nested]));
+        assert!(profile.is_counted_path(&profile.nodes[nested]));
 
         profile.nodes[first].inclusive_nanos = 2.0;
         let other = nodes.node(&mut profile, run, &[parse]);

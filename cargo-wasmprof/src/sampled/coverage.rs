@@ -18,7 +18,7 @@
 //! next, and the samples alone would then give too little; sampling noise
 //! can give too much. An estimate never falls below what was measured.
 
-use super::counted::{is_counted, CountedNodes};
+use super::counted::CountedNodes;
 use super::matching::{Placement, TreeMatcher};
 use super::tree::Span;
 use crate::profile::{CoverageInfo, Profile};
@@ -37,7 +37,7 @@ pub fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            let untimed = n.partly_timed || is_counted(profile, n);
+            let untimed = n.partly_timed || profile.is_counted_path(n);
             n.function.is_some() && untimed && sampled[i] > measured[i]
         })
         .collect();
@@ -230,7 +230,10 @@ mod tests {
         assert_eq!(profile.nodes[sort].calls, 0, "the calls are the function's");
         let sort_function = profile.nodes[sort].function.unwrap();
         assert_eq!(profile.functions[sort_function].calls, Some(10_001));
-        assert_eq!(profile.nodes.len(), 4, "no path the tree does not have");
+        // Under `main`, whose measured time `run` fills, the samples of
+        // `sort` (reached through code not instrumented) find no room: no
+        // empty path is kept.
+        assert_eq!(profile.nodes.len(), 4);
         crate::profile::validate(&profile).unwrap();
     }
 

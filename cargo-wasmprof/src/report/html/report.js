@@ -25,7 +25,7 @@
       }
     }
   }
-  function count(n) { return data.counted ? n.toLocaleString('en-US') : '-'; }
+  function count(n) { return data.counted && n !== null ? n.toLocaleString('en-US') : '-'; }
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
@@ -157,7 +157,11 @@
       duration(f.total) + ' · ' + f.place + (f.open ? ' · still running when the profile was taken' : '') +
       (f.timeKind ? ' · time ' + f.timeKind : '')));
     focus.appendChild(el('h4', {}, 'Called by'));
-    if (f.countedOnly) {
+    if (f.countedOnly && f.timeMark === '(sampled)') {
+      focus.appendChild(el('p', {}, 'Counted only: its calls are exact, and its callers are not ' +
+        'tracked; the callers below are those the engine\'s samples found it under, with the ' +
+        'time the samples saw there.'));
+    } else if (f.countedOnly) {
       focus.appendChild(el('p', {}, 'Counted only: its calls are exact, its time is in its ' +
         'callers\' self time, and its callers are not tracked.'));
     }

@@ -348,3 +348,20 @@ fn count_only_functions_are_samples_under_callers_not_tracked() {
     let without = decode(&encode(&appendix_b(true)));
     assert!(!without.string_table.iter().any(|s| s == "counted"));
 }
+
+#[test]
+fn a_counted_function_s_sampled_path_is_a_sample_with_time_and_no_calls() {
+    let profile = ProfileBuilder::timed()
+        .path(&["main"], 1, 5_000.0)
+        .path(&["main", "get"], 0, 2_000.0)
+        .counted("get", 1000)
+        .build();
+    let message = decode(&encode(&profile));
+    let all = samples(&message);
+    assert!(
+        all.contains(&(vec!["get", "main"], vec![0, 2_000])),
+        "{all:?}"
+    );
+    assert!(all.contains(&(vec!["main"], vec![1, 5_000])), "{all:?}");
+    assert!(all.contains(&(vec!["get", "<callers not tracked>"], vec![1000, 0])));
+}
