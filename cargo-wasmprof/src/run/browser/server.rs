@@ -15,6 +15,8 @@
 //! `performance.now()` has its fine resolution, and allows the JS
 //! Self-Profiling API (`Document-Policy: js-profiling`).
 
+mod http;
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
@@ -22,11 +24,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 
-use anyhow::{anyhow, Context, Result};
-use tiny_http::{Header, Method, Request, Response, StatusCode};
+use anyhow::{Context, Result};
+
+use http::{Reply, Request};
 
 /// Where the page sends a profile.
 pub const UPLOAD_PATH: &str = "/__wasmprof/profile";
@@ -71,97 +73,66 @@ pub struct Upload {
 
 /// A running server; dropping it stops it.
 pub struct Server {
-    addr: SocketAddr,
-    http: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
+    listener: http::Listener,
     pub uploads: Receiver<Upload>,
 }
 
 impl Server {
     /// Binds `ip` on a port the system chooses, and serves `site`.
     pub fn start(ip: IpAddr, site: Site) -> Result<Server> {
-        let http = tiny_http::Server::http(SocketAddr::new(ip, 0))
-            .map_err(|e| anyhow!("could not listen on {ip}: {e}"))?;
-        let addr = http
-            .server_addr()
-            .to_ip()
-            .context("the server has no IP address")?;
         let root = site
             .root
             .canonicalize()
             .with_context(|| format!("cannot serve {}", site.root.display()))?;
         let site = Site { root, ..site };
-        let http = Arc::new(http);
         let (uploads_tx, uploads) = mpsc::channel();
-        let serving = Arc::clone(&http);
-        let thread = std::thread::Builder::new()
-            .name("wasmprof-http".into())
-            .spawn(move || {
-                let handler = Handler {
-                    site,
-                    addr,
-                    uploads: uploads_tx,
-                    saved: AtomicU32::new(0),
-                };
-                for request in serving.incoming_requests() {
-                    handler.handle(request);
-                }
-            })
-            .context("could not start the server thread")?;
-        Ok(Server {
-            addr,
-            http,
-            thread: Some(thread),
-            uploads,
-        })
+        let bound = http::Bound::new(SocketAddr::new(ip, 0))?;
+        let handler = Handler {
+            site,
+            addr: bound.addr()?,
+            uploads: Mutex::new(uploads_tx),
+            saved: AtomicU32::new(0),
+        };
+        let listener = bound.serve(Arc::new(move |request: &mut Request| {
+            handler.handle(request)
+        }))?;
+        Ok(Server { listener, uploads })
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.listener.addr()
     }
 
     /// `http://ADDR:PORT/`
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.http.unblock();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        format!("http://{}/", self.addr())
     }
 }
 
 struct Handler {
     site: Site,
+    /// The server's own address.
     addr: SocketAddr,
-    uploads: Sender<Upload>,
+    uploads: Mutex<Sender<Upload>>,
     saved: AtomicU32,
 }
 
-type Reply = Response<Box<dyn Read + Send>>;
-
 impl Handler {
-    fn handle(&self, mut request: Request) {
-        let reply = self.reply(&mut request);
-        let reply = with_isolation_headers(reply);
-        let _ = request.respond(reply);
+    fn handle(&self, request: &mut Request) -> Reply {
+        with_isolation_headers(self.reply(request))
     }
 
     fn reply(&self, request: &mut Request) -> Reply {
         if !self.host_is_ours(request) {
             return refusal(421, "this server answers only requests for its own address");
         }
-        let path = match request_path(request.url()) {
+        let path = match request_path(&request.target) {
             Ok(path) => path,
             Err(why) => return refusal(400, why),
         };
-        match (request.method(), path.as_str()) {
-            (Method::Post, UPLOAD_PATH) => self.upload(request),
-            (Method::Get | Method::Head, _) => self.file(&path),
+        match (request.method.as_str(), path.as_str()) {
+            ("POST", UPLOAD_PATH) => self.upload(request),
+            ("GET" | "HEAD", _) => self.file(&path),
             _ => refusal(405, "only GET, and POST of a profile"),
         }
     }
@@ -170,10 +141,11 @@ impl Handler {
     /// (or `localhost` when bound to loopback). A page on a rebound domain
     /// sends its own name.
     fn host_is_ours(&self, request: &Request) -> bool {
-        let Some(host) = header(request, "Host") else {
+        let Some(host) = request.header("Host") else {
             return false;
         };
-        let port = self.addr.port();
+        let addr = self.addr;
+        let port = addr.port();
         let (name, given_port) = match host.rsplit_once(':') {
             Some((name, p)) => (name, p.parse::<u16>().ok()),
             None => (host, None),
@@ -183,8 +155,8 @@ impl Handler {
         }
         let name = name.trim_start_matches('[').trim_end_matches(']');
         match name.parse::<IpAddr>() {
-            Ok(ip) => ip == self.addr.ip() || self.addr.ip().is_unspecified(),
-            Err(_) => name.eq_ignore_ascii_case("localhost") && self.addr.ip().is_loopback(),
+            Ok(ip) => ip == addr.ip() || addr.ip().is_unspecified(),
+            Err(_) => name.eq_ignore_ascii_case("localhost") && addr.ip().is_loopback(),
         }
     }
 
@@ -248,23 +220,23 @@ impl Handler {
     }
 
     fn upload(&self, request: &mut Request) -> Reply {
-        let token = header(request, TOKEN_HEADER).unwrap_or_default();
+        let token = request.header(TOKEN_HEADER).unwrap_or_default();
         if !constant_time_eq(token.as_bytes(), self.site.token.as_bytes()) {
             return refusal(403, "a profile is accepted only from this run's own page");
         }
-        match request.body_length() {
-            Some(n) if n as u64 > MAX_UPLOAD_BYTES => {
+        match request.content_length {
+            Some(n) if n > MAX_UPLOAD_BYTES => {
                 return refusal(413, "the profile is larger than wasmprof accepts")
             }
             None => return refusal(411, "a profile upload needs a Content-Length"),
             _ => {}
         }
-        let user_agent = header(request, "X-Wasmprof-User-Agent").map(str::to_owned);
-        let resolution_nanos =
-            header(request, "X-Wasmprof-Resolution").and_then(|r| r.parse().ok());
+        let user_agent = request.header("X-Wasmprof-User-Agent").map(str::to_owned);
+        let resolution_nanos = request
+            .header("X-Wasmprof-Resolution")
+            .and_then(|r| r.parse().ok());
         let mut bytes = Vec::new();
-        if request
-            .as_reader()
+        if (&mut request.body)
             .take(MAX_UPLOAD_BYTES + 1)
             .read_to_end(&mut bytes)
             .is_err()
@@ -276,7 +248,8 @@ impl Handler {
             Ok(path) => path,
             Err(e) => return refusal(500, &format!("could not save the profile: {e:#}")),
         };
-        let _ = self.uploads.send(Upload {
+        let uploads = self.uploads.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = uploads.send(Upload {
             path,
             user_agent,
             resolution_nanos,
@@ -362,14 +335,6 @@ pub fn inject(html: &str, snippet: &str) -> String {
     format!("{}{snippet}{}", &html[..at], &html[at..])
 }
 
-fn header<'a>(request: &'a Request, name: &str) -> Option<&'a str> {
-    request
-        .headers()
-        .iter()
-        .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
-        .map(|h| h.value.as_str())
-}
-
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -395,25 +360,14 @@ fn content_type(path: &str) -> &'static str {
 }
 
 fn ok(bytes: Vec<u8>, kind: &str) -> Reply {
-    let len = bytes.len();
-    Response::new(
-        StatusCode(200),
-        vec![header_line("Content-Type", kind)],
-        Box::new(std::io::Cursor::new(bytes)) as Box<dyn Read + Send>,
-        Some(len),
-        None,
-    )
+    Reply::new(200, kind, bytes)
 }
 
 fn refusal(code: u16, why: &str) -> Reply {
-    let body = format!("{why}\n").into_bytes();
-    let len = body.len();
-    Response::new(
-        StatusCode(code),
-        vec![header_line("Content-Type", "text/plain; charset=utf-8")],
-        Box::new(std::io::Cursor::new(body)) as Box<dyn Read + Send>,
-        Some(len),
-        None,
+    Reply::new(
+        code,
+        "text/plain; charset=utf-8",
+        format!("{why}\n").into_bytes(),
     )
 }
 
@@ -426,13 +380,9 @@ fn with_isolation_headers(mut reply: Reply) -> Reply {
         ("Cache-Control", "no-store"),
         ("X-Content-Type-Options", "nosniff"),
     ] {
-        reply.add_header(header_line(name, value));
+        reply.headers.push((name, value.to_owned()));
     }
     reply
-}
-
-fn header_line(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid header")
 }
 
 #[cfg(test)]

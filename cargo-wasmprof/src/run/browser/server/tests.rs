@@ -234,3 +234,58 @@ fn the_server_stops_with_the_run() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Reads one response with a `Content-Length` body from a kept-alive
+/// connection, or times out.
+fn read_response(stream: &mut TcpStream) -> std::io::Result<String> {
+    let mut data = Vec::new();
+    let mut byte = [0u8; 1];
+    while !data.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte)?;
+        data.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&data).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body)?;
+    Ok(head)
+}
+
+#[test]
+fn many_kept_alive_connections_at_once_are_all_served() {
+    // As a browser loads a page with many modules: several connections
+    // opened at once, each kept alive for more requests, in rounds.
+    let f = fixture();
+    let host = f.server.addr();
+    // Idle connections a browser keeps open hold on to their sockets.
+    let mut idle = Vec::new();
+    for round in 0..20 {
+        let mut streams: Vec<TcpStream> =
+            (0..8).map(|_| TcpStream::connect(host).unwrap()).collect();
+        for _ in 0..3 {
+            for stream in &mut streams {
+                stream
+                    .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                    .unwrap();
+                stream
+                    .write_all(
+                        format!("GET /index.html HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes(),
+                    )
+                    .unwrap();
+            }
+            for (i, stream) in streams.iter_mut().enumerate() {
+                let head = read_response(stream)
+                    .unwrap_or_else(|e| panic!("round {round}, connection {i}: {e}"));
+                assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+            }
+        }
+        idle.extend(streams);
+    }
+}
