@@ -64,12 +64,13 @@ pub enum Command {
     Run(RunArgs),
     /// Measure what instrumentation costs your program: plain vs. instrumented.
     ///
-    /// Builds the package four ways (plain; the floor, one counter
+    /// Builds the package five ways (plain; the floor, one counter
     /// increment per function entry and nothing else; `--timer none`;
-    /// `--timer host`; each instrumented one with the same crate-wide
-    /// flags), runs each (and the `--timer none` build with the engine's
-    /// sampler on, what a hybrid profile costs) once to warm up and check
-    /// that all print the same, then N times in turn, and prints the
+    /// `--timer host`; `--timer none` kept out of line for a hybrid
+    /// profile; each instrumented one with the same crate-wide flags), runs
+    /// each (the `--timer host` build without and with the engine's
+    /// sampler, the hybrid build with it) once to warm up and check that
+    /// all print the same, then N times in turn, and prints the
     /// program's median time (entry call to end, without Node's start-up),
     /// its range, the `.wasm` sizes and the ratios to the plain build and
     /// to the floor: what counting at all costs, and what call paths and
@@ -251,9 +252,9 @@ pub struct CrateWideArgs {
     /// Free functions, methods, trait default methods, in every module. The
     /// sources are not touched: a copy under the target directory is
     /// rewritten and built. Small functions without a loop are counted
-    /// only (`--min-size`); `const fn`, `async fn`, extern blocks and
-    /// functions written by macros are left out; `#[wasmprof::skip]` is
-    /// honoured.
+    /// only (`--min-size`); `async fn`s are instrumented in full (their
+    /// futures' polls); `const fn`, extern blocks and functions written by
+    /// macros are left out; `#[wasmprof::skip]` is honoured.
     #[arg(long, help_heading = "Crate-wide Instrumentation")]
     pub instrument_all: bool,
     /// Also instrument the functions of this dependency (repeatable; NAME or NAME@VERSION)
@@ -626,3 +627,6 @@ pub struct TestRunnerArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<std::ffi::OsString>,
 }
+
+#[cfg(test)]
+mod help_tests;

@@ -20,13 +20,114 @@ use crate::attr::{self, Args};
 
 /// `#[wasmprof::instrument]` on any item.
 pub(crate) fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
-    let args = match syn::parse2::<Args>(args) {
-        Ok(args) => args,
+    let parsed = match syn::parse2::<Args>(args.clone()) {
+        Ok(parsed) => parsed,
         Err(error) => return error_and_item(error, item),
     };
+    if let Some(later) = after_other_macros(&args, &parsed, &item) {
+        return later;
+    }
+    let args = parsed;
     match expand_item(&args, item.clone()) {
         Ok(expanded) => expanded,
         Err(error) => error_and_item(error, item),
+    }
+}
+
+/// A function with another crate's attribute macro below ours (Yew's
+/// `#[function_component]` and `#[hook]`, Leptos's and Dioxus's
+/// `#[component]`, `#[tokio::main]`): that macro must see the function as
+/// its author wrote it, so ours goes below it, and instruments what it
+/// makes. The function is handed back with our attribute last, to be
+/// expanded again once theirs has run.
+fn after_other_macros(
+    args: &TokenStream,
+    parsed: &Args,
+    item: &TokenStream,
+) -> Option<TokenStream> {
+    struct Split {
+        attrs: Vec<Attribute>,
+        rest: TokenStream,
+    }
+    impl Parse for Split {
+        fn parse(input: ParseStream) -> syn::Result<Self> {
+            let attrs = input.call(Attribute::parse_outer)?;
+            let rest = input.parse()?;
+            Ok(Split { attrs, rest })
+        }
+    }
+    let function = syn::parse2::<MaybeItemFn>(item.clone()).ok()?;
+    let Split { attrs, rest } = syn::parse2(item.clone()).ok()?;
+    if !attrs.iter().any(is_other_macro) {
+        return None;
+    }
+    let krate = parsed.krate();
+    // What the other macro makes may have another name (Yew's component
+    // body becomes `inner`): the calls keep the name the user wrote.
+    let args = match parsed.name {
+        Some(_) => args.clone(),
+        None if args.is_empty() => {
+            let name = default_name(&function.sig.ident);
+            quote!(name = #name)
+        }
+        None => {
+            let name = default_name(&function.sig.ident);
+            quote!(name = #name, #args)
+        }
+    };
+    Some(quote!(#(#attrs)* #[#krate::instrument(#args)] #rest))
+}
+
+/// Whether an attribute may be another crate's attribute macro, still to
+/// run. The compiler's own attributes, tools' (`rustfmt::`, `clippy::`),
+/// ours, and the macros ours is known to go above (wasm-bindgen's, which
+/// keep the function and its attributes; the test harnesses') are not.
+fn is_other_macro(attr: &Attribute) -> bool {
+    const INERT: &[&str] = &[
+        "allow",
+        "automatically_derived",
+        "bench",
+        "cfg",
+        "cfg_attr",
+        "cold",
+        "coverage",
+        "deny",
+        "deprecated",
+        "doc",
+        "expect",
+        "export_name",
+        "forbid",
+        "ignore",
+        "inline",
+        "instruction_set",
+        "link_section",
+        "linkage",
+        "must_use",
+        "naked",
+        "no_mangle",
+        "non_exhaustive",
+        "optimize",
+        "should_panic",
+        "target_feature",
+        "test",
+        "track_caller",
+        "unsafe",
+        "used",
+        "warn",
+    ];
+    const KNOWN: &[&str] = &["wasm_bindgen", "wasm_bindgen_test"];
+    const TOOLS: &[&str] = &["rustfmt", "clippy", "diagnostic", "rustdoc", "wasmprof"];
+    if !matches!(attr.style, AttrStyle::Outer) {
+        return false;
+    }
+    let path = attr.path();
+    let first = path.segments.first().map(|s| s.ident.to_string());
+    let last = path.segments.last().map(|s| s.ident.to_string());
+    match (path.segments.len(), first.as_deref(), last.as_deref()) {
+        (_, Some(first), _) if TOOLS.contains(&first) => false,
+        (_, _, Some(last)) if KNOWN.contains(&last) => false,
+        (1, Some(only), _) => !INERT.contains(&only) && !only.starts_with("rustc_"),
+        _ => true,
     }
 }
 

@@ -382,9 +382,10 @@ impl<'a> FileWalk<'a> {
 
     /// Where the attribute goes: before the item's first attribute that is
     /// not documentation, else before the item itself. First among the
-    /// attributes, ours is expanded before any other attribute macro
-    /// (`#[wasm_bindgen]`, `#[async_trait]`) and sees the function as
-    /// written, not what they make of it.
+    /// attributes, ours is expanded first; where another crate's attribute
+    /// macro follows (Yew's `#[hook]`), ours moves itself below it, so that
+    /// theirs sees the function as written (see the macro's
+    /// `after_other_macros`).
     fn item_start(&self, tokens: TokenStream) -> usize {
         self.source.offset(insertion_point(tokens))
     }

@@ -551,3 +551,44 @@ fn sampled_builds_keep_frames_of_what_may_run_long() {
         &[inline]
     ));
 }
+
+#[test]
+fn another_crate_s_attribute_macro_runs_first_and_ours_on_what_it_makes() {
+    let item = "/// Docs.\n#[inline]\n#[function_component]\npub fn App() -> Html { html! {} }";
+    let out = text(&expand("", item));
+    assert!(
+        out.starts_with(
+            "# [doc = \" Docs.\"] # [inline] # [function_component] # [:: wasmprof :: instrument (name = \"App\")] pub fn App"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("__instrument_body"), "not yet: {out}");
+    // Arguments and the runtime's path go along.
+    let out = text(&expand(
+        "crate = my::wasmprof, count",
+        "#[yew::hook] fn use_x() {}",
+    ));
+    assert!(
+        out.starts_with(
+            "# [yew :: hook] # [my :: wasmprof :: instrument (name = \"use_x\" , crate = my :: wasmprof , count)] fn use_x"
+        ),
+        "{out}"
+    );
+    let out = text(&expand("name = \"mine\"", "#[component] fn f() {}"));
+    assert!(
+        out.starts_with("# [component] # [:: wasmprof :: instrument (name = \"mine\")] fn f"),
+        "{out}"
+    );
+    // Inert attributes, tools' and the macros ours is known to go above
+    // stay below it: the function is instrumented now.
+    for attr in [
+        "#[inline]",
+        "#[rustfmt::skip]",
+        "#[wasm_bindgen]",
+        "#[test]",
+        "#[cfg(test)]",
+    ] {
+        let out = text(&expand("", &format!("{attr} fn f() {{}}")));
+        assert!(out.contains("__instrument_body"), "{attr}: {out}");
+    }
+}

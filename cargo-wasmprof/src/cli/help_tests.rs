@@ -1,0 +1,78 @@
+//! The help is the reference, and the README carries it word for word:
+//! each subcommand's `--help` is a golden file, and the README's command
+//! reference holds the same text between markers. `WASMPROF_BLESS=1`
+//! writes both anew after a deliberate change.
+
+use clap::CommandFactory;
+
+use super::CargoCli;
+use crate::report::testing::assert_golden;
+
+/// The subcommands a user runs (the hidden test runner is not one).
+const SUBCOMMANDS: &[&str] = &["build", "run", "test", "bench", "report"];
+/// The width the help is rendered at, whatever the terminal.
+const WIDTH: usize = 100;
+
+fn long_help(subcommand: &str) -> String {
+    let mut cargo = CargoCli::command().term_width(WIDTH);
+    let wasmprof = cargo
+        .find_subcommand_mut("wasmprof")
+        .expect("the wasmprof subcommand");
+    let mut command = wasmprof
+        .find_subcommand_mut(subcommand)
+        .unwrap_or_else(|| panic!("no subcommand {subcommand}"))
+        .clone()
+        .term_width(WIDTH)
+        .bin_name(format!("cargo wasmprof {subcommand}"));
+    let text = command.render_long_help().to_string();
+    // Trailing spaces would not survive an editor.
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    format!("{}\n", lines.join("\n").trim_end())
+}
+
+#[test]
+fn every_subcommand_s_help_matches_its_golden_file() {
+    for subcommand in SUBCOMMANDS {
+        assert_golden(&format!("help/{subcommand}.txt"), &long_help(subcommand));
+    }
+}
+
+/// The README's block for `subcommand`: between `<!-- help:NAME -->` and
+/// `<!-- /help:NAME -->`, in a `text` code fence.
+fn readme_block(subcommand: &str) -> String {
+    format!(
+        "<!-- help:{subcommand} -->\n```text\n$ cargo wasmprof {subcommand} --help\n{}```\n<!-- /help:{subcommand} -->",
+        long_help(subcommand)
+    )
+}
+
+#[test]
+fn the_readme_carries_every_subcommand_s_help() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    let mut readme = std::fs::read_to_string(&path).expect("read README.md");
+    let bless = std::env::var_os("WASMPROF_BLESS").is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for subcommand in SUBCOMMANDS {
+        let start = format!("<!-- help:{subcommand} -->");
+        let end = format!("<!-- /help:{subcommand} -->");
+        let (Some(from), Some(to)) = (readme.find(&start), readme.find(&end)) else {
+            panic!("README.md has no `{start}` … `{end}` block");
+        };
+        let current = &readme[from..to + end.len()];
+        let wanted = readme_block(subcommand);
+        if current != wanted {
+            stale.push(*subcommand);
+            if bless {
+                readme.replace_range(from..to + end.len(), &wanted);
+            }
+        }
+    }
+    if bless {
+        std::fs::write(&path, readme).expect("write README.md");
+    } else {
+        assert!(
+            stale.is_empty(),
+            "README.md's help of {stale:?} differs from `--help` (re-bless with WASMPROF_BLESS=1)"
+        );
+    }
+}
