@@ -309,6 +309,25 @@ pub struct CrateWideArgs {
     /// went from 1.69× to 2.71× of the plain build's time.
     #[arg(long, help_heading = "Crate-wide Instrumentation")]
     pub keep_counted_frames: bool,
+    /// Leave these functions or modules out of crate-wide instrumentation (repeatable)
+    ///
+    /// A path as the reports print it, `*` matching any run of characters:
+    /// `yew::functional::hooks` (a module and everything in it),
+    /// `my_app::parser::Parser::next`, `*::tests::*`. A path that starts
+    /// with an instrumented crate's name applies to that crate; one that
+    /// does not, to every instrumented crate. Added to the crate's own
+    /// `exclude` under `[package.metadata.wasmprof]`, so a dependency needs
+    /// no vendoring; the "left out" line counts what it left out. (Cargo's
+    /// own `--exclude` leaves packages out of a `--workspace` build.)
+    #[arg(long, value_name = "PATH", help_heading = "Crate-wide Instrumentation")]
+    pub exclude_path: Vec<String>,
+    /// Instrument only these functions or modules crate-wide (repeatable; see --exclude-path)
+    ///
+    /// A crate that a given path applies to has only the functions it
+    /// covers instrumented; the others are left out and counted on the
+    /// "left out" line. Added to the crate's own `include` patterns.
+    #[arg(long, value_name = "PATH", help_heading = "Crate-wide Instrumentation")]
+    pub include_path: Vec<String>,
 }
 
 impl CrateWideArgs {

@@ -275,6 +275,8 @@ fn crate_wide(
         crates: args.crate_wide.instrument_crate.clone(),
         min_size: args.crate_wide.min_size,
         count_small: args.crate_wide.count_small(),
+        include: args.crate_wide.include_path.clone(),
+        exclude: args.crate_wide.exclude_path.clone(),
         tests,
     };
     // Absolute: the copy's paths are mapped back by prefix, and a relative

@@ -272,11 +272,18 @@ impl<'a> FileWalk<'a> {
     ) -> Result<(), RewriteError> {
         let name = item.ident.unraw().to_string();
         let path: Vec<String> = module.iter().cloned().chain([name.clone()]).collect();
-        let left_out = self.leaves_alone(&item.attrs)
-            || self
-                .spec
-                .filter
-                .excludes_module(&self.spec.crate_name, &path.join("::"));
+        let excluded = self
+            .spec
+            .filter
+            .excludes_module(&self.spec.crate_name, &path.join("::"));
+        if excluded && !self.leaves_alone(&item.attrs) {
+            self.stats.excluded_modules.push(format!(
+                "{}::{}",
+                self.spec.crate_name,
+                path.join("::")
+            ));
+        }
+        let left_out = self.leaves_alone(&item.attrs) || excluded;
         let path_attr = path_attribute(&item.attrs);
         if item.content.is_none() {
             if let Some((relative, literal)) = &path_attr {

@@ -124,6 +124,9 @@ pub struct Stats {
     pub small: usize,
     /// Left out by include/exclude patterns.
     pub excluded: usize,
+    /// Modules left out whole by exclude patterns (not read at all, so
+    /// their functions are not counted in `excluded`), by path.
+    pub excluded_modules: Vec<String>,
     /// `const fn`, naked functions, allocator methods.
     pub not_instrumentable: usize,
     /// Items carrying the user's own `#[wasmprof::skip]` or
@@ -139,6 +142,8 @@ impl Stats {
         self.counted += other.counted;
         self.small += other.small;
         self.excluded += other.excluded;
+        self.excluded_modules
+            .extend(other.excluded_modules.iter().cloned());
         self.not_instrumentable += other.not_instrumentable;
         self.left_alone += other.left_alone;
         self.allocators += other.allocators;

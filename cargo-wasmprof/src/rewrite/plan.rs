@@ -35,9 +35,31 @@ pub struct Settings {
     pub min_size: Option<usize>,
     /// `--count-small` (`Some(true)`) or `--no-count-small` (`Some(false)`).
     pub count_small: Option<bool>,
+    /// `--include-path PATH`: patterns, each for the crate its first
+    /// segment names, or for every crate.
+    pub include: Vec<String>,
+    /// `--exclude-path PATH`, the same way.
+    pub exclude: Vec<String>,
     /// `cargo wasmprof test`: the selected packages' tests are marked as
     /// tests, so that each test's calls are under a node of its own.
     pub tests: bool,
+}
+
+impl Settings {
+    /// The command line's patterns that apply to the crate `crate_name`
+    /// (its library name) among the instrumented `crate_names`: those that
+    /// start with its name, and those that start with no instrumented
+    /// crate's name.
+    fn patterns_for(patterns: &[String], crate_name: &str, crate_names: &[String]) -> Vec<String> {
+        patterns
+            .iter()
+            .filter(|pattern| {
+                let first = pattern.trim().split("::").next().unwrap_or_default();
+                first == crate_name || !crate_names.iter().any(|name| name == first)
+            })
+            .cloned()
+            .collect()
+    }
 }
 
 /// `[package.metadata.wasmprof]`.
@@ -527,7 +549,30 @@ fn choose<'a>(
             });
         }
     }
+    // The command line's patterns, beside each crate's own.
+    let names: Vec<String> = chosen.iter().map(|c| crate_name_of(c.package)).collect();
+    for (known, name) in chosen.iter_mut().zip(&names) {
+        let filter = &mut known.filter;
+        filter
+            .include
+            .extend(Settings::patterns_for(&settings.include, name, &names));
+        filter
+            .exclude
+            .extend(Settings::patterns_for(&settings.exclude, name, &names));
+    }
     Ok(chosen)
+}
+
+/// The name a package's code goes by in paths: its library's, else its
+/// first binary's.
+fn crate_name_of(package: &Package) -> String {
+    package
+        .targets
+        .iter()
+        .find(|t| !t.kind.contains(&TargetKind::Bin) && is_code_target(&t.kind))
+        .or_else(|| package.targets.iter().find(|t| is_code_target(&t.kind)))
+        .map(|t| t.name.replace('-', "_"))
+        .unwrap_or_else(|| package.name.replace('-', "_"))
 }
 
 /// The ids of the selected packages and of everything they depend on.
@@ -839,13 +884,7 @@ fn crate_spec(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let crate_name = package
-        .targets
-        .iter()
-        .find(|t| !t.kind.contains(&TargetKind::Bin) && is_code_target(&t.kind))
-        .or_else(|| package.targets.iter().find(|t| is_code_target(&t.kind)))
-        .map(|t| t.name.replace('-', "_"))
-        .unwrap_or_else(|| package.name.replace('-', "_"));
+    let crate_name = crate_name_of(package);
     Ok(CrateSpec {
         crate_name,
         package_root: package_dir(package),
@@ -891,6 +930,15 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
     }
     if stats.excluded > 0 {
         left_out.push(format!("{} by include/exclude patterns", stats.excluded));
+    }
+    match stats.excluded_modules.as_slice() {
+        [] => {}
+        [one] => left_out.push(format!("module {one} by an exclude pattern")),
+        more => left_out.push(format!(
+            "{} modules by exclude patterns ({})",
+            more.len(),
+            more.join(", ")
+        )),
     }
     if stats.not_instrumentable > 0 {
         left_out.push(format!(
@@ -961,4 +1009,27 @@ fn sync_lock(
     shadow::write_if_changed(&state, fingerprint.as_bytes())
         .with_context(|| format!("cannot write {}", state.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Settings;
+
+    #[test]
+    fn a_command_line_pattern_applies_to_the_crate_it_names_or_to_every_crate() {
+        let names = ["my_app".to_owned(), "yew".to_owned()];
+        let patterns = [
+            "yew::functional::hooks".to_owned(),
+            "my_app::parser::*".to_owned(),
+            "*::tests::*".to_owned(),
+        ];
+        assert_eq!(
+            Settings::patterns_for(&patterns, "yew", &names),
+            ["yew::functional::hooks", "*::tests::*"]
+        );
+        assert_eq!(
+            Settings::patterns_for(&patterns, "my_app", &names),
+            ["my_app::parser::*", "*::tests::*"]
+        );
+    }
 }

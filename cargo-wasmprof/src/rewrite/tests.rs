@@ -281,8 +281,12 @@ mod noisy { pub fn n() { let a = 1; let b = 2; } }
     );
     assert_eq!(out.stats.small, 2);
     assert_eq!(out.stats.instrumented, 3);
-    // A whole module excluded is not read at all.
+    // A whole module excluded is not read at all: it is named instead.
     assert_eq!(out.stats.excluded, 0);
+    assert_eq!(
+        out.stats.excluded_modules,
+        [format!("{}::noisy", spec.crate_name)]
+    );
 
     // Include patterns: only what they name.
     let mut spec = krate.spec(&["src/lib.rs"]);
