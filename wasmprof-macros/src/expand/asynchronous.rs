@@ -69,7 +69,14 @@ pub(super) fn expand(
         ReturnType::Default => quote!(()),
         ReturnType::Type(_, ty) => ty.to_token_stream(),
     };
-    let pin_output = pin_output(&output_type);
+    // `-> !` may be written only as a function's return type on stable:
+    // neither the future's `Output` nor a `let` may name it.
+    let never = matches!(output, ReturnType::Type(_, ty) if matches!(**ty, syn::Type::Never(_)));
+    let pin_output = if never {
+        TokenStream::new()
+    } else {
+        pin_output(&output_type)
+    };
     let site = quote! {
         static __WASMPROF_SITE: #krate::__private::Site = #krate::__private::Site::new_async(
             ::core::module_path!(),
@@ -79,9 +86,29 @@ pub(super) fn expand(
         );
     };
     let braces = brace.span.join();
-    if *keep_async || keeps_async(outer_attrs) {
-        // The function itself stays as written, for the other macro to see;
-        // only its body changes, and only when instrumentation is on.
+    if never || *keep_async || keeps_async(outer_attrs) {
+        // The function itself stays as written, for the other macro to see
+        // (or to keep its `-> !`); only its body changes, and only when
+        // instrumentation is on.
+        let instrumented = quote! {
+            #krate::__private::Instrumented::new(
+                &__WASMPROF_SITE,
+                #self_type,
+                #at_root,
+                async move { #pin_output #body },
+            )
+            .await
+        };
+        // A body that never returns: its future never completes, and the
+        // function's `!` is the loop after it, never reached.
+        let (on, allow) = if never {
+            (
+                quote!(let _ = #instrumented; loop {}),
+                quote!(#[allow(unreachable_code)]),
+            )
+        } else {
+            (instrumented, TokenStream::new())
+        };
         let new_body = braced(
             braces,
             quote! {
@@ -89,13 +116,7 @@ pub(super) fn expand(
                 #krate::__instrument_async_body! {
                     on = {
                         #site
-                        #krate::__private::Instrumented::new(
-                            &__WASMPROF_SITE,
-                            #self_type,
-                            #at_root,
-                            async move { #pin_output #body },
-                        )
-                        .await
+                        #on
                     }
                     off = { #body }
                 }
@@ -104,6 +125,7 @@ pub(super) fn expand(
         let asyncness = &sig.asyncness;
         return quote! {
             #(#outer_attrs)*
+            #allow
             #vis #defaultness #asyncness #unsafety #abi
             #fn_token #ident #generics (#inputs) #output #where_clause
             #new_body

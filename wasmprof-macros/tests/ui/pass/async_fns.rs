@@ -98,6 +98,17 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 
 /// Runs the checks; also called by tests/instrumented/app.rs with
 /// instrumentation on.
+/// Never returns, as dioxus-web's `run` (`-> !` compiles only as a
+/// function's return type on stable).
+#[wasmprof::instrument]
+#[allow(dead_code)]
+async fn serve_forever(mut n: u64) -> ! {
+    loop {
+        n = n.wrapping_add(1);
+        std::hint::black_box(n);
+    }
+}
+
 pub fn main() {
     assert_eq!(block_on(run()), Ok(6 + 12 + 7 + 6 + 1 + 1 + 3 + 1 + 3));
 }
