@@ -204,7 +204,9 @@ fn read_head(
             return Ok(None);
         }
         let before = head.len();
-        match reader.read_until(b'\n', &mut head) {
+        // Never more than the limit, however long a line is.
+        let room = (MAX_HEAD_BYTES + 1).saturating_sub(head.len()) as u64;
+        match reader.by_ref().take(room).read_until(b'\n', &mut head) {
             Ok(0) => return Ok(None),
             Ok(_) => {}
             Err(e) if is_timeout(&e) => {
