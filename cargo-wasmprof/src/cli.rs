@@ -444,8 +444,9 @@ pub struct HostArgs {
     /// An extra flag for the browser (repeatable), e.g. `--browser-arg=--js-flags=--liftoff-only`
     ///
     /// A `--js-flags=…` replaces wasmprof's own, `--js-flags=--no-liftoff
-    /// --no-wasm-lazy-compilation` (optimised wasm compiled up front, as in
-    /// Node, so that equal work is timed alike).
+    /// --no-wasm-lazy-compilation --no-wasm-inlining` (optimised wasm
+    /// compiled up front, and no wasm function inlined into another, as in
+    /// Node: equal work is timed alike, and the samples see every frame).
     #[arg(
         long,
         value_name = "FLAG",

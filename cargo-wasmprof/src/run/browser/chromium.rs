@@ -48,9 +48,13 @@ const FLAGS: &[&str] = &[
 /// V8's flags, as for Node: wasm compiled optimised and up front, so that a
 /// long loop entered once is not timed as baseline code and no function is
 /// compiled inside a timed call (and the clock's cost, measured at the first
-/// timed call, is not inflated by compiling). `--browser-arg=--js-flags=…`
-/// replaces them.
-const DEFAULT_JS_FLAGS: &str = "--js-flags=--no-liftoff --no-wasm-lazy-compilation";
+/// timed call, is not inflated by compiling); and no wasm function inlined
+/// into another (off by default in Node 20's V8, on in Chromium's), so that
+/// the engine's samples see every frame the build kept out of line (a
+/// counted function's long call went to its caller otherwise).
+/// `--browser-arg=--js-flags=…` replaces them.
+const DEFAULT_JS_FLAGS: &str =
+    "--js-flags=--no-liftoff --no-wasm-lazy-compilation --no-wasm-inlining";
 
 /// A Chromium executable and its version.
 #[derive(Debug, Clone)]
