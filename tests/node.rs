@@ -156,16 +156,26 @@ fn trait_objects_methods_and_closures_in_a_plain_module() {
     assert!(run.stderr.contains("Returned"), "{}", run.stderr);
     let profile = run.profile();
     let calls = calls_by_function(&profile);
+    // Named as rustc names them: a trait method with its type and trait.
     assert_eq!(calls["shapes::make_shapes"], 1);
     assert_eq!(calls["shapes::Circle::new"], 50);
     // 50 of each through total_area, 5 of each through describe's closure.
-    assert_eq!(calls["shapes::Circle::area"], 55);
-    assert_eq!(calls["shapes::Square::area"], 55);
+    assert_eq!(calls["<shapes::Circle as shapes::Shape>::area"], 55);
+    assert_eq!(calls["<shapes::Square as shapes::Shape>::area"], 55);
     assert_eq!(
-        calls_of_path(&profile, &["shapes::total_area", "shapes::Circle::area"]),
+        calls_of_path(
+            &profile,
+            &[
+                "shapes::total_area",
+                "<shapes::Circle as shapes::Shape>::area"
+            ]
+        ),
         50
     );
-    assert_eq!(calls_of_path(&profile, &["shapes::Circle::area"]), 5);
+    assert_eq!(
+        calls_of_path(&profile, &["<shapes::Circle as shapes::Shape>::area"]),
+        5
+    );
     assert_eq!(
         calls_of_path(&profile, &["shapes::make_shapes", "shapes::Circle::new"]),
         50
@@ -227,7 +237,9 @@ fn report_reads_the_newest_profile_when_given_none() {
     let report = wasmprof(&["report", "--target-dir", target]);
     report.assert_success();
     assert!(
-        report.stdout.contains("shapes::Circle::area"),
+        report
+            .stdout
+            .contains("<shapes::Circle as shapes::Shape>::area"),
         "{}",
         report.stdout
     );

@@ -230,10 +230,7 @@ fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream
              polls, completions), which a counter alone cannot do",
         ));
     }
-    let name = match &args.name {
-        Some((_, name)) => name.clone(),
-        None => default_name(&function.sig.ident),
-    };
+    let name = FnName::of(&args.name, || default_name(&function.sig.ident));
     // `Self` only compiles inside an impl or trait, so it is used only when
     // the function visibly is in one.
     let self_type = if function.sig.receiver().is_some()
@@ -366,7 +363,7 @@ impl MaybeItemFn {
     fn expand(
         &self,
         krate: &TokenStream,
-        name: &LitStr,
+        name: &FnName,
         self_type: SelfType,
         entry: Entry,
     ) -> TokenStream {
@@ -427,7 +424,7 @@ impl MaybeItemFn {
                 #(#inner_attrs)*
                 #krate::__instrument_body! {
                     #entry
-                    name = #name,
+                    #name,
                     line = #line,
                     self_type = #self_type,
                     body = #original_body
@@ -731,17 +728,16 @@ impl Walker<'_> {
             parts.keep_async = keep_async;
             let ident = &function.sig.ident;
             let krate = args.krate();
-            let given = args.name.as_ref().map(|(_, name)| name.clone());
             let expanded = match (&trait_name, blanket) {
                 (Some(trait_name), true) => parts.expand(
                     &krate,
-                    &given.unwrap_or_else(|| owned_name(trait_name, ident)),
+                    &FnName::of(&args.name, || owned_name(trait_name, ident)),
                     SelfType::None,
                     Entry::of(args),
                 ),
                 _ => parts.expand(
                     &krate,
-                    &given.unwrap_or_else(|| default_name(ident)),
+                    &FnName::of(&args.name, || default_name(ident)),
                     SelfType::SelfType,
                     Entry::of(args),
                 ),
@@ -768,10 +764,7 @@ impl Walker<'_> {
             let mut parts =
                 MaybeItemFn::from_parts(&attrs, Visibility::Inherited, None, &function.sig, block);
             parts.keep_async = keep_async;
-            let name = match &args.name {
-                Some((_, name)) => name.clone(),
-                None => owned_name(&trait_name, &function.sig.ident),
-            };
+            let name = FnName::of(&args.name, || owned_name(&trait_name, &function.sig.ident));
             *item = TraitItem::Verbatim(parts.expand(
                 &args.krate(),
                 &name,
@@ -796,7 +789,7 @@ impl Walker<'_> {
                         &function.sig,
                         &function.block,
                     );
-                    let name = default_name(&function.sig.ident);
+                    let name = FnName::derived(default_name(&function.sig.ident));
                     *item = Item::Verbatim(parts.expand(
                         &krate,
                         &name,
@@ -810,6 +803,44 @@ impl Walker<'_> {
                 _ => {}
             }
         }
+    }
+}
+
+/// The name a function's calls are recorded under. One the macro derives
+/// is only a fallback: in wasm the reports name the function as rustc does,
+/// from the module's name section (see the runtime's `site::Marker`). One
+/// the user gave (`name = "..."`, or the name a function had before another
+/// crate's macro renamed it) is kept.
+pub(crate) struct FnName {
+    literal: LitStr,
+    given: bool,
+}
+
+impl FnName {
+    fn derived(literal: LitStr) -> FnName {
+        FnName {
+            literal,
+            given: false,
+        }
+    }
+
+    /// `given` if the user gave one, else `derived()`.
+    fn of(given: &Option<(Span, LitStr)>, derived: impl FnOnce() -> LitStr) -> FnName {
+        match given {
+            Some((_, literal)) => FnName {
+                literal: literal.clone(),
+                given: true,
+            },
+            None => FnName::derived(derived()),
+        }
+    }
+}
+
+impl ToTokens for FnName {
+    /// `name = "...", given = ...`, as the runtime's macros take them.
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let FnName { literal, given } = self;
+        tokens.extend(quote!(name = #literal, given = #given));
     }
 }
 

@@ -18,7 +18,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-use crate::site::{Tier, register_function, register_once};
+use crate::site::{
+    FunctionInfo, Tier, marker_slot, qualified_name, register_function, register_once,
+};
 use crate::state::with_thread;
 
 /// The static behind one count-only function.
@@ -32,6 +34,7 @@ pub struct CountSite {
     id: AtomicU32,
     /// Calls so far.
     calls: AtomicU64,
+    marker: Option<crate::site::Marker>,
     /// Where a called site waits to be registered (one thread only).
     #[cfg(one_thread)]
     pending: Pending,
@@ -55,8 +58,19 @@ impl CountSite {
             line,
             id: AtomicU32::new(0),
             calls: AtomicU64::new(0),
+            marker: None,
             #[cfg(one_thread)]
             pending: Pending::new(),
+        }
+    }
+
+    /// The same site, named in the reports as rustc names the function
+    /// `marker` is nested in (see [`crate::site::Marker`]), unless its name
+    /// was `given` by hand.
+    pub const fn marked(self, marker: crate::site::Marker, given: bool) -> Self {
+        CountSite {
+            marker: if given { None } else { Some(marker) },
+            ..self
         }
     }
 
@@ -65,15 +79,14 @@ impl CountSite {
     fn register(&'static self, self_type: Option<fn() -> &'static str>) {
         register_once(&self.id, || {
             lock_sites().push(self);
-            register_function(
-                self.module_path,
-                self_type,
-                self.name,
-                self.file,
-                self.line,
-                Tier::Counted,
-                false,
-            )
+            register_function(FunctionInfo {
+                name: qualified_name(self.module_path, self_type.map(|f| f()), self.name),
+                file: self.file,
+                line: self.line,
+                tier: Tier::Counted,
+                is_async: false,
+                marker: self.marker.map(marker_slot),
+            })
         });
     }
 }

@@ -65,28 +65,49 @@ pub mod __private {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    (name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    (name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_SITE: $crate::__private::Site =
-            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line);
+            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
+                .marked(__wasmprof_here, $given);
+        $crate::__name_marker!(__WASMPROF_SITE);
         let __wasmprof_guard = $crate::__private::enter(&__WASMPROF_SITE, $self_type);
         $body
     }};
-    (test, name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    (test, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_SITE: $crate::__private::Site =
-            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line);
+            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
+                .marked(__wasmprof_here, $given);
+        $crate::__name_marker!(__WASMPROF_SITE);
         let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
         $body
     }};
-    (count, name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    (count, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__private::CountSite::new(
             ::core::module_path!(),
             $name,
             ::core::file!(),
             $line,
-        );
+        )
+        .marked(__wasmprof_here, $given);
+        $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__private::count(&__WASMPROF_SITE, $self_type);
         $body
     }};
+}
+
+/// The name marker of the site `$site` (see `site::Marker`): a function
+/// nested in the instrumented one, which rustc names after it. It returns
+/// its site's address so that no two markers have the same body, which the
+/// linker could fold into one.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __name_marker {
+    ($site:ident) => {
+        fn __wasmprof_here() -> usize {
+            ::core::ptr::addr_of!($site) as usize
+        }
+    };
 }
 
 /// An `async fn`, as `#[wasmprof::instrument]` hands it over: `on`, the
@@ -157,7 +178,7 @@ macro_rules! __future_of {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    ($(test,)? $(count,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_CALLS: ::core::sync::atomic::AtomicU64 =
             ::core::sync::atomic::AtomicU64::new(0);
         __WASMPROF_CALLS.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
@@ -170,7 +191,7 @@ macro_rules! __instrument_body {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    ($(test,)? $(count,)? name = $name:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
+    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
         $body
     };
 }

@@ -17,6 +17,24 @@ pub struct FunctionInfo {
     pub tier: Tier,
     /// An `async fn`: its calls create futures, whose polls are its time.
     pub is_async: bool,
+    /// The function table slot of its [`Marker`], where the module's name
+    /// section names the function as rustc does; `None` if the name was
+    /// given by hand.
+    pub marker: Option<u32>,
+}
+
+/// A function nested in the instrumented one, which only its site calls
+/// for: in wasm its pointer is a slot of the function table, and the name
+/// section names it as rustc names everything,
+/// `<u128 as itoa::Unsigned>::fmt::__wasmprof_here`, generics as the impl
+/// writes them. That is the surest name of the function around it, and the
+/// one the engines' samplers show, so `cargo wasmprof` reads the name there
+/// (`Site::new` keeps the one the macro gave for other targets).
+pub type Marker = fn() -> usize;
+
+/// A marker's slot in the function table: its pointer's value, on wasm.
+pub(crate) fn marker_slot(marker: Marker) -> u32 {
+    marker as usize as u32
 }
 
 /// How a function is instrumented.
@@ -46,6 +64,7 @@ pub struct Site {
     cache: [AtomicU32; CACHE_SLOTS],
     /// The site of an `async fn`.
     is_async: bool,
+    marker: Option<Marker>,
 }
 
 /// Slots in a site's cache: a power of two.
@@ -70,6 +89,16 @@ impl Site {
             id: AtomicU32::new(0),
             cache: [const { AtomicU32::new(u32::MAX) }; CACHE_SLOTS],
             is_async: false,
+            marker: None,
+        }
+    }
+
+    /// The same site, named in the reports as rustc names the function
+    /// `marker` is nested in, unless its name was `given` by hand.
+    pub const fn marked(self, marker: Marker, given: bool) -> Self {
+        Site {
+            marker: if given { None } else { Some(marker) },
+            ..self
         }
     }
 
@@ -106,15 +135,14 @@ impl Site {
     #[inline(never)]
     fn register(&'static self, self_type: Option<fn() -> &'static str>) -> u32 {
         register_once(&self.id, || {
-            register_function(
-                self.module_path,
-                self_type,
-                self.name,
-                self.file,
-                self.line,
-                Tier::Full,
-                self.is_async,
-            )
+            register_function(FunctionInfo {
+                name: qualified_name(self.module_path, self_type.map(|f| f()), self.name),
+                file: self.file,
+                line: self.line,
+                tier: Tier::Full,
+                is_async: self.is_async,
+                marker: self.marker.map(marker_slot),
+            })
         })
     }
 }
@@ -133,24 +161,9 @@ pub(crate) fn register_once(id: &AtomicU32, register: impl FnOnce() -> u32) -> u
 }
 
 /// Adds a function to the table; returns its id.
-pub(crate) fn register_function(
-    module_path: &str,
-    self_type: Option<fn() -> &'static str>,
-    name: &str,
-    file: &'static str,
-    line: u32,
-    tier: Tier,
-    is_async: bool,
-) -> u32 {
-    let name = qualified_name(module_path, self_type.map(|f| f()), name);
+pub(crate) fn register_function(function: FunctionInfo) -> u32 {
     let mut functions = lock_functions();
-    functions.push(FunctionInfo {
-        name,
-        file,
-        line,
-        tier,
-        is_async,
-    });
+    functions.push(function);
     functions.len() as u32 - 1
 }
 
@@ -170,7 +183,7 @@ fn lock_functions() -> std::sync::MutexGuard<'static, Vec<FunctionInfo>> {
 /// `crate::module::Type::method` from the pieces a site knows. The type name
 /// comes from `type_name`, which spells out generic arguments; a site is
 /// shared by every instantiation, so they are dropped.
-fn qualified_name(module_path: &str, self_type: Option<&str>, name: &str) -> String {
+pub(crate) fn qualified_name(module_path: &str, self_type: Option<&str>, name: &str) -> String {
     match self_type {
         Some(ty) => format!("{}::{name}", strip_generics(ty)),
         None => format!("{module_path}::{name}"),

@@ -11,7 +11,7 @@
 //! header   "WPRF" total_len:u32 version:u32 flags:u32 n_functions:u32
 //!          n_nodes:u32 current:u32 overflow:u32 cap:u32 clock_cost_ms:f64
 //! function name_len:u32 name:[u8] file_len:u32 file:[u8] line:u32 tier:u32
-//!          flags:u32 calls:u64
+//!          flags:u32 marker:u32 calls:u64
 //! node     parent:u32 function:u32 flags:u32 calls:u64 timed_calls:u64
 //!          inclusive_ms:f64
 //! futures  n_futures:u32, then n_futures times:
@@ -30,7 +30,10 @@
 //! `tier` 0: the function's calls are nodes, timed when calls are timed
 //! (`calls` is 0); 1: counted only, `calls` in all, with no node, its time
 //! in its callers'. Function flag bit 0: an `async fn`, whose node's calls
-//! are futures created and whose time is its polls'.
+//! are futures created and whose time is its polls'. `marker` is the
+//! function table slot of the function's name marker (see
+//! [`crate::site::Marker`]), or `u32::MAX` when its name was given by hand;
+//! version 4 had no marker.
 //!
 //! A future record describes the futures of one async call path (`node`):
 //! their calls are the node's, `pending_ms` is the CPU time of those still
@@ -47,7 +50,10 @@ use crate::state::{lock_finished, with_thread};
 use crate::tree::{CallTree, NO_FUNCTION, NodeId, OVERFLOW_FUNCTION, ROOT};
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
+
+/// The oldest version [`Snapshot::decode`] reads.
+const OLDEST_VERSION: u32 = 4;
 const HEADER_LEN: usize = 4 * 9 + 8;
 
 /// A decoded snapshot.
@@ -93,6 +99,9 @@ pub struct SnapshotFunction {
     pub is_async: bool,
     /// For a counted function, its calls (it has no node); else 0.
     pub calls: u64,
+    /// The function table slot of its name marker: the module's name
+    /// section names the function there as rustc does.
+    pub marker: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,6 +178,7 @@ pub fn take() -> Snapshot {
                 tier: f.tier,
                 is_async: f.is_async,
                 calls: counted.get(id).copied().unwrap_or(0),
+                marker: f.marker,
             })
             .collect(),
         futures: crate::future::stats()
@@ -259,6 +269,7 @@ impl Snapshot {
             };
             out.extend_from_slice(&tier.to_le_bytes());
             out.extend_from_slice(&u32::from(f.is_async).to_le_bytes());
+            out.extend_from_slice(&f.marker.unwrap_or(u32::MAX).to_le_bytes());
             out.extend_from_slice(&f.calls.to_le_bytes());
         }
         for n in &self.nodes {
@@ -303,9 +314,10 @@ impl Snapshot {
             )));
         }
         let version = r.u32()?;
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(DecodeError(format!(
-                "snapshot version {version}; this wasmprof reads version {VERSION}"
+                "snapshot version {version}; this wasmprof reads versions \
+                 {OLDEST_VERSION} to {VERSION}"
             )));
         }
         let flags = r.u32()?;
@@ -333,6 +345,10 @@ impl Snapshot {
                 }
             };
             let is_async = r.u32()? & 1 == 1;
+            let marker = match version {
+                4 => None,
+                _ => Some(r.u32()?).filter(|&slot| slot != u32::MAX),
+            };
             let calls = r.u64()?;
             functions.push(SnapshotFunction {
                 name,
@@ -341,6 +357,7 @@ impl Snapshot {
                 tier,
                 is_async,
                 calls,
+                marker,
             });
         }
         let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 36));
@@ -493,6 +510,7 @@ mod tests {
                 tier: Tier::Full,
                 is_async: true,
                 calls: 0,
+                marker: Some(12),
             }],
             nodes: vec![
                 SnapshotNode {
@@ -561,6 +579,22 @@ mod tests {
     #[test]
     fn encode_decode_round_trip() {
         assert_eq!(Snapshot::decode(&sample().encode()).unwrap(), sample());
+    }
+
+    #[test]
+    fn a_version_4_snapshot_reads_without_markers() {
+        let mut bytes = sample().encode();
+        let function = &sample().functions[0];
+        // The marker follows name, file, line, tier and flags.
+        let marker_at = HEADER_LEN + 4 + function.name.len() + 4 + function.file.len() + 12;
+        bytes.drain(marker_at..marker_at + 4);
+        let total = bytes.len() as u32;
+        bytes[4..8].copy_from_slice(&total.to_le_bytes());
+        bytes[8..12].copy_from_slice(&4u32.to_le_bytes());
+        let read = Snapshot::decode(&bytes).unwrap();
+        assert_eq!(read.functions[0].marker, None);
+        assert_eq!(read.functions[0].name, function.name);
+        assert_eq!(read.nodes, sample().nodes);
     }
 
     #[test]

@@ -84,6 +84,53 @@ pub fn function_names(bytes: &[u8]) -> Result<std::collections::HashMap<u32, Str
     Ok(names)
 }
 
+/// The function in each slot of table 0 that an active element segment
+/// fills: what a function pointer's value (its slot) points at.
+pub fn table_slots(bytes: &[u8]) -> Result<std::collections::HashMap<u32, u32>> {
+    let mut slots = std::collections::HashMap::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        let Payload::ElementSection(reader) = payload.context("not a valid WebAssembly module")?
+        else {
+            continue;
+        };
+        for element in reader {
+            let element = element.context("unreadable element segment")?;
+            let wasmparser::ElementKind::Active {
+                table_index: None | Some(0),
+                offset_expr,
+            } = element.kind
+            else {
+                continue;
+            };
+            let Some(Ok(wasmparser::Operator::I32Const { value: offset })) =
+                offset_expr.get_operators_reader().into_iter().next()
+            else {
+                continue;
+            };
+            let functions: Vec<u32> = match element.items {
+                wasmparser::ElementItems::Functions(functions) => {
+                    functions.into_iter().collect::<Result<_, _>>()?
+                }
+                wasmparser::ElementItems::Expressions(_, expressions) => expressions
+                    .into_iter()
+                    .filter_map(|expression| {
+                        match expression.ok()?.get_operators_reader().into_iter().next() {
+                            Some(Ok(wasmparser::Operator::RefFunc { function_index })) => {
+                                Some(function_index)
+                            }
+                            _ => None,
+                        }
+                    })
+                    .collect(),
+            };
+            for (at, function) in functions.into_iter().enumerate() {
+                slots.insert(offset as u32 + at as u32, function);
+            }
+        }
+    }
+    Ok(slots)
+}
+
 /// The bytes of the code section: what two builds must share to be the same
 /// program, whatever their names and custom sections say.
 pub fn code_section(bytes: &[u8]) -> Result<&[u8]> {

@@ -6,6 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use wasmprof::snapshot::{Snapshot, Tier};
 
 use super::host::HostResult;
+use super::rustc_names;
 use crate::profile::{
     self, Function, FunctionTier, FutureStats, Latency, Node, Profile, RunInfo, TimerInfo,
     TimerMode,
@@ -27,6 +28,7 @@ pub struct RunContext {
 pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
     const NANOS_PER_MS: f64 = 1e6;
     let open = open_nodes(snapshot);
+    let functions = functions(snapshot, &context.module);
     let times = snapshot.inclusive_times();
     let nodes = snapshot
         .nodes
@@ -50,9 +52,14 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
     } else {
         nodes
     };
-    let complete = host.status == "ok" && open.is_empty();
+    let complete = host.status == "ok" && open.is_empty() && host.pending_work.is_none();
     let incomplete_reason = (!complete).then(|| match (&host.message, open.is_empty()) {
         (Some(message), _) => format!("{}: {message}", host.status),
+        (None, true) if host.status == "ok" => format!(
+            "the run ended by the grace period with {} still pending: what they would \
+             have run is not in the profile (--until-exit waits for wasmprof::exit)",
+            host.pending_work.as_deref().unwrap_or("work")
+        ),
         (None, false) => format!("{}: calls were still running", host.status),
         (None, true) => format!("the program ended with status {}", host.exit_code),
     });
@@ -94,22 +101,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             hybrid: None,
             coverage: None,
         },
-        functions: snapshot
-            .functions
-            .iter()
-            .map(|f| Function {
-                name: f.name.clone(),
-                file: f.file.clone(),
-                line: f.line,
-                column: None,
-                tier: Some(match f.tier {
-                    Tier::Full => FunctionTier::Full,
-                    Tier::Counted => FunctionTier::Counted,
-                }),
-                calls: (f.tier == Tier::Counted).then_some(f.calls),
-                is_async: f.is_async,
-            })
-            .collect(),
+        functions,
         futures: snapshot
             .futures
             .iter()
@@ -146,6 +138,38 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
     }
 }
 
+/// The snapshot's functions, named as rustc names them where the module
+/// (`wasm`) tells (see [`super::rustc_names`]), else as the macro did.
+fn functions(snapshot: &Snapshot, wasm: &str) -> Vec<Function> {
+    let mut functions: Vec<Function> = snapshot
+        .functions
+        .iter()
+        .map(|f| Function {
+            name: f.name.clone(),
+            file: f.file.clone(),
+            line: f.line,
+            column: None,
+            tier: Some(match f.tier {
+                Tier::Full => FunctionTier::Full,
+                Tier::Counted => FunctionTier::Counted,
+            }),
+            calls: (f.tier == Tier::Counted).then_some(f.calls),
+            is_async: f.is_async,
+        })
+        .collect();
+    let markers: Vec<Option<u32>> = snapshot.functions.iter().map(|f| f.marker).collect();
+    if markers.iter().any(Option::is_some) {
+        match rustc_names::marker_names(std::path::Path::new(wasm)) {
+            Ok(names) => rustc_names::rename(&mut functions, &markers, &names),
+            Err(e) => crate::ui::warning(&format!(
+                "functions keep the names the macro gave them: {wasm} is unreadable ({e:#})"
+            )),
+        }
+    }
+    rustc_names::disambiguate(&mut functions);
+    functions
+}
+
 /// The nodes on the path from the root to the innermost running call.
 fn open_nodes(snapshot: &Snapshot) -> Vec<usize> {
     let mut open = Vec::new();
@@ -174,6 +198,7 @@ mod tests {
             program_nanos: 4,
             snapshot: true,
             snapshot_error: None,
+            pending_work: None,
         }
     }
 
@@ -188,6 +213,7 @@ mod tests {
                     tier: Tier::Full,
                     is_async: false,
                     calls: 0,
+                    marker: None,
                 },
                 SnapshotFunction {
                     name: "a::work".into(),
@@ -196,6 +222,7 @@ mod tests {
                     tier: Tier::Full,
                     is_async: true,
                     calls: 0,
+                    marker: None,
                 },
             ],
             nodes: vec![

@@ -141,6 +141,10 @@ pub struct HostResult {
     pub program_nanos: u64,
     pub snapshot: bool,
     pub snapshot_error: Option<String>,
+    /// A browser run ended by the grace period while the page still had
+    /// work scheduled: what it was (`2 timers, 1 animation frame`).
+    #[serde(default)]
+    pub pending_work: Option<String>,
 }
 
 impl HostResult {
@@ -157,6 +161,7 @@ impl HostResult {
             program_nanos: 0,
             snapshot,
             snapshot_error: None,
+            pending_work: None,
         }
     }
 }

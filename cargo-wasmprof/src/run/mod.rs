@@ -6,6 +6,7 @@ pub mod files;
 pub mod host;
 mod interrupt;
 pub mod node;
+mod rustc_names;
 mod serve;
 pub mod wasi;
 #[cfg(feature = "wasmtime")]

@@ -81,6 +81,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
             program_nanos: 0,
             snapshot: true,
             snapshot_error: None,
+            pending_work: None,
         };
         let context = run_context(&module, command_line.clone(), entry.clone())?;
         match save_profile(

@@ -188,6 +188,7 @@ impl Host for Wasmtime {
             program_nanos: 0,
             snapshot: false,
             snapshot_error: None,
+            pending_work: None,
         };
         let instance = match linker.instantiate(&mut store, &module) {
             Ok(instance) => instance,

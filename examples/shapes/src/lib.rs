@@ -1,8 +1,9 @@
 //! Dynamic dispatch and closures, in a module without wasm-bindgen.
 //!
 //! `cargo wasmprof run -p shapes --invoke run` calls [`run`]. Each shape's
-//! `area` is reached through a `Box<dyn Shape>`; the report names them
-//! `shapes::Circle::area` and so on, with exact counts per caller. Closures
+//! `area` is reached through a `Box<dyn Shape>`; the report names them as
+//! rustc does, `<shapes::Circle as shapes::Shape>::area` and so on, with
+//! exact counts per caller. Closures
 //! count as part of the function that contains them.
 
 /// Anything with an area.

@@ -29,14 +29,14 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, ToTokens};
-use syn::{Attribute, FnArg, LitStr, Pat, ReturnType, Signature};
+use syn::{Attribute, FnArg, Pat, ReturnType, Signature};
 
-use super::{braced, line_of, Entry, MaybeItemFn, SelfType};
+use super::{braced, line_of, Entry, FnName, MaybeItemFn, SelfType};
 
 pub(super) fn expand(
     function: &MaybeItemFn,
     krate: &TokenStream,
-    name: &LitStr,
+    name: &FnName,
     self_type: SelfType,
     entry: Entry,
 ) -> TokenStream {
@@ -77,13 +77,16 @@ pub(super) fn expand(
     } else {
         pin_output(&output_type)
     };
+    let (literal, given) = (&name.literal, name.given);
     let site = quote! {
         static __WASMPROF_SITE: #krate::__private::Site = #krate::__private::Site::new_async(
             ::core::module_path!(),
-            #name,
+            #literal,
             ::core::file!(),
             #line,
-        );
+        )
+        .marked(__wasmprof_here, #given);
+        #krate::__name_marker!(__WASMPROF_SITE);
     };
     let braces = brace.span.join();
     if never || *keep_async || keeps_async(outer_attrs) {

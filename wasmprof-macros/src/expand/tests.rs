@@ -36,6 +36,8 @@ fn sites(expanded: &TokenStream) -> Vec<(String, String, String)> {
                 Ok(value.to_string())
             };
             let name = field(input, "name")?;
+            // Checked by its own test.
+            field(input, "given")?;
             let line = field(input, "line")?;
             let self_type = field(input, "self_type")?;
             input.parse::<TokenStream>()?;
@@ -218,6 +220,9 @@ fn arguments_change_name_and_runtime_path() {
         "fn parse() {}",
     );
     assert_eq!(sites(&expanded)[0].0, "\"parse_all\"");
+    // A name given by hand is kept; a derived one gives way to rustc's.
+    assert!(text(&expanded).contains("name = \"parse_all\" , given = true"));
+    assert!(text(&expand("", "fn parse() {}")).contains("name = \"parse\" , given = false"));
     assert!(text(&expanded).contains("my :: wasmprof :: __instrument_body !"));
     let expanded = expand("crate = ::other", "fn parse() {}");
     assert!(text(&expanded).contains(":: other :: __instrument_body !"));
