@@ -158,6 +158,37 @@ fn a_hung_page_is_ended_by_the_timeout_with_its_profile() {
 }
 
 #[test]
+fn a_run_ended_by_the_grace_period_with_frames_pending_says_so() {
+    // 10,000 frames take minutes; the page goes quiet at once, so the grace
+    // period ends the run with the next frame still requested.
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "animate",
+        "--timeout",
+        "60s",
+        "--",
+        "10000",
+        "3",
+    ]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("with 1 animation frame still pending"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--until-exit"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let reason = profile.run.incomplete_reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("1 animation frame"), "{reason}");
+    let frames = calls_by_function(&profile)["image_kernels::draw_frame"];
+    assert!((1..10_000).contains(&frames), "{frames} frames");
+}
+
+#[test]
 fn until_exit_waits_for_wasmprof_exit_through_animation_frames() {
     let run = in_browser(&[
         "-p",
@@ -539,9 +570,11 @@ fn a_page_that_never_loads_the_module_is_told_so() {
         "--page",
         dir.to_str().unwrap(),
     ]);
+    // Refused before the browser starts: nothing of the page was relayed.
     assert_eq!(run.code(), Some(1), "{}", run.stderr);
     assert!(
-        run.stderr.contains("instantiated no instrumented module"),
+        run.stderr
+            .contains("no file of the page loads this crate's module"),
         "{}",
         run.stderr
     );

@@ -19,6 +19,10 @@
 //   onExit(listener)    called with the code of `wasmprof::exit(code)`
 //   lastExports()       the raw exports of the newest instance (wasm-bindgen's
 //                       JS wraps only some; a test harness needs the rest)
+//   watchPendingWork()  (browser) from now on, counts the timers, intervals,
+//                       animation frames and fetches the page has pending
+//   pendingWork()       those counts, or null when not watched
+//   later(fn, ms)       setTimeout, for the hosts' own timers: never counted
 //
 // The instance is found by watching WebAssembly.instantiate(Streaming) and
 // `new WebAssembly.Instance`, so it works whoever instantiates the module:
@@ -168,8 +172,73 @@
     return Number.isFinite(smallest) ? smallest * 1e6 : null;
   }
 
+  // What the page still has scheduled, so that a run ended by the grace
+  // period can say what it cut off. The page scripts install the watch
+  // before the program's own scripts run; their own timers use `later`.
+  const later = global.setTimeout.bind(global);
+  let pendingWork = null;
+  function watchPendingWork() {
+    if (pendingWork || typeof global.requestAnimationFrame !== 'function') return;
+    const timers = new Set();
+    const intervals = new Set();
+    const frames = new Set();
+    let fetches = 0;
+    const real = {
+      setTimeout: global.setTimeout,
+      clearTimeout: global.clearTimeout,
+      setInterval: global.setInterval,
+      clearInterval: global.clearInterval,
+      requestAnimationFrame: global.requestAnimationFrame,
+      cancelAnimationFrame: global.cancelAnimationFrame,
+      fetch: global.fetch,
+    };
+    global.setTimeout = function (handler, ...rest) {
+      if (typeof handler !== 'function') return real.setTimeout.call(global, handler, ...rest);
+      const id = real.setTimeout.call(global, function (...args) {
+        timers.delete(id);
+        return handler.apply(this, args);
+      }, ...rest);
+      timers.add(id);
+      return id;
+    };
+    // The two clear functions take either kind of id.
+    const forget = (id) => { timers.delete(id); intervals.delete(id); };
+    global.clearTimeout = function (id) { forget(id); return real.clearTimeout.call(global, id); };
+    global.setInterval = function (...args) {
+      const id = real.setInterval.apply(global, args);
+      intervals.add(id);
+      return id;
+    };
+    global.clearInterval = function (id) { forget(id); return real.clearInterval.call(global, id); };
+    global.requestAnimationFrame = function (callback) {
+      const id = real.requestAnimationFrame.call(global, function (time) {
+        frames.delete(id);
+        return callback(time);
+      });
+      frames.add(id);
+      return id;
+    };
+    global.cancelAnimationFrame = function (id) {
+      frames.delete(id);
+      return real.cancelAnimationFrame.call(global, id);
+    };
+    if (typeof real.fetch === 'function') {
+      global.fetch = function (...args) {
+        fetches++;
+        const done = () => { fetches--; };
+        const response = real.fetch.apply(global, args);
+        response.then(done, done);
+        return response;
+      };
+    }
+    pendingWork = () => ({ timers: timers.size, intervals: intervals.size, frames: frames.size, fetches });
+  }
+
   global.__wasmprofHost = {
     api,
+    watchPendingWork,
+    pendingWork: () => (pendingWork ? pendingWork() : null),
+    later,
     snapshotBytes,
     snapshotBase64,
     pendingFutures,

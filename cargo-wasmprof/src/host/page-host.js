@@ -8,6 +8,8 @@
 // bindgen-test.js has run too)
 const host = globalThis.__wasmprofHost;
 const config = host.config;
+// A test harness ends the run itself; a program may leave work scheduled.
+if (!config.test) host.watchPendingWork();
 const resolutionNanos = host.measureResolution();
 let programStarted = null;
 
@@ -25,7 +27,7 @@ function programNanos() {
 
 host.onExit((code) => {
   // After the current call has returned to the event loop.
-  setTimeout(() => report({ type: 'exit', code, programNanos: programNanos(), resolutionNanos }), 0);
+  host.later(() => report({ type: 'exit', code, programNanos: programNanos(), resolutionNanos }), 0);
 });
 
 async function main() {
@@ -100,7 +102,7 @@ function watchFutures() {
       lastPolls = polls;
       report({ type: 'futures', pending, polls });
     }
-    if (pending > 0) setTimeout(tick, 5);
+    if (pending > 0) host.later(tick, 5);
   };
   tick();
 }

@@ -5,6 +5,7 @@
 (function () {
   'use strict';
   const host = globalThis.__wasmprofHost;
+  host.watchPendingWork();
   const resolutionNanos = host.measureResolution();
   const report = (message) => {
     if (typeof globalThis.__wasmprofReport === 'function') {
@@ -12,7 +13,7 @@
     }
   };
   host.onExit((code) => {
-    setTimeout(() => report({ type: 'exit', code, programNanos: Math.round(performance.now() * 1e6), resolutionNanos }), 0);
+    host.later(() => report({ type: 'exit', code, programNanos: Math.round(performance.now() * 1e6), resolutionNanos }), 0);
   });
   // A page that has loaded but instantiated no instrumented module after
   // this long is not loading the build wasmprof serves.
@@ -29,10 +30,10 @@
         });
         return;
       }
-      setTimeout(settleWhenInstantiated, 20);
+      host.later(settleWhenInstantiated, 20);
       return;
     }
-    setTimeout(() => report({
+    host.later(() => report({
       type: 'settled', status: 'ok', exitCode: 0, message: null, returnValue: null,
       programNanos: Math.round(performance.now() * 1e6), resolutionNanos,
     }), 0);

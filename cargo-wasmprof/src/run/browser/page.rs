@@ -135,6 +135,7 @@ pub fn site(
                 .and_then(Path::file_stem)
                 .and_then(|s| s.to_str())
                 .unwrap_or("NAME");
+            loads_the_module(page, &root, stem)?;
             let page_config = json!({
                 "kind": config.kind,
                 "token": token,
@@ -224,16 +225,104 @@ fn substitutes(config: &HostConfig) -> Result<Vec<Substitute>> {
     }))])
 }
 
-/// `app.js`, `app-5f3a9c.js` for stem `app` and suffix `.js`.
+/// A page none of whose files name the module's JS or wasm would load
+/// another build (or none) and be waited on in vain: it is refused before
+/// the browser starts, naming the wasm-bindgen modules it does load.
+fn loads_the_module(page: &Path, root: &Path, stem: &str) -> Result<()> {
+    let mut others = std::collections::BTreeSet::new();
+    for text in page_texts(root) {
+        for name in file_names_in(&text) {
+            if names_the_module(name, stem, ".js") || names_the_module(name, stem, "_bg.wasm") {
+                return Ok(());
+            }
+            if name.ends_with("_bg.wasm") {
+                others.insert(name.to_owned());
+            }
+        }
+    }
+    let loads = if others.is_empty() {
+        "no wasm-bindgen module".to_owned()
+    } else {
+        others.into_iter().collect::<Vec<_>>().join(", ")
+    };
+    bail!(
+        "--page {}: no file of the page loads this crate's module ({stem}.js or {stem}_bg.wasm, \
+         or trunk's {}-HASH.js); it names {loads}. Build the page from this package (trunk \
+         build, wasm-pack build --target web), or choose the page's package with -p",
+        page.display(),
+        stem.replace('_', "-"),
+    )
+}
+
+/// The HTML and JS under the page's root, a few levels deep, as text.
+fn page_texts(root: &Path) -> Vec<String> {
+    const MAX_FILES: usize = 2000;
+    const MAX_BYTES: u64 = 8 << 20;
+    let mut texts = Vec::new();
+    let mut dirs = vec![(root.to_path_buf(), 0)];
+    let mut seen = 0;
+    while let Some((dir, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_FILES {
+                return texts;
+            }
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if depth < 4 && entry.file_name() != "node_modules" {
+                    dirs.push((path, depth + 1));
+                }
+                continue;
+            }
+            let wanted = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "html" | "htm" | "js" | "mjs"));
+            let small = entry.metadata().is_ok_and(|m| m.len() <= MAX_BYTES);
+            if wanted && small {
+                if let Ok(text) = std::fs::read_to_string(&path) {
+                    texts.push(text);
+                }
+            }
+        }
+    }
+    texts
+}
+
+/// The file names (last path segment) of `.js` and `.wasm` references in
+/// a text: `/yew-todo-812e.js`, `./pkg/app_bg.wasm`.
+fn file_names_in(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || "_.-".contains(c)))
+        .filter(|word| word.ends_with(".js") || word.ends_with(".wasm"))
+}
+
+/// `app.js`, `app-5f3a9c.js` for stem `app` and suffix `.js`. trunk names
+/// the files after the package (`yew-todo-812eb89a30114937.js`) where
+/// wasm-bindgen's stem has underscores (`yew_todo`): either spelling names
+/// the module.
 fn names_the_module(name: &str, stem: &str, suffix: &str) -> bool {
-    let Some(rest) = name.strip_prefix(stem) else {
+    let Some(middle) = name.strip_suffix(suffix) else {
         return false;
     };
-    let Some(middle) = rest.strip_suffix(suffix) else {
+    let Some(rest) = middle.get(..stem.len()) else {
         return false;
     };
-    middle.is_empty()
-        || middle
+    let same_stem = rest
+        .chars()
+        .zip(stem.chars())
+        .all(|(a, b)| a == b || (a == '-' && b == '_'));
+    if !same_stem {
+        return false;
+    }
+    let hash = &middle[stem.len()..];
+    hash.is_empty()
+        || hash
             .strip_prefix('-')
             .is_some_and(|hash| !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()))
 }
@@ -271,6 +360,40 @@ mod tests {
         assert!(!names_the_module("app2.js", "app", ".js"));
         assert!(!names_the_module("application.js", "app", ".js"));
         assert!(!names_the_module("app-.js", "app", ".js"));
+        assert!(names_the_module(
+            "yew-todo-812eb89a30114937.js",
+            "yew_todo",
+            ".js"
+        ));
+        assert!(names_the_module(
+            "yew-todo-812eb89a30114937_bg.wasm",
+            "yew_todo",
+            "_bg.wasm"
+        ));
+        assert!(names_the_module("yew_todo_bg.wasm", "yew_todo", "_bg.wasm"));
+        assert!(!names_the_module("yew-todo.js", "yew-tod", ".js"));
+    }
+
+    #[test]
+    fn a_page_that_loads_another_module_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("index.html"),
+            "<script type=module>import init from '/other-app-0a1b.js'; \
+             init({ module_or_path: '/other-app-0a1b_bg.wasm' });</script>",
+        )
+        .unwrap();
+        let error = loads_the_module(dir.path(), dir.path(), "yew_todo").unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("other-app-0a1b_bg.wasm"), "{message}");
+        assert!(message.contains("yew-todo-HASH.js"), "{message}");
+        std::fs::create_dir(dir.path().join("pkg")).unwrap();
+        std::fs::write(
+            dir.path().join("pkg/main.js"),
+            "import init from './yew-todo-812eb89a30114937.js';",
+        )
+        .unwrap();
+        loads_the_module(dir.path(), dir.path(), "yew_todo").unwrap();
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! Self-Profiling API (`Document-Policy: js-profiling`).
 
 mod http;
+mod integrity;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -195,10 +196,12 @@ impl Handler {
         };
         let kind = content_type(&path);
         match (&self.site.inject_into_html, kind) {
-            (Some(snippet), "text/html; charset=utf-8") => ok(
-                inject(&String::from_utf8_lossy(&bytes), snippet).into_bytes(),
-                kind,
-            ),
+            (Some(snippet), "text/html; charset=utf-8") => {
+                let html = integrity::recompute(&String::from_utf8_lossy(&bytes), |path| {
+                    self.site.substitutes.iter().find_map(|s| (s.0)(path))
+                });
+                ok(inject(&html, snippet).into_bytes(), kind)
+            }
             _ => ok(bytes, kind),
         }
     }

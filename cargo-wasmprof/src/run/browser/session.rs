@@ -40,6 +40,32 @@ pub struct PageRun<'a> {
     pub grace: Duration,
 }
 
+/// What the page handed over at the end.
+struct Pulled {
+    bytes: Vec<u8>,
+    resolution: Option<f64>,
+    pending_work: Option<String>,
+}
+
+/// `2 timers, 1 animation frame`, from the page's counts; `None` when
+/// nothing is pending (or the page did not count).
+fn pending_work(counts: &Value) -> Option<String> {
+    let parts: Vec<String> = [
+        ("timers", "timer", "timers"),
+        ("intervals", "interval", "intervals"),
+        ("frames", "animation frame", "animation frames"),
+        ("fetches", "fetch", "fetches"),
+    ]
+    .into_iter()
+    .filter_map(|(key, one, many)| match counts[key].as_u64()? {
+        0 => None,
+        1 => Some(format!("1 {one}")),
+        n => Some(format!("{n} {many}")),
+    })
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
 /// Why the run ended.
 #[derive(Debug)]
 enum End {
@@ -133,12 +159,26 @@ impl PageRun<'_> {
         if !matches!(end, End::Crashed | End::BrowserGone) {
             let busy = matches!(end, End::Timeout | End::Interrupted);
             match self.pull_snapshot(&session, busy) {
-                Ok(Some((bytes, page_resolution))) => {
-                    std::fs::write(&self.config.snapshot_out, bytes).with_context(|| {
+                Ok(Some(pulled)) => {
+                    std::fs::write(&self.config.snapshot_out, pulled.bytes).with_context(|| {
                         format!("could not write {}", self.config.snapshot_out.display())
                     })?;
                     result.snapshot = true;
-                    resolution = resolution.or(page_resolution);
+                    resolution = resolution.or(pulled.resolution);
+                    // Only the grace period cuts a program off; an exit or
+                    // a failure is its own end.
+                    if matches!(end, End::Settled(_)) && result.status == "ok" {
+                        if let Some(pending) = pulled.pending_work {
+                            crate::ui::warning(&format!(
+                                "the page went quiet for {} ms with {pending} still pending, and \
+                                 the run ended there: the profile may miss what they would have \
+                                 run. Pass --until-exit (and call wasmprof::exit) to wait for the \
+                                 program, or a longer --grace",
+                                self.grace.as_millis()
+                            ));
+                            result.pending_work = Some(pending);
+                        }
+                    }
                 }
                 Ok(None) => {}
                 Err(e) => result.snapshot_error = Some(format!("{e:#}")),
@@ -184,6 +224,7 @@ impl PageRun<'_> {
             program_nanos: 0,
             snapshot: false,
             snapshot_error: None,
+            pending_work: None,
         };
         let mut fail = |status: &str, exit_code: i32, message: String| {
             result.status = status.into();
@@ -345,11 +386,12 @@ impl PageRun<'_> {
     /// The snapshot's bytes, and the clock resolution the page measured.
     /// A page still running a script (after a timeout) has it terminated
     /// if it does not answer within [`PULL_PATIENCE`].
-    fn pull_snapshot(&self, session: &str, busy: bool) -> Result<Option<(Vec<u8>, Option<f64>)>> {
+    fn pull_snapshot(&self, session: &str, busy: bool) -> Result<Option<Pulled>> {
         let cdp = &self.chromium.cdp;
         let expression = "(() => { const h = globalThis.__wasmprofHost; \
              if (!h) return null; \
-             return { snapshot: h.snapshotBase64(), resolution: h.measureResolution() }; })()";
+             return { snapshot: h.snapshotBase64(), resolution: h.measureResolution(), \
+             pending: h.pendingWork() }; })()";
         let call = cdp.send(
             Some(session),
             "Runtime.evaluate",
@@ -390,7 +432,11 @@ impl PageRun<'_> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text)
             .context("the page's snapshot is not base64")?;
-        Ok(Some((bytes, value["resolution"].as_f64())))
+        Ok(Some(Pulled {
+            bytes,
+            resolution: value["resolution"].as_f64(),
+            pending_work: pending_work(&value["pending"]),
+        }))
     }
 
     /// Stops the Profiler and writes its profile as a `.cpuprofile`.
@@ -441,5 +487,22 @@ fn relay_event(event: &Event, relay: &mut Relay) -> bool {
             None => false,
         },
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_work_is_named_by_kind_and_nothing_pending_is_none() {
+        let counts = json!({ "timers": 2, "intervals": 0, "frames": 1, "fetches": 0 });
+        assert_eq!(
+            pending_work(&counts).as_deref(),
+            Some("2 timers, 1 animation frame")
+        );
+        let none = json!({ "timers": 0, "intervals": 0, "frames": 0, "fetches": 0 });
+        assert_eq!(pending_work(&none), None);
+        assert_eq!(pending_work(&Value::Null), None);
     }
 }
