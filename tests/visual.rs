@@ -163,6 +163,7 @@ fn a_profile_of_100_000_nodes_stays_responsive() {
             tier: None,
             calls: None,
             is_async: false,
+            rustc_name: None,
         })
         .collect();
     profile.nodes = vec![Node::root()];

@@ -35,6 +35,8 @@ pub struct CountSite {
     /// Calls so far.
     calls: AtomicU64,
     marker: Option<crate::site::Marker>,
+    /// The name was given by hand: the marker's name only matches frames.
+    name_given: bool,
     /// Where a called site waits to be registered (one thread only).
     #[cfg(one_thread)]
     pending: Pending,
@@ -59,6 +61,7 @@ impl CountSite {
             id: AtomicU32::new(0),
             calls: AtomicU64::new(0),
             marker: None,
+            name_given: false,
             #[cfg(one_thread)]
             pending: Pending::new(),
         }
@@ -66,10 +69,12 @@ impl CountSite {
 
     /// The same site, named in the reports as rustc names the function
     /// `marker` is nested in (see [`crate::site::Marker`]), unless its name
-    /// was `given` by hand.
+    /// was `given` by hand (then rustc's name still matches the samplers'
+    /// frames).
     pub const fn marked(self, marker: crate::site::Marker, given: bool) -> Self {
         CountSite {
-            marker: if given { None } else { Some(marker) },
+            marker: Some(marker),
+            name_given: given,
             ..self
         }
     }
@@ -86,6 +91,7 @@ impl CountSite {
                 tier: Tier::Counted,
                 is_async: false,
                 marker: self.marker.map(marker_slot),
+                name_given: self.name_given,
             })
         });
     }

@@ -18,9 +18,11 @@ pub struct FunctionInfo {
     /// An `async fn`: its calls create futures, whose polls are its time.
     pub is_async: bool,
     /// The function table slot of its [`Marker`], where the module's name
-    /// section names the function as rustc does; `None` if the name was
-    /// given by hand.
+    /// section names the function as rustc does.
     pub marker: Option<u32>,
+    /// `name` was given by hand (`name = "…"`, or the name a function had
+    /// before another crate's macro renamed it), and is kept.
+    pub name_given: bool,
 }
 
 /// A function nested in the instrumented one, which only its site calls
@@ -65,6 +67,8 @@ pub struct Site {
     /// The site of an `async fn`.
     is_async: bool,
     marker: Option<Marker>,
+    /// The name was given by hand: the marker's name only matches frames.
+    name_given: bool,
 }
 
 /// Slots in a site's cache: a power of two.
@@ -90,14 +94,17 @@ impl Site {
             cache: [const { AtomicU32::new(u32::MAX) }; CACHE_SLOTS],
             is_async: false,
             marker: None,
+            name_given: false,
         }
     }
 
     /// The same site, named in the reports as rustc names the function
-    /// `marker` is nested in, unless its name was `given` by hand.
+    /// `marker` is nested in, unless its name was `given` by hand (then
+    /// rustc's name still matches the samplers' frames).
     pub const fn marked(self, marker: Marker, given: bool) -> Self {
         Site {
-            marker: if given { None } else { Some(marker) },
+            marker: Some(marker),
+            name_given: given,
             ..self
         }
     }
@@ -142,6 +149,7 @@ impl Site {
                 tier: Tier::Full,
                 is_async: self.is_async,
                 marker: self.marker.map(marker_slot),
+                name_given: self.name_given,
             })
         })
     }

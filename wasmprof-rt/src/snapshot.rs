@@ -30,10 +30,10 @@
 //! `tier` 0: the function's calls are nodes, timed when calls are timed
 //! (`calls` is 0); 1: counted only, `calls` in all, with no node, its time
 //! in its callers'. Function flag bit 0: an `async fn`, whose node's calls
-//! are futures created and whose time is its polls'. `marker` is the
-//! function table slot of the function's name marker (see
-//! [`crate::site::Marker`]), or `u32::MAX` when its name was given by hand;
-//! version 4 had no marker.
+//! are futures created and whose time is its polls'; bit 1: its name was
+//! given by hand, and rustc's (from the marker) only matches frames.
+//! `marker` is the function table slot of the function's name marker (see
+//! [`crate::site::Marker`]), or `u32::MAX`; version 4 had no marker.
 //!
 //! A future record describes the futures of one async call path (`node`):
 //! their calls are the node's, `pending_ms` is the CPU time of those still
@@ -102,6 +102,8 @@ pub struct SnapshotFunction {
     /// The function table slot of its name marker: the module's name
     /// section names the function there as rustc does.
     pub marker: Option<u32>,
+    /// Its name was given by hand and is kept; rustc's only matches frames.
+    pub name_given: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -179,6 +181,7 @@ pub fn take() -> Snapshot {
                 is_async: f.is_async,
                 calls: counted.get(id).copied().unwrap_or(0),
                 marker: f.marker,
+                name_given: f.name_given,
             })
             .collect(),
         futures: crate::future::stats()
@@ -268,7 +271,8 @@ impl Snapshot {
                 Tier::Counted => 1,
             };
             out.extend_from_slice(&tier.to_le_bytes());
-            out.extend_from_slice(&u32::from(f.is_async).to_le_bytes());
+            let flags = u32::from(f.is_async) | u32::from(f.name_given) << 1;
+            out.extend_from_slice(&flags.to_le_bytes());
             out.extend_from_slice(&f.marker.unwrap_or(u32::MAX).to_le_bytes());
             out.extend_from_slice(&f.calls.to_le_bytes());
         }
@@ -344,7 +348,9 @@ impl Snapshot {
                     )));
                 }
             };
-            let is_async = r.u32()? & 1 == 1;
+            let flags = r.u32()?;
+            let is_async = flags & 1 == 1;
+            let name_given = flags & 2 == 2;
             let marker = match version {
                 4 => None,
                 _ => Some(r.u32()?).filter(|&slot| slot != u32::MAX),
@@ -358,6 +364,7 @@ impl Snapshot {
                 is_async,
                 calls,
                 marker,
+                name_given,
             });
         }
         let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 36));
@@ -511,6 +518,7 @@ mod tests {
                 is_async: true,
                 calls: 0,
                 marker: Some(12),
+                name_given: true,
             }],
             nodes: vec![
                 SnapshotNode {

@@ -332,6 +332,7 @@ mod tests {
                     tier: None,
                     calls: None,
                     is_async: false,
+                    rustc_name: None,
                 },
                 Function {
                     name: "demo::add".into(),
@@ -341,6 +342,7 @@ mod tests {
                     tier: None,
                     calls: None,
                     is_async: false,
+                    rustc_name: None,
                 },
             ],
             nodes: vec![

@@ -249,6 +249,11 @@ pub struct Function {
     /// An `async fn`: its calls are futures created, its time their polls'.
     #[serde(rename = "async", default, skip_serializing_if = "std::ops::Not::not")]
     pub is_async: bool,
+    /// The name rustc gives it, where `name` was given by hand (or kept
+    /// from before another crate's macro renamed it): what the engines'
+    /// samplers call its frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rustc_name: Option<String>,
 }
 
 /// How an instrumented function was instrumented.

@@ -463,6 +463,7 @@ mod tests {
                 tier: None,
                 calls: None,
                 is_async: false,
+                rustc_name: None,
             })
             .collect();
         for chain in 0..200usize {

@@ -186,6 +186,7 @@ impl ProfileBuilder {
             tier: None,
             calls: None,
             is_async: false,
+            rustc_name: None,
         });
         self.profile.functions.len() - 1
     }

@@ -155,10 +155,15 @@ fn functions(snapshot: &Snapshot, wasm: &str) -> Vec<Function> {
             }),
             calls: (f.tier == Tier::Counted).then_some(f.calls),
             is_async: f.is_async,
+            rustc_name: None,
         })
         .collect();
-    let markers: Vec<Option<u32>> = snapshot.functions.iter().map(|f| f.marker).collect();
-    if markers.iter().any(Option::is_some) {
+    let markers: Vec<(Option<u32>, bool)> = snapshot
+        .functions
+        .iter()
+        .map(|f| (f.marker, f.name_given))
+        .collect();
+    if markers.iter().any(|(marker, _)| marker.is_some()) {
         match rustc_names::marker_names(std::path::Path::new(wasm)) {
             Ok(names) => rustc_names::rename(&mut functions, &markers, &names),
             Err(e) => crate::ui::warning(&format!(
@@ -214,6 +219,7 @@ mod tests {
                     is_async: false,
                     calls: 0,
                     marker: None,
+                    name_given: false,
                 },
                 SnapshotFunction {
                     name: "a::work".into(),
@@ -223,6 +229,7 @@ mod tests {
                     is_async: true,
                     calls: 0,
                     marker: None,
+                    name_given: false,
                 },
             ],
             nodes: vec![

@@ -53,10 +53,20 @@ fn enclosing_function(marker: &str) -> Option<String> {
 }
 
 /// Renames each function whose marker the module names. `markers[i]` is
-/// function `i`'s marker slot.
-pub fn rename(functions: &mut [Function], markers: &[Option<u32>], names: &HashMap<u32, String>) {
-    for (function, marker) in functions.iter_mut().zip(markers) {
-        if let Some(name) = marker.and_then(|slot| names.get(&slot)) {
+/// function `i`'s marker slot, and whether its name was given by hand: then
+/// the name stays, and rustc's is kept beside it to match sampled frames.
+pub fn rename(
+    functions: &mut [Function],
+    markers: &[(Option<u32>, bool)],
+    names: &HashMap<u32, String>,
+) {
+    for (function, (marker, given)) in functions.iter_mut().zip(markers) {
+        let Some(name) = marker.and_then(|slot| names.get(&slot)) else {
+            continue;
+        };
+        if *given {
+            function.rustc_name = (*name != function.name).then(|| name.clone());
+        } else {
             function.name.clone_from(name);
         }
     }
@@ -113,6 +123,7 @@ mod tests {
             tier: None,
             calls: None,
             is_async: false,
+            rustc_name: None,
         }
     }
 
@@ -135,9 +146,24 @@ mod tests {
     fn a_function_with_a_marker_takes_rustc_s_name() {
         let mut functions = vec![function("u128::fmt", "src/lib.rs", 3)];
         let names = HashMap::from([(7, "<u128 as itoa::Unsigned>::fmt".to_owned())]);
-        rename(&mut functions, &[Some(7)], &names);
+        rename(&mut functions, &[(Some(7), false)], &names);
         assert_eq!(functions[0].name, "<u128 as itoa::Unsigned>::fmt");
-        rename(&mut functions, &[None], &HashMap::new());
+        rename(&mut functions, &[(None, false)], &HashMap::new());
         assert_eq!(functions[0].name, "<u128 as itoa::Unsigned>::fmt");
+    }
+
+    #[test]
+    fn a_name_given_by_hand_stays_and_rustc_s_matches_frames() {
+        let mut functions = vec![function("app::Counter", "src/lib.rs", 9)];
+        let names = HashMap::from([(
+            3,
+            "<app::Counter as yew::functional::FunctionProvider>::run::inner".to_owned(),
+        )]);
+        rename(&mut functions, &[(Some(3), true)], &names);
+        assert_eq!(functions[0].name, "app::Counter");
+        assert_eq!(
+            functions[0].rustc_name.as_deref(),
+            Some("<app::Counter as yew::functional::FunctionProvider>::run::inner")
+        );
     }
 }

@@ -83,14 +83,20 @@ impl<'a> TreeMatcher<'a> {
             |functions: Vec<(usize, &crate::profile::Function)>| -> HashMap<String, usize> {
                 functions
                     .into_iter()
-                    .map(|(index, f)| (f.name.clone(), index))
+                    .flat_map(|(index, f)| {
+                        std::iter::once(&f.name)
+                            .chain(&f.rustc_name)
+                            .map(move |name| (name.clone(), index))
+                    })
                     .collect()
             };
         let counted_of = by_name(counted);
         let mut function_of = by_name(full);
         for (index, f) in profile.functions.iter().enumerate() {
             if f.is_async {
-                function_of.insert(format!("{}::{{{{closure}}}}", f.name), index);
+                for name in std::iter::once(&f.name).chain(&f.rustc_name) {
+                    function_of.insert(format!("{name}::{{{{closure}}}}"), index);
+                }
             }
         }
         let child_of = profile
@@ -245,6 +251,21 @@ mod tests {
         );
         assert_eq!(located.how, Placement::Matched);
         assert_eq!(matcher.locate(["(program)"]).how, Placement::Outside);
+    }
+
+    #[test]
+    fn a_function_named_by_hand_is_found_by_rustc_s_name_for_its_frames() {
+        let mut profile = figure_6_3();
+        let from_b = profile
+            .functions
+            .iter()
+            .position(|f| f.name == "from_b")
+            .unwrap();
+        profile.functions[from_b].rustc_name = Some("<app::B as app::Run>::run::inner".into());
+        let matcher = TreeMatcher::new(&profile);
+        let located = matcher.locate(["main", "<app::B as app::Run>::run::inner"]);
+        assert_eq!(located.node, node_of(&profile, &["main", "from_b"]));
+        assert_eq!(located.how, Placement::Matched);
     }
 
     #[test]

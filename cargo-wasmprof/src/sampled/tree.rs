@@ -136,6 +136,7 @@ impl TreeBuilder {
             tier: None,
             calls: None,
             is_async: false,
+            rustc_name: None,
         });
         self.function_ids.insert(frame.clone(), id);
         id

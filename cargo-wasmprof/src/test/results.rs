@@ -315,6 +315,7 @@ mod tests {
             tier: None,
             calls: None,
             is_async: false,
+            rustc_name: None,
         }
     }
 
