@@ -1,0 +1,139 @@
+//! Real frameworks from the registry, as their users write apps: a Yew 0.21
+//! app (`examples/yew-counter`: function components, `use_reducer`,
+//! `use_memo`, a custom `#[hook]`, our attribute above Yew's) with Yew
+//! itself instrumented crate-wide, run in headless Chromium from the
+//! generated page and from a trunk-style `dist/` (hyphenated, hashed file
+//! names, `integrity` on the preloads). Both runs use one build.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use sha2::{Digest, Sha384};
+use wasmprof_tests::*;
+
+/// What the app logs, the same in a plain build (checked by hand with
+/// `--no-instrument`): five first renders, then five once Yew has applied
+/// three clicks on each counter.
+const CONSOLE: &str = "counter 4: clicked 0 times (doubled 0)
+counter 3: clicked 0 times (doubled 0)
+counter 2: clicked 0 times (doubled 0)
+counter 1: clicked 0 times (doubled 0)
+counter 0: clicked 0 times (doubled 0)
+counter 4: clicked 3 times (doubled 6)
+counter 3: clicked 3 times (doubled 6)
+counter 2: clicked 3 times (doubled 6)
+counter 1: clicked 3 times (doubled 6)
+counter 0: clicked 3 times (doubled 6)
+";
+
+/// The app and Yew, crate-wide, in the browser.
+const YEW_CRATE_WIDE: &[&str] = &[
+    "run",
+    "--host",
+    "browser",
+    "-p",
+    "yew-counter",
+    "--instrument-all",
+    "--instrument-crate",
+    "yew",
+];
+
+fn require_browser() {
+    assert!(
+        browser_available(),
+        "these tests need Chromium: `apt-get install chromium` (bash .ci/run does)"
+    );
+}
+
+/// The app's own functions ran as often as the console says, under the
+/// names the user wrote, and Yew's functions are in the profile.
+fn assert_the_yew_app_ran(run: &Run) {
+    run.assert_success();
+    assert_eq!(run.stdout, CONSOLE);
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["yew_counter::start"], 1);
+    assert_eq!(calls["yew_counter::click_every_counter"], 1);
+    // Above `#[function_component]` and `#[hook]`: the component and the
+    // hook keep their names, though Yew's macros rename their bodies.
+    assert_eq!(calls["yew_counter::Counter"], 10);
+    assert_eq!(calls["yew_counter::use_doubled"], 10);
+    assert_eq!(calls["yew_counter::label"], 10);
+    assert_eq!(
+        calls_of_path(&profile, &["yew_counter::Counter", "yew_counter::label"]),
+        10
+    );
+    let yew = calls
+        .keys()
+        .filter(|name| name.trim_start_matches('<').starts_with("yew::"))
+        .count();
+    assert!(yew >= 100, "{yew} of Yew's functions in the profile");
+}
+
+#[test]
+fn a_yew_app_with_yew_instrumented_crate_wide_runs_as_written() {
+    require_browser();
+    let run = wasmprof(YEW_CRATE_WIDE);
+    assert_the_yew_app_ran(&run);
+}
+
+#[test]
+fn a_yew_app_served_from_a_trunk_dist_is_the_instrumented_build() {
+    require_browser();
+    let dist = trunk_style_dist();
+    let mut args = YEW_CRATE_WIDE.to_vec();
+    args.extend(["--page", dist.to_str().unwrap()]);
+    let run = wasmprof(&args);
+    assert_the_yew_app_ran(&run);
+    // With trunk's hashes, Chromium blocks the preloads ("Failed to find a
+    // valid digest in the 'integrity' attribute … has been blocked").
+    assert!(!run.stderr.contains("integrity"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(dist.parent().unwrap());
+}
+
+/// A `dist/` as trunk 0.21 writes it for the package `yew-counter`: files
+/// named after the package with a hash, preloaded with `integrity`, and
+/// loaded by trunk's inline module script. Its own JS and wasm stand for
+/// trunk's build: their hashes are what the page checks, so the run must
+/// give the instrumented files theirs.
+fn trunk_style_dist() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wasmprof-trunk-dist-{}", std::process::id()));
+    let dist = dir.join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    let stem = "yew-counter-5d1c0e6b2a9f4e17";
+    let js = format!("{stem}.js");
+    let wasm = format!("{stem}_bg.wasm");
+    write(&dist.join(&js), b"// trunk's own build of the bindings\n");
+    write(&dist.join(&wasm), b"\0asm trunk's own build");
+    let html = format!(
+        "<!DOCTYPE html><html><head>\n\
+         <meta charset=\"utf-8\"><title>Yew counter</title>\n\
+         <link rel=\"modulepreload\" href=\"/{js}\" crossorigin=\"anonymous\" integrity=\"{}\">\n\
+         <link rel=\"preload\" href=\"/{wasm}\" crossorigin=\"anonymous\" integrity=\"{}\" \
+         as=\"fetch\" type=\"application/wasm\">\n\
+         </head><body>\n\
+         <script type=\"module\">\n\
+         import init, * as bindings from '/{js}';\n\
+         const wasm = await init({{ module_or_path: '/{wasm}' }});\n\
+         window.wasmBindings = bindings;\n\
+         dispatchEvent(new CustomEvent(\"TrunkApplicationStarted\", {{detail: {{wasm}}}}));\n\
+         </script></body></html>\n",
+        integrity(&dist.join(&js)),
+        integrity(&dist.join(&wasm)),
+    );
+    write(&dist.join("index.html"), html.as_bytes());
+    dist
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+fn integrity(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    format!(
+        "sha384-{}",
+        base64::engine::general_purpose::STANDARD.encode(Sha384::digest(bytes))
+    )
+}
