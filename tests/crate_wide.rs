@@ -515,6 +515,35 @@ fn a_crate_that_does_not_parse_is_refused_with_its_position() {
 }
 
 #[test]
+fn a_compile_error_in_a_rewritten_crate_names_the_function_and_how_to_leave_it_out() {
+    let dir = scratch_crate(
+        "fails",
+        &[
+            ("src/main.rs", "mod parser;\nfn main() { parser::ok(); }\n"),
+            (
+                "src/parser.rs",
+                "pub fn ok() {}\n\npub fn bad() -> u32 {\n    let n: u32 = \"text\";\n    n\n}\n",
+            ),
+        ],
+    );
+    let run = wasmprof_in(&dir, &["build", "--instrument-all", "--offline"]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    // cargo's own error, passed through, then ours.
+    assert!(run.stderr.contains("error[E0308]"), "{}", run.stderr);
+    for expected in [
+        "`fails` failed to compile instrumented crate-wide by wasmprof",
+        &format!(
+            "fails::parser::bad ({}:3)",
+            dir.join("src/parser.rs").display()
+        ),
+        "--exclude-path fails::parser::bad",
+    ] {
+        assert!(run.stderr.contains(expected), "{expected}:\n{}", run.stderr);
+    }
+    assert!(!run.stderr.contains("fails::parser::ok "), "{}", run.stderr);
+}
+
+#[test]
 fn a_module_path_outside_the_crate_is_refused_and_a_build_script_reading_sources_is_pointed_out() {
     let dir = scratch_crate(
         "outside",

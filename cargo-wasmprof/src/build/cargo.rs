@@ -5,9 +5,10 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use cargo_metadata::Message;
 
+use super::failure::{BuildFailed, Diagnostics};
 use super::workspace::Unit;
 use super::KeptFrames;
 use crate::cli::CargoArgs;
@@ -52,9 +53,12 @@ impl CargoBuild<'_> {
             self.extra_rustflags,
         );
         set_max_nodes_env(&mut command, self.max_nodes);
-        command.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        keep_terminal_looks(&mut command);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = command.spawn().context("could not run cargo")?;
         let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let passed_through = std::thread::spawn(move || pass_through(stderr));
         let mut wasm = None;
         for message in Message::parse_stream(BufReader::new(stdout)) {
             let message = message.context("could not read cargo's output")?;
@@ -72,11 +76,13 @@ impl CargoBuild<'_> {
             }
         }
         let status = child.wait().context("cargo did not finish")?;
+        let diagnostics = passed_through.join().unwrap_or_default();
         if !status.success() {
-            bail!(
-                "cargo build failed for `{}` (see the errors above)",
-                self.unit.package
-            );
+            return Err(BuildFailed {
+                package: self.unit.package.clone(),
+                diagnostics,
+            }
+            .into());
         }
         wasm.with_context(|| {
             format!(
@@ -220,4 +226,72 @@ pub fn profile_name(cargo: &CargoArgs) -> String {
         (None, true) => "release".to_owned(),
         (None, false) => "dev".to_owned(),
     }
+}
+
+/// cargo's standard error is read through (to find what failed), which
+/// cargo would take for a pipe: on a terminal it keeps its colours and
+/// progress bar, unless the user chose otherwise.
+fn keep_terminal_looks(command: &mut Command) {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    for (key, value) in [
+        ("CARGO_TERM_COLOR", "always"),
+        ("CARGO_TERM_PROGRESS_WHEN", "always"),
+        ("CARGO_TERM_PROGRESS_WIDTH", "80"),
+    ] {
+        if std::env::var_os(key).is_none() {
+            command.env(key, value);
+        }
+    }
+}
+
+/// Copies cargo's standard error to ours as it comes (progress bars
+/// included), and reads its lines for what failed.
+fn pass_through(mut stderr: impl std::io::Read) -> Diagnostics {
+    use std::io::Write;
+    let mut diagnostics = Diagnostics::default();
+    let mut line = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        let read = match stderr.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => read,
+        };
+        let chunk = &buffer[..read];
+        let _ = std::io::stderr().write_all(chunk);
+        for &byte in chunk {
+            if byte == b'\n' {
+                diagnostics.scan(&plain_text(&line));
+                line.clear();
+            } else {
+                line.push(byte);
+            }
+        }
+    }
+    if !line.is_empty() {
+        diagnostics.scan(&plain_text(&line));
+    }
+    diagnostics
+}
+
+/// A line without its colour codes (`ESC [ … m`) and progress redraws.
+fn plain_text(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let text = text.rsplit('\r').next().unwrap_or_default();
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -4,6 +4,7 @@
 pub mod bindgen;
 mod cargo;
 pub mod dir_walk;
+pub mod failure;
 mod toolchain;
 
 pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
@@ -122,6 +123,20 @@ impl Prepared {
     }
 }
 
+/// A failed build of crates rewritten crate-wide says so, with the
+/// functions its errors are in (see [`failure`]).
+fn blame_the_rewrite(error: anyhow::Error, shadow: &Option<ShadowBuild>) -> anyhow::Error {
+    let (Some(shadow), Some(failed)) = (shadow, error.downcast_ref::<failure::BuildFailed>())
+    else {
+        return error;
+    };
+    let rewritten: Vec<String> = shadow.crates.iter().map(|(name, _)| name.clone()).collect();
+    match failure::explain(failed, &rewritten, &shadow.functions) {
+        Some(explanation) => anyhow::anyhow!("{error}\n{explanation}"),
+        None => error,
+    }
+}
+
 /// Rewrites what the flags ask for (and, with `tests`, the selected
 /// packages' tests) and says where cargo is to build.
 pub fn prepare(
@@ -235,7 +250,9 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                 max_nodes: args.max_nodes,
                 lock_respected: shadow.is_none(),
             };
-            let wasm = build.run()?;
+            let wasm = build
+                .run()
+                .map_err(|error| blame_the_rewrite(error, shadow))?;
             let profile = build.profile_name();
             let bindgen_target = args.host.bindgen_target();
             let module = finish_module(

@@ -165,6 +165,9 @@ pub struct ShadowBuild {
     pub crates: Vec<(String, Stats)>,
     /// The test functions marked as tests (`Settings::tests`).
     pub tests: Vec<super::Planned>,
+    /// Every other function instrumented, with its crate's name: what a
+    /// compile error in a rewritten crate is traced back to.
+    pub functions: Vec<(String, super::Planned)>,
 }
 
 impl ShadowBuild {
@@ -241,6 +244,7 @@ pub fn prepare(
     let mut reports = Vec::new();
     let mut left_as_is: BTreeSet<String> = BTreeSet::new();
     let mut tests = Vec::new();
+    let mut functions = Vec::new();
     for chosen in &chosen {
         let package = chosen.package;
         let (runtime, add_as, bare) = runtime_for(package)?;
@@ -280,13 +284,13 @@ pub fn prepare(
             describe(package, &rewritten.stats, &spec.filter);
         }
         reports.push((package.name.to_string(), rewritten.stats.clone()));
-        tests.extend(
-            rewritten
-                .planned
-                .iter()
-                .filter(|p| p.kind == super::PlannedKind::Test)
-                .cloned(),
-        );
+        let (marked_tests, others): (Vec<_>, Vec<_>) = rewritten
+            .planned
+            .iter()
+            .cloned()
+            .partition(|p| p.kind == super::PlannedKind::Test);
+        tests.extend(marked_tests);
+        functions.extend(others.into_iter().map(|p| (spec.crate_name.clone(), p)));
         if rewritten.stats.instrumented > 0 {
             runtime_names.insert(package.id.repr.clone(), (runtime, add_as));
         }
@@ -435,6 +439,7 @@ pub fn prepare(
         count_small,
         crates: reports,
         tests,
+        functions,
     }))
 }
 
