@@ -558,3 +558,105 @@ fn proc_exit_deep_in_the_stack_keeps_the_profile_with_its_open_frames() {
         );
     }
 }
+
+#[test]
+fn a_registry_crate_s_own_test_suite_written_by_a_macro_counts_every_test() {
+    // itoa 1.0.19 as published (a dependency of the Yew example, so cargo
+    // has its source): its integration tests are `#[test]`s written by a
+    // `macro_rules!` macro, and its doctests run as binaries of their own.
+    let source = registry_source("itoa", "1.0.19");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("itoa");
+    copy_dir(&source, &copy);
+    let manifest = copy.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str("\n[workspace]\n");
+    std::fs::write(&manifest, text).unwrap();
+
+    let run = wasmprof_in(&copy, &["test", "--instrument-all"]);
+    run.assert_success();
+    // The harness's own counts: 11 integration tests and 2 doctests.
+    assert!(
+        run.stdout.contains("test result: ok. 11 passed; 0 failed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("test result: ok. 2 passed; 0 failed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("slowest 5 of 11 tests"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(
+        profile.run.entry.contains("2 doctests"),
+        "{}",
+        profile.run.entry
+    );
+    assert!(
+        !profile.run.module.contains("rustdoctest"),
+        "{}",
+        profile.run.module
+    );
+    let tests: Vec<&str> = profile
+        .functions
+        .iter()
+        .filter(|f| f.is_test)
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(tests.len(), 11, "{tests:?}");
+    assert!(tests.contains(&"test::test_u128_max"), "{tests:?}");
+    let calls = calls_by_function(&profile);
+    // The four 128-bit tests, one formatting each; and named as rustc does.
+    assert_eq!(calls["<u128 as itoa::Unsigned>::fmt"], 4);
+    assert_eq!(
+        calls_of_path(
+            &profile,
+            &["test::test_u128_max", "<u128 as itoa::Unsigned>::fmt"]
+        ),
+        1
+    );
+}
+
+/// The registry source of `name` `version`, as the examples' lock file
+/// resolves it.
+fn registry_source(name: &str, version: &str) -> std::path::PathBuf {
+    let output = std::process::Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(examples_dir().join("Cargo.toml"))
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let package = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name && p["version"] == version)
+        .unwrap_or_else(|| panic!("{name} {version} is not in the examples' lock file"));
+    Path::new(package["manifest_path"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -164,6 +164,7 @@ fn a_profile_of_100_000_nodes_stays_responsive() {
             calls: None,
             is_async: false,
             rustc_name: None,
+            is_test: false,
         })
         .collect();
     profile.nodes = vec![Node::root()];

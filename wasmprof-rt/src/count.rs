@@ -92,6 +92,7 @@ impl CountSite {
                 is_async: false,
                 marker: self.marker.map(marker_slot),
                 name_given: self.name_given,
+                is_test: false,
             })
         });
     }

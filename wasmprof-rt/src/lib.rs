@@ -76,7 +76,8 @@ macro_rules! __instrument_body {
     (test, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_SITE: $crate::__private::Site =
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
-                .marked(__wasmprof_here, $given);
+                .marked(__wasmprof_here, $given)
+                .test();
         $crate::__name_marker!(__WASMPROF_SITE);
         let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
         $body

@@ -23,6 +23,8 @@ pub struct FunctionInfo {
     /// `name` was given by hand (`name = "…"`, or the name a function had
     /// before another crate's macro renamed it), and is kept.
     pub name_given: bool,
+    /// A test (`#[wasmprof::instrument(test)]`): entered at the root.
+    pub is_test: bool,
 }
 
 /// A function nested in the instrumented one, which only its site calls
@@ -69,6 +71,8 @@ pub struct Site {
     marker: Option<Marker>,
     /// The name was given by hand: the marker's name only matches frames.
     name_given: bool,
+    /// The site of a test.
+    is_test: bool,
 }
 
 /// Slots in a site's cache: a power of two.
@@ -95,6 +99,7 @@ impl Site {
             is_async: false,
             marker: None,
             name_given: false,
+            is_test: false,
         }
     }
 
@@ -119,6 +124,14 @@ impl Site {
         Site {
             is_async: true,
             ..Site::new(module_path, name, file, line)
+        }
+    }
+
+    /// The same site, a test's.
+    pub const fn test(self) -> Self {
+        Site {
+            is_test: true,
+            ..self
         }
     }
 
@@ -150,6 +163,7 @@ impl Site {
                 is_async: self.is_async,
                 marker: self.marker.map(marker_slot),
                 name_given: self.name_given,
+                is_test: self.is_test,
             })
         })
     }

@@ -31,7 +31,8 @@
 //! (`calls` is 0); 1: counted only, `calls` in all, with no node, its time
 //! in its callers'. Function flag bit 0: an `async fn`, whose node's calls
 //! are futures created and whose time is its polls'; bit 1: its name was
-//! given by hand, and rustc's (from the marker) only matches frames.
+//! given by hand, and rustc's (from the marker) only matches frames; bit 2:
+//! a test, entered at the root.
 //! `marker` is the function table slot of the function's name marker (see
 //! [`crate::site::Marker`]), or `u32::MAX`; version 4 had no marker.
 //!
@@ -104,6 +105,8 @@ pub struct SnapshotFunction {
     pub marker: Option<u32>,
     /// Its name was given by hand and is kept; rustc's only matches frames.
     pub name_given: bool,
+    /// A test, entered at the root.
+    pub is_test: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -182,6 +185,7 @@ pub fn take() -> Snapshot {
                 calls: counted.get(id).copied().unwrap_or(0),
                 marker: f.marker,
                 name_given: f.name_given,
+                is_test: f.is_test,
             })
             .collect(),
         futures: crate::future::stats()
@@ -271,7 +275,8 @@ impl Snapshot {
                 Tier::Counted => 1,
             };
             out.extend_from_slice(&tier.to_le_bytes());
-            let flags = u32::from(f.is_async) | u32::from(f.name_given) << 1;
+            let flags =
+                u32::from(f.is_async) | u32::from(f.name_given) << 1 | u32::from(f.is_test) << 2;
             out.extend_from_slice(&flags.to_le_bytes());
             out.extend_from_slice(&f.marker.unwrap_or(u32::MAX).to_le_bytes());
             out.extend_from_slice(&f.calls.to_le_bytes());
@@ -351,6 +356,7 @@ impl Snapshot {
             let flags = r.u32()?;
             let is_async = flags & 1 == 1;
             let name_given = flags & 2 == 2;
+            let is_test = flags & 4 == 4;
             let marker = match version {
                 4 => None,
                 _ => Some(r.u32()?).filter(|&slot| slot != u32::MAX),
@@ -365,6 +371,7 @@ impl Snapshot {
                 calls,
                 marker,
                 name_given,
+                is_test,
             });
         }
         let mut nodes = Vec::with_capacity(n_nodes.min(bytes.len() / 36));
@@ -519,6 +526,7 @@ mod tests {
                 calls: 0,
                 marker: Some(12),
                 name_given: true,
+                is_test: true,
             }],
             nodes: vec![
                 SnapshotNode {

@@ -333,6 +333,7 @@ mod tests {
                     calls: None,
                     is_async: false,
                     rustc_name: None,
+                    is_test: false,
                 },
                 Function {
                     name: "demo::add".into(),
@@ -343,6 +344,7 @@ mod tests {
                     calls: None,
                     is_async: false,
                     rustc_name: None,
+                    is_test: false,
                 },
             ],
             nodes: vec![

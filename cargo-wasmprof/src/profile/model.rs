@@ -254,6 +254,10 @@ pub struct Function {
     /// samplers call its frames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rustc_name: Option<String>,
+    /// A test function (entered at the root): the runtime says so, however
+    /// the test was written (by hand, or by a `macro_rules!` macro).
+    #[serde(rename = "test", default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_test: bool,
 }
 
 /// How an instrumented function was instrumented.

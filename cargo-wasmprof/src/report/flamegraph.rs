@@ -464,6 +464,7 @@ mod tests {
                 calls: None,
                 is_async: false,
                 rustc_name: None,
+                is_test: false,
             })
             .collect();
         for chain in 0..200usize {

@@ -187,6 +187,7 @@ impl ProfileBuilder {
             calls: None,
             is_async: false,
             rustc_name: None,
+            is_test: false,
         });
         self.profile.functions.len() - 1
     }

@@ -65,6 +65,7 @@ impl<'a> FileWalk<'a> {
                 Item::Impl(imp) => self.impl_block(imp, module),
                 Item::Trait(tr) => self.trait_block(tr, module),
                 Item::Mod(module_item) => self.module(module_item, module, dir)?,
+                Item::Macro(mac) if self.spec.tests => self.tests_in_macro(mac),
                 // Macro invocations (and the functions they write), extern
                 // blocks, consts, statics and the rest stay as they are.
                 _ => {}
@@ -106,6 +107,22 @@ impl<'a> FileWalk<'a> {
         let at = self.item_start(function.to_token_stream());
         self.insert(at, attr);
         self.plan(&function.sig.ident, path, PlannedKind::Function, tier);
+    }
+
+    /// Tests written by a `macro_rules!` macro (itoa's, many crates'):
+    /// each `#[test]` in its body gets the test attribute too, so every
+    /// test the macro writes is marked, under the name it is given.
+    fn tests_in_macro(&mut self, mac: &syn::ItemMacro) {
+        if !mac.mac.path.is_ident("macro_rules") {
+            return;
+        }
+        let mut starts = Vec::new();
+        test_attributes_in(mac.mac.tokens.clone(), &mut starts);
+        for span in starts {
+            let at = self.source.offset(span);
+            self.insert(at, self.spec.runtime.test_attr());
+            self.stats.macro_tests += 1;
+        }
     }
 
     fn impl_block(&mut self, imp: &ItemImpl, module: &[String]) {
@@ -450,6 +467,36 @@ fn instrumentable(sig: &syn::Signature, attrs: &[Attribute]) -> bool {
         && !attrs
             .iter()
             .any(|a| a.path().is_ident("naked") || a.path().is_ident("panic_handler"))
+}
+
+/// The spans of the `#` of each `#[test]` or `#[wasm_bindgen_test]` (by
+/// any path) in a macro's tokens, nested groups included.
+fn test_attributes_in(tokens: TokenStream, starts: &mut Vec<Span>) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (index, tree) in trees.iter().enumerate() {
+        let TokenTree::Group(group) = tree else {
+            continue;
+        };
+        let after_hash =
+            index > 0 && matches!(&trees[index - 1], TokenTree::Punct(p) if p.as_char() == '#');
+        if after_hash && group.delimiter() == proc_macro2::Delimiter::Bracket {
+            let words: Vec<TokenTree> = group.stream().into_iter().collect();
+            let is_test_path = words.iter().all(|t| match t {
+                TokenTree::Ident(_) => true,
+                TokenTree::Punct(p) => p.as_char() == ':',
+                _ => false,
+            });
+            let last = words.iter().rev().find_map(|t| match t {
+                TokenTree::Ident(ident) => Some(ident.to_string()),
+                _ => None,
+            });
+            if is_test_path && matches!(last.as_deref(), Some("test" | "wasm_bindgen_test")) {
+                starts.push(trees[index - 1].span());
+            }
+            continue;
+        }
+        test_attributes_in(group.stream(), starts);
+    }
 }
 
 /// `#[path = "..."]`: the path and its literal.

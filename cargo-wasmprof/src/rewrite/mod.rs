@@ -134,6 +134,8 @@ pub struct Stats {
     pub left_alone: usize,
     /// `GlobalAlloc`/`Allocator` impls: the crate is an allocator.
     pub allocators: usize,
+    /// `#[test]`s in `macro_rules!` bodies, marked as tests.
+    pub macro_tests: usize,
 }
 
 impl Stats {
@@ -147,6 +149,7 @@ impl Stats {
         self.not_instrumentable += other.not_instrumentable;
         self.left_alone += other.left_alone;
         self.allocators += other.allocators;
+        self.macro_tests += other.macro_tests;
     }
 }
 
@@ -279,7 +282,7 @@ pub fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError> {
         found.reverse();
         queue.extend(found);
     }
-    if out.stats.instrumented == 0 {
+    if out.stats.instrumented == 0 && out.stats.macro_tests == 0 {
         // Nothing to instrument: the crate stays as it is.
         return Ok(out);
     }

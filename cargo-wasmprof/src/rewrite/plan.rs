@@ -291,7 +291,7 @@ pub fn prepare(
             .partition(|p| p.kind == super::PlannedKind::Test);
         tests.extend(marked_tests);
         functions.extend(others.into_iter().map(|p| (spec.crate_name.clone(), p)));
-        if rewritten.stats.instrumented > 0 {
+        if rewritten.stats.instrumented > 0 || rewritten.stats.macro_tests > 0 {
             runtime_names.insert(package.id.repr.clone(), (runtime, add_as));
         }
         let files: BTreeMap<PathBuf, Vec<u8>> = rewritten

@@ -809,3 +809,28 @@ fn tests_with_every_function_marks_both() {
          #[::wasmprof::instrument(test)] #[test]\nfn works() { work() }\n"
     );
 }
+
+#[test]
+fn tests_written_by_a_macro_are_marked_inside_its_body() {
+    let text = "macro_rules! test {\n    ($($name:ident($v:expr))*) => {\n        $(\n            \
+                #[test]\n            fn $name() { assert!($v > 0); }\n        )*\n    };\n}\n\
+                macro_rules! not_tests { () => { #[inline] fn f() {} #[cfg(test)] fn g() {} }; }\n\
+                test! { one(1) two(2) }\n";
+    let krate = Crate::new(&[("tests/test.rs", text)]);
+    let mut spec = krate.spec(&["tests/test.rs"]);
+    spec.functions = false;
+    spec.tests = true;
+    let out = krate.rewrite(&spec);
+    let rewritten = &out.files[&krate.path("tests/test.rs")];
+    assert_eq!(rewritten.lines().count(), text.lines().count());
+    assert!(
+        rewritten.contains("            #[::wasmprof::instrument(test)] #[test]\n"),
+        "{rewritten}"
+    );
+    assert_eq!(
+        rewritten.matches("instrument(test)").count(),
+        1,
+        "{rewritten}"
+    );
+    assert_eq!(out.stats.macro_tests, 1);
+}

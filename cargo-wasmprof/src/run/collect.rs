@@ -156,6 +156,7 @@ fn functions(snapshot: &Snapshot, wasm: &str) -> Vec<Function> {
             calls: (f.tier == Tier::Counted).then_some(f.calls),
             is_async: f.is_async,
             rustc_name: None,
+            is_test: f.is_test,
         })
         .collect();
     let markers: Vec<(Option<u32>, bool)> = snapshot
@@ -220,6 +221,7 @@ mod tests {
                     calls: 0,
                     marker: None,
                     name_given: false,
+                    is_test: false,
                 },
                 SnapshotFunction {
                     name: "a::work".into(),
@@ -230,6 +232,7 @@ mod tests {
                     calls: 0,
                     marker: None,
                     name_given: false,
+                    is_test: false,
                 },
             ],
             nodes: vec![

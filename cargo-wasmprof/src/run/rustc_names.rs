@@ -124,6 +124,7 @@ mod tests {
             calls: None,
             is_async: false,
             rustc_name: None,
+            is_test: false,
         }
     }
 

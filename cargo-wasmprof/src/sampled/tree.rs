@@ -137,6 +137,7 @@ impl TreeBuilder {
             calls: None,
             is_async: false,
             rustc_name: None,
+            is_test: false,
         });
         self.function_ids.insert(frame.clone(), id);
         id

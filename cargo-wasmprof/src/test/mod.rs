@@ -56,7 +56,12 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         .as_ref()
         .map(|s| s.tests.clone())
         .unwrap_or_default();
-    if tests.is_empty() {
+    let macro_tests: usize = prepared
+        .shadow
+        .as_ref()
+        .map(|s| s.crates.iter().map(|(_, stats)| stats.macro_tests).sum())
+        .unwrap_or_default();
+    if tests.is_empty() && macro_tests == 0 {
         ui::warning("no #[test] or #[wasm_bindgen_test] function was found to mark");
     }
     let target_dir = workspace.target_dir(&args.cargo);

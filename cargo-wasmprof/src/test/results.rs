@@ -60,6 +60,10 @@ pub fn gather(
             Err(e) => ui::warning(&format!("a test binary's profile is unreadable: {e}")),
         }
     }
+    // Run information comes from the first profile: a test binary's, not a
+    // doctest's (rustdoc builds those in a temporary directory it deletes).
+    profiles.sort_by_key(is_doctest);
+    let doctests = profiles.iter().filter(|p| is_doctest(p)).count();
     let binaries = profiles.len();
     let exit_code = profiles
         .iter()
@@ -70,10 +74,18 @@ pub fn gather(
         return Ok(None);
     };
     merged.run.command = command_line.to_vec();
-    merged.run.entry = format!(
-        "tests ({binaries} test binar{})",
-        if binaries == 1 { "y" } else { "ies" }
-    );
+    merged.run.entry = match doctests {
+        0 => format!(
+            "tests ({binaries} test binar{})",
+            if binaries == 1 { "y" } else { "ies" }
+        ),
+        _ => format!(
+            "tests ({} test binar{}, {doctests} doctest{})",
+            binaries - doctests,
+            if binaries - doctests == 1 { "y" } else { "ies" },
+            if doctests == 1 { "" } else { "s" }
+        ),
+    };
     merged.run.exit_code = exit_code;
     let tests = find_tests(&merged, tests);
     Ok(Some(Gathered {
@@ -83,12 +95,26 @@ pub fn gather(
     }))
 }
 
+/// A doctest's binary: rustdoc's `rust_out` in a temporary directory.
+fn is_doctest(profile: &Profile) -> bool {
+    let module = Path::new(&profile.run.module);
+    module.file_stem().is_some_and(|stem| stem == "rust_out")
+        && module
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .is_some_and(|dir| dir.starts_with("rustdoctest"))
+}
+
 /// The root's children that are test functions.
 pub fn find_tests(profile: &Profile, tests: &[Planned]) -> Vec<TestNode> {
+    // Marked by the runtime; the rewrite's list covers profiles of runtimes
+    // before the mark.
     let is_test = |f: &Function| {
-        tests
-            .iter()
-            .any(|t| t.line == f.line as usize && t.file.ends_with(Path::new(&f.file)))
+        f.is_test
+            || tests
+                .iter()
+                .any(|t| t.line == f.line as usize && t.file.ends_with(Path::new(&f.file)))
     };
     profile
         .nodes
@@ -316,6 +342,7 @@ mod tests {
             calls: None,
             is_async: false,
             rustc_name: None,
+            is_test: false,
         }
     }
 
