@@ -544,6 +544,68 @@ fn a_compile_error_in_a_rewritten_crate_names_the_function_and_how_to_leave_it_o
 }
 
 #[test]
+fn syn_and_proc_macro2_themselves_can_be_instrumented_beside_the_attribute() {
+    // wasmprof-macros is built from syn and proc-macro2: instrumented, they
+    // use the runtime without the attribute, and no cycle forms. The lock
+    // file is this workspace's, so the versions are the ones it pins.
+    let dir = scratch_dir(
+        "parses-rust",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"parses-rust\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [dependencies]\nsyn = { version = \"2\", features = [\"full\"] }\n\n[workspace]\n",
+            ),
+            (
+                "src/main.rs",
+                "fn main() {\n    let source = \"fn a() {} struct B { x: u32 } mod c { pub fn d() {} }\";\n    \
+                 let mut items = 0;\n    for _ in 0..3 {\n        \
+                 items += count(source);\n    }\n    println!(\"items {items}\");\n}\n\n\
+                 fn count(source: &str) -> usize {\n    \
+                 syn::parse_file(source).expect(\"parses\").items.len()\n}\n",
+            ),
+        ],
+    );
+    std::fs::copy(repo_root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let run = wasmprof_in(
+        &dir,
+        &[
+            "run",
+            "--instrument-all",
+            "--instrument-crate",
+            "syn",
+            "--instrument-crate",
+            "proc-macro2",
+            "--no-sample",
+        ],
+    );
+    run.assert_success();
+    assert_eq!(run.stdout, "items 9\n");
+    assert!(!run.stderr.contains("cyclic"), "{}", run.stderr);
+    let profile = run.profile();
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["parses_rust::count"], 3);
+    assert_eq!(calls["syn::parse_file"], 3);
+    // `count` is small, so counted only: syn's calls are under `main`.
+    assert_eq!(
+        calls_of_path(&profile, &["parses_rust::main", "syn::parse_file"]),
+        3
+    );
+    let of = |prefix: &str| {
+        calls
+            .keys()
+            .filter(|n| n.trim_start_matches('<').starts_with(prefix))
+            .count()
+    };
+    assert!(of("syn::") >= 50, "{} syn functions", of("syn::"));
+    assert!(
+        of("proc_macro2::") >= 10,
+        "{} proc-macro2 functions",
+        of("proc_macro2::")
+    );
+}
+
+#[test]
 fn a_module_path_outside_the_crate_is_refused_and_a_build_script_reading_sources_is_pointed_out() {
     let dir = scratch_crate(
         "outside",

@@ -15,7 +15,7 @@ fn the_one_thread_unit_tests_pass_on_wasm32_wasip1() {
             "test",
             "-q",
             "-p",
-            "wasmprof-rt",
+            "wasmprof-core",
             "--lib",
             "--no-run",
             "--target",

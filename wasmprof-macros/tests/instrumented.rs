@@ -33,6 +33,7 @@ fn instrumented_functions_behave_and_are_counted() {
         .arg("--manifest-path")
         .arg(&manifest)
         .env("WASMPROF_INSTRUMENT", "host")
+        .env("WASMPROF_INSTRUMENT_NATIVE", "1")
         .env("CARGO_TARGET_DIR", dir.join("target"))
         .current_dir(&dir)
         .output()

@@ -95,10 +95,22 @@ impl<'a> FileWalk<'a> {
             return;
         }
         let path = join(module, &[function.sig.ident.unraw().to_string()]);
+        if self.spec.direct && !directly_wrappable(&function.sig, &function.attrs) {
+            self.stats.not_instrumentable += 1;
+            return;
+        }
         let entry = is_entry(&function.sig.ident, &function.attrs);
         // An async fn is never counted only: its futures need their node.
         let entry = entry || function.sig.asyncness.is_some();
         let tier = self.wanted(&path, &function.sig.ident, entry, &function.block);
+        if self.spec.direct {
+            if tier != Tier::Out {
+                let name = function.sig.ident.unraw().to_string();
+                self.wrap_body(&function.block, &function.sig.ident, &name, false, tier);
+                self.plan(&function.sig.ident, path, PlannedKind::Function, tier);
+            }
+            return;
+        }
         let attr = match tier {
             Tier::Full => self.spec.runtime.instrument_attr(),
             Tier::Counted => self.spec.runtime.count_attr(),
@@ -176,10 +188,32 @@ impl<'a> FileWalk<'a> {
                 &owner,
             ) {
                 let (tier, path) = take;
+                if self.spec.direct {
+                    // Named as the macro would: by `Self`, or by the trait
+                    // in a blanket impl.
+                    let blanket = is_type_parameter(&imp.self_ty, &imp.generics);
+                    let ident = function.sig.ident.unraw().to_string();
+                    let (name, by_self) = match &trait_name {
+                        Some(trait_name) if blanket => (format!("{trait_name}::{ident}"), false),
+                        _ => (ident, true),
+                    };
+                    self.wrap_direct(
+                        &function.sig,
+                        &function.attrs,
+                        &function.block,
+                        &name,
+                        by_self,
+                        tier,
+                        path,
+                    );
+                    continue;
+                }
                 members.push((function.to_token_stream(), &function.sig.ident, path, tier));
             }
         }
-        self.mark_block(imp.to_token_stream(), members, PlannedKind::Method);
+        if !self.spec.direct {
+            self.mark_block(imp.to_token_stream(), members, PlannedKind::Method);
+        }
     }
 
     fn trait_block(&mut self, tr: &ItemTrait, module: &[String]) {
@@ -204,10 +238,25 @@ impl<'a> FileWalk<'a> {
                 self.block_member(&function.attrs, &function.sig, block, entry, module, &owner)
             {
                 let (tier, path) = take;
+                if self.spec.direct {
+                    let name = format!("{owner}::{}", function.sig.ident.unraw());
+                    self.wrap_direct(
+                        &function.sig,
+                        &function.attrs,
+                        block,
+                        &name,
+                        false,
+                        tier,
+                        path,
+                    );
+                    continue;
+                }
                 members.push((function.to_token_stream(), &function.sig.ident, path, tier));
             }
         }
-        self.mark_block(tr.to_token_stream(), members, PlannedKind::DefaultMethod);
+        if !self.spec.direct {
+            self.mark_block(tr.to_token_stream(), members, PlannedKind::DefaultMethod);
+        }
     }
 
     /// For a function of an impl block or trait that the macro would
@@ -279,6 +328,62 @@ impl<'a> FileWalk<'a> {
                 self.plan(ident, path, kind, tier);
             }
         }
+    }
+
+    /// A member of an impl block or trait in a `direct` crate: its body
+    /// wrapped, unless it cannot be (see [`directly_wrappable`]).
+    #[allow(clippy::too_many_arguments)]
+    fn wrap_direct(
+        &mut self,
+        sig: &syn::Signature,
+        attrs: &[Attribute],
+        block: &Block,
+        name: &str,
+        by_self: bool,
+        tier: Tier,
+        path: String,
+    ) {
+        if tier == Tier::Out {
+            return;
+        }
+        if !directly_wrappable(sig, attrs) {
+            self.stats.not_instrumentable += 1;
+            return;
+        }
+        self.wrap_body(block, &sig.ident, name, by_self, tier);
+        self.plan(&sig.ident, path, PlannedKind::Method, tier);
+    }
+
+    /// What `#[wasmprof::instrument]` would expand the body to, written
+    /// into the source: `{ ::rt::__instrument_body! { name = …, body = {`
+    /// after the opening brace and `} } }` before the closing one, on the
+    /// same lines.
+    fn wrap_body(
+        &mut self,
+        block: &Block,
+        ident: &syn::Ident,
+        name: &str,
+        by_self: bool,
+        tier: Tier,
+    ) {
+        let open = self.source.offset(block.brace_token.span.open()) + 1;
+        let close = self.source.offset(block.brace_token.span.close());
+        let runtime = &self.spec.runtime.name;
+        let count = if tier == Tier::Counted { "count, " } else { "" };
+        let self_type = if by_self {
+            "::core::option::Option::Some((|| ::core::any::type_name::<Self>()) as fn() -> &'static str)"
+        } else {
+            "::core::option::Option::None"
+        };
+        let line = ident.span().start().line;
+        self.insert(
+            open,
+            format!(
+                " ::{runtime}::__instrument_body! {{ {count}name = {name:?}, given = false, \
+                 line = {line}, self_type = {self_type}, body = {{"
+            ),
+        );
+        self.insert(close, "} } ".to_owned());
     }
 
     fn module(
@@ -497,6 +602,16 @@ fn test_attributes_in(tokens: TokenStream, starts: &mut Vec<Span>) {
         }
         test_attributes_in(group.stream(), starts);
     }
+}
+
+/// Whether a body can be wrapped in place: not an `async fn` (its future
+/// needs the attribute's expansion), and no inner attribute (`#![...]`),
+/// which must stay first in the body.
+fn directly_wrappable(sig: &syn::Signature, attrs: &[Attribute]) -> bool {
+    sig.asyncness.is_none()
+        && !attrs
+            .iter()
+            .any(|a| matches!(a.style, syn::AttrStyle::Inner(_)))
 }
 
 /// `#[path = "..."]`: the path and its literal.

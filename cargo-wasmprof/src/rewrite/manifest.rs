@@ -19,13 +19,18 @@ pub enum RuntimeSource {
 }
 
 impl RuntimeSource {
-    /// The dependency entry: `{ package = "wasmprof-rt", ... }`.
-    pub fn entry(&self) -> InlineTable {
+    /// The dependency entry for `package` (`wasmprof-rt`, or
+    /// `wasmprof-core`, which sits beside it): `{ package = "…", ... }`.
+    pub fn entry(&self, package: &str) -> InlineTable {
         let mut table = InlineTable::new();
-        table.insert("package", "wasmprof-rt".into());
+        table.insert("package", package.into());
         match self {
             RuntimeSource::Path(path) => {
-                table.insert("path", path_string(path).into());
+                let path = match path.parent() {
+                    Some(parent) if package != "wasmprof-rt" => parent.join(package),
+                    _ => path.clone(),
+                };
+                table.insert("path", path_string(&path).into());
             }
             RuntimeSource::Registry { version } => {
                 table.insert("version", format!("={version}").into());
@@ -161,8 +166,13 @@ pub fn relocate_paths(
     }
 }
 
-/// Adds `name = { package = "wasmprof-rt", ... }` to `[dependencies]`.
-pub fn add_runtime_dependency(doc: &mut DocumentMut, name: &str, source: &RuntimeSource) {
+/// Adds `name = { package = "<package>", ... }` to `[dependencies]`.
+pub fn add_runtime_dependency(
+    doc: &mut DocumentMut,
+    name: &str,
+    package: &str,
+    source: &RuntimeSource,
+) {
     let root = doc.as_table_mut();
     if !root.contains_key("dependencies") {
         root.insert("dependencies", Item::Table(Table::new()));
@@ -170,7 +180,7 @@ pub fn add_runtime_dependency(doc: &mut DocumentMut, name: &str, source: &Runtim
     let deps = root["dependencies"]
         .as_table_like_mut()
         .expect("dependencies is a table");
-    deps.insert(name, Item::Value(Value::InlineTable(source.entry())));
+    deps.insert(name, Item::Value(Value::InlineTable(source.entry(package))));
 }
 
 /// `[patch.<source>] <name> = { path = "..." }`.
@@ -282,6 +292,7 @@ path = "../../dotted"
         add_runtime_dependency(
             &mut doc,
             "wasmprof",
+            "wasmprof-rt",
             &RuntimeSource::Registry {
                 version: "0.1.0".into(),
             },

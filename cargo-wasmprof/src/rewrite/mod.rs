@@ -41,15 +41,29 @@ pub struct Runtime {
     /// `wasmprof`, or another name when the crate already has a dependency
     /// called `wasmprof` that is not the runtime.
     pub name: String,
+    /// The package: `wasmprof-rt`, or `wasmprof-core` for a `direct` crate.
+    pub package: &'static str,
 }
 
 /// The dependency name used when `wasmprof` is taken.
 pub const RENAMED_RUNTIME: &str = "__wasmprof_rt";
 
+/// The dependency name of `wasmprof-core` in a `direct` crate.
+pub const CORE_RUNTIME: &str = "__wasmprof_core";
+
 impl Runtime {
     pub fn new(name: &str) -> Runtime {
         Runtime {
             name: name.to_owned(),
+            package: "wasmprof-rt",
+        }
+    }
+
+    /// `wasmprof-core`, for a crate the attribute depends on.
+    pub fn core() -> Runtime {
+        Runtime {
+            name: CORE_RUNTIME.to_owned(),
+            package: "wasmprof-core",
         }
     }
 
@@ -111,6 +125,11 @@ pub struct CrateSpec {
     /// Edition 2015, where `::wasmprof` and `::core` paths start at the
     /// crate root and need `extern crate` items there.
     pub edition_2015: bool,
+    /// A crate the attribute's own implementation depends on (syn,
+    /// proc-macro2, quote, unicode-ident): it cannot use the attribute, so
+    /// each body is wrapped in the runtime's `__instrument_body!` directly,
+    /// and `runtime` is `wasmprof-core`. `async fn`s are left out.
+    pub direct: bool,
 }
 
 /// What the rewrite found and did.

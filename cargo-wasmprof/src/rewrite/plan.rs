@@ -21,7 +21,7 @@ use super::manifest::{self, RuntimeSource};
 use super::modules::normalize;
 use super::shadow::{self, ShadowRoot};
 use super::size::DEFAULT_MIN_SIZE;
-use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, RENAMED_RUNTIME};
+use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, CORE_RUNTIME, RENAMED_RUNTIME};
 use crate::ui;
 
 /// What the command line asks for.
@@ -347,8 +347,13 @@ pub fn prepare(
             .iter()
             .find(|p| p.manifest_path.as_std_path() == path)
         {
-            if let Some((_, Some(add_as))) = runtime_names.get(&package.id.repr) {
-                manifest::add_runtime_dependency(&mut doc, add_as, &runtime_source);
+            if let Some((runtime, Some(add_as))) = runtime_names.get(&package.id.repr) {
+                manifest::add_runtime_dependency(
+                    &mut doc,
+                    add_as,
+                    runtime.package,
+                    &runtime_source,
+                );
             }
         }
         if *path == workspace_root.join("Cargo.toml") {
@@ -390,8 +395,8 @@ pub fn prepare(
         manifest::relocate_paths(&mut doc, &dir, &|p| {
             (!p.starts_with(&dir)).then(|| p.to_path_buf())
         });
-        if let Some((_, Some(add_as))) = runtime_names.get(&package.id.repr) {
-            manifest::add_runtime_dependency(&mut doc, add_as, &runtime_source);
+        if let Some((runtime, Some(add_as))) = runtime_names.get(&package.id.repr) {
+            manifest::add_runtime_dependency(&mut doc, add_as, runtime.package, &runtime_source);
         }
         manifest::ensure_workspace(&mut doc);
         let edited = doc.to_string();
@@ -455,7 +460,10 @@ fn choose<'a>(
         if chosen.iter().any(|c| c.package.id == package.id) {
             return Ok(());
         }
-        if matches!(package.name.as_str(), "wasmprof-rt" | "wasmprof-macros") {
+        if matches!(
+            package.name.as_str(),
+            "wasmprof-rt" | "wasmprof-core" | "wasmprof-macros"
+        ) {
             if explicit {
                 bail!(
                     "`{}` is wasmprof itself and cannot be instrumented",
@@ -542,7 +550,10 @@ fn choose<'a>(
                 known.tests = true;
                 continue;
             }
-            if matches!(package.name.as_str(), "wasmprof-rt" | "wasmprof-macros") {
+            if matches!(
+                package.name.as_str(),
+                "wasmprof-rt" | "wasmprof-core" | "wasmprof-macros"
+            ) {
                 continue;
             }
             chosen.push(Chosen {
@@ -810,10 +821,23 @@ fn runtime_source(
     }
 }
 
+/// The crates `wasmprof-macros` is built from (its dependencies, checked
+/// against its manifest by a test): depending on the attribute would make
+/// them depend on themselves, so they are instrumented `direct`ly through
+/// `wasmprof-core`.
+pub(crate) const MACRO_DEPENDENCIES: &[&str] = &["proc-macro2", "quote", "syn", "unicode-ident"];
+
+fn is_macro_dependency(package: &Package) -> bool {
+    MACRO_DEPENDENCIES.contains(&package.name.as_str())
+}
+
 /// How the rewritten crate reaches the runtime: the name, the dependency to
 /// add under that name (if any), and whether bare `#[instrument]` and
 /// `#[skip]` are taken for wasmprof's.
 fn runtime_for(package: &Package) -> Result<(Runtime, Option<String>, bool)> {
+    if is_macro_dependency(package) {
+        return Ok((Runtime::core(), Some(CORE_RUNTIME.to_owned()), false));
+    }
     let runtime_deps: Vec<_> = package
         .dependencies
         .iter()
@@ -901,6 +925,7 @@ fn crate_spec(
         bare_attributes_are_ours: bare,
         dependency: chosen.place != Place::Workspace,
         edition_2015: package.edition == Edition::E2015,
+        direct: is_macro_dependency(package),
     })
 }
 
@@ -917,7 +942,7 @@ fn build_script_warning(package: &Package) -> Option<String> {
         .find(|clue| text.contains(clue))?;
     Some(format!(
         "the build script of `{}` ({}) seems to read the crate's sources (it mentions `{clue}`): \
-         it will read the instrumented copy, where `#[::wasmprof::instrument]` was added on the \
+         it will read the instrumented copy, where wasmprof's instrumentation was added on the \
          lines of functions. If it parses or hashes them and the build fails or misbehaves, leave \
          the crate out of crate-wide instrumentation (or exclude the modules it reads).",
         package.name, script.src_path

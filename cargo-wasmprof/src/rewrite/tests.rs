@@ -38,6 +38,7 @@ impl Crate {
             bare_attributes_are_ours: false,
             dependency: false,
             edition_2015: false,
+            direct: false,
         }
     }
 
@@ -833,4 +834,80 @@ fn tests_written_by_a_macro_are_marked_inside_its_body() {
         "{rewritten}"
     );
     assert_eq!(out.stats.macro_tests, 1);
+}
+
+#[test]
+fn a_crate_the_attribute_depends_on_gets_its_bodies_wrapped_in_place() {
+    let lib = "pub fn parse(input: &str) -> usize {\n    input.len()\n}\n\
+               pub struct Cursor;\n\
+               impl Cursor {\n    pub fn eof(&self) -> bool { for _ in 0..2 {} true }\n}\n\
+               impl<T: Clone> Sealed for T {\n    fn seal(&self) -> u8 { for _ in 0..2 {} 1 }\n}\n\
+               pub trait Sealed { fn seal(&self) -> u8; fn open(&self) -> u8 { for _ in 0..2 {} 0 } }\n\
+               pub async fn later() {}\n\
+               pub fn inner() {\n    #![allow(unused)]\n    for _ in 0..2 {}\n}\n";
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.direct = true;
+    spec.runtime = Runtime::core();
+    spec.filter.min_size = 0;
+    let out = krate.rewrite(&spec);
+    let rewritten = &out.files[&krate.path("src/lib.rs")];
+    assert_eq!(
+        rewritten.lines().count(),
+        lib.lines().count(),
+        "{rewritten}"
+    );
+    assert!(
+        !rewritten.contains("instrument]"),
+        "no attribute: {rewritten}"
+    );
+    let wrapped = |name: &str, by_self: bool, line: usize| {
+        let self_type = if by_self {
+            "::core::option::Option::Some((|| ::core::any::type_name::<Self>()) as fn() -> &'static str)"
+        } else {
+            "::core::option::Option::None"
+        };
+        format!(
+            "{{ ::__wasmprof_core::__instrument_body! {{ name = {name:?}, given = false, \
+             line = {line}, self_type = {self_type}, body = {{"
+        )
+    };
+    for (name, by_self, line) in [
+        ("parse", false, 1),
+        ("eof", true, 6),
+        ("Sealed::seal", false, 9),
+        ("Sealed::open", false, 11),
+    ] {
+        assert!(
+            rewritten.contains(&wrapped(name, by_self, line)),
+            "{name}:\n{rewritten}"
+        );
+    }
+    assert!(rewritten.contains("input.len()\n} } }\n"), "{rewritten}");
+    // An async fn and a body with inner attributes are left as they are.
+    assert!(rewritten.contains("pub async fn later() {}"), "{rewritten}");
+    assert!(
+        rewritten.contains("pub fn inner() {\n    #![allow(unused)]"),
+        "{rewritten}"
+    );
+    assert_eq!(out.stats.not_instrumentable, 2);
+}
+
+#[test]
+fn the_crates_the_attribute_depends_on_are_the_macros_dependencies() {
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasmprof-macros/Cargo.toml"),
+    )
+    .unwrap();
+    let doc: toml_edit::DocumentMut = manifest.parse().unwrap();
+    let mut direct: Vec<&str> = doc["dependencies"]
+        .as_table()
+        .unwrap()
+        .iter()
+        .map(|(name, _)| name)
+        .collect();
+    // And what they depend on in turn.
+    direct.push("unicode-ident");
+    direct.sort();
+    assert_eq!(direct, plan::MACRO_DEPENDENCIES);
 }

@@ -3,7 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use wasmprof::snapshot::{Snapshot, Tier};
+use wasmprof_core::snapshot::{Snapshot, Tier};
 
 use super::host::HostResult;
 use super::rustc_names;
@@ -190,7 +190,7 @@ fn open_nodes(snapshot: &Snapshot) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmprof::snapshot::{SnapshotFunction, SnapshotNode};
+    use wasmprof_core::snapshot::{SnapshotFunction, SnapshotNode};
 
     fn host(status: &str) -> HostResult {
         HostResult {
@@ -265,7 +265,7 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
-            futures: vec![wasmprof::snapshot::SnapshotFuture {
+            futures: vec![wasmprof_core::snapshot::SnapshotFuture {
                 node: 2,
                 polls: 9,
                 completions: 2,

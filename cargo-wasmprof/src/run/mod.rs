@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
-use wasmprof::snapshot::Snapshot;
+use wasmprof_core::snapshot::Snapshot;
 
 use crate::build::{self, BuiltModule, ModuleKind, Workspace};
 use crate::cli::{CargoArgs, HostArgs, HostKind, RunArgs};

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use wasmprof::snapshot::Snapshot;
+use wasmprof_core::snapshot::Snapshot;
 
 use super::bindgen_test;
 use super::session::Session;

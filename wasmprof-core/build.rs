@@ -30,16 +30,25 @@ fn main() {
         }
     }
     println!("cargo::rerun-if-changed=build.rs");
-    match std::env::var("WASMPROF_INSTRUMENT").as_deref() {
-        Ok("host") => println!("cargo::rustc-cfg=wasmprof_enabled"),
-        Ok("none") => {
+    // Only the WebAssembly build is instrumented: the same cargo run builds
+    // proc macros for the host, and an instrumented dependency such as syn
+    // is one of theirs too. `WASMPROF_INSTRUMENT_NATIVE=1` instruments a
+    // native build (the macros' own tests run one).
+    println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT_NATIVE");
+    let native = std::env::var("WASMPROF_INSTRUMENT_NATIVE").as_deref() == Ok("1");
+    let mode = std::env::var("WASMPROF_INSTRUMENT")
+        .ok()
+        .filter(|_| native || family.split(',').any(|f| f == "wasm"));
+    match mode.as_deref() {
+        Some("host") => println!("cargo::rustc-cfg=wasmprof_enabled"),
+        Some("none") => {
             println!("cargo::rustc-cfg=wasmprof_enabled");
             println!("cargo::rustc-cfg=wasmprof_timer_none");
         }
         // `cargo wasmprof bench`'s floor: a counter per function, no runtime.
-        Ok("floor") => println!("cargo::rustc-cfg=wasmprof_floor"),
-        Ok("") | Ok("off") | Err(_) => {}
-        Ok(other) => {
+        Some("floor") => println!("cargo::rustc-cfg=wasmprof_floor"),
+        Some("") | Some("off") | None => {}
+        Some(other) => {
             println!(
                 "cargo::warning=WASMPROF_INSTRUMENT={other:?} is not a timer mode (host, none); instrumentation stays off"
             );

@@ -1,0 +1,179 @@
+//! # wasmprof-core
+//!
+//! The runtime of the wasmprof profiler: call sites, the calling-context
+//! tree, the clock, futures, and the snapshot a host reads. Users depend on
+//! `wasmprof-rt` (imported as `wasmprof`), which re-exports all of this with
+//! the `#[wasmprof::instrument]` attribute. This crate has no proc macro, so
+//! that the crates the attribute's own implementation depends on (syn,
+//! proc-macro2, quote, unicode-ident) can be instrumented too: `cargo
+//! wasmprof` writes their guards as calls of [`__instrument_body!`].
+
+mod clock;
+mod count;
+mod exit;
+mod future;
+mod guard;
+mod site;
+#[doc(hidden)]
+pub mod snapshot;
+mod state;
+mod tree;
+
+pub use exit::exit;
+
+/// Whether this build records profiles (built by `cargo wasmprof`).
+pub const ENABLED: bool = cfg!(wasmprof_enabled);
+
+/// Whether calls are timed; `false` with `--timer none` (counts only).
+pub const TIMED: bool = ENABLED && clock::TIMED;
+
+/// What the attribute's expansion refers to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::count::{CountSite, count};
+    pub use crate::future::Instrumented;
+    pub use crate::guard::{Guard, enter, enter_test};
+    pub use crate::site::Site;
+}
+
+/// The body of an instrumented function: a guard around the original body
+/// when instrumentation is on.
+///
+/// `#[wasmprof::instrument]` expands to a call of this macro; it is defined
+/// here, where the `wasmprof_enabled` cfg is known, so that the proc macro
+/// needs no knowledge of how the crate was built.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    (name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_SITE: $crate::__private::Site =
+            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
+                .marked(__wasmprof_here, $given);
+        $crate::__name_marker!(__WASMPROF_SITE);
+        let __wasmprof_guard = $crate::__private::enter(&__WASMPROF_SITE, $self_type);
+        $body
+    }};
+    (test, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_SITE: $crate::__private::Site =
+            $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
+                .marked(__wasmprof_here, $given)
+                .test();
+        $crate::__name_marker!(__WASMPROF_SITE);
+        let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
+        $body
+    }};
+    (count, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__private::CountSite::new(
+            ::core::module_path!(),
+            $name,
+            ::core::file!(),
+            $line,
+        )
+        .marked(__wasmprof_here, $given);
+        $crate::__name_marker!(__WASMPROF_SITE);
+        $crate::__private::count(&__WASMPROF_SITE, $self_type);
+        $body
+    }};
+}
+
+/// The name marker of the site `$site` (see `site::Marker`): a function
+/// nested in the instrumented one, which rustc names after it. It returns
+/// its site's address so that no two markers have the same body, which the
+/// linker could fold into one.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __name_marker {
+    ($site:ident) => {
+        fn __wasmprof_here() -> usize {
+            ::core::ptr::addr_of!($site) as usize
+        }
+    };
+}
+
+/// An `async fn`, as `#[wasmprof::instrument]` hands it over: `on`, the
+/// function returning its body as an [`Instrumented`](__private::Instrumented)
+/// future, when instrumentation is on; else `off`, the function as written.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        $($on)*
+    };
+}
+
+/// Instrumentation off, or the bench's floor (which counts synchronous
+/// calls only): the `async fn` as written.
+#[cfg(not(wasmprof_enabled))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        $($off)*
+    };
+}
+
+/// The body of an `async fn` that must stay one (another attribute macro
+/// rewrites it): `on`, awaiting the body as an instrumented future, when
+/// instrumentation is on; else `off`, the body as written.
+#[cfg(wasmprof_enabled)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async_body {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        { $($on)* }
+    };
+}
+
+/// Instrumentation off: the body of the `async fn` as written.
+#[cfg(not(wasmprof_enabled))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_async_body {
+    (on = { $($on:tt)* } off = { $($off:tt)* }) => {
+        { $($off)* }
+    };
+}
+
+/// The return type of an instrumented `async fn`: a future of its output.
+///
+/// Written here, in an edition-2024 crate, because the capture rules of
+/// `impl Trait` follow the edition of the tokens: like the `async fn` it
+/// replaces, the type then captures every lifetime of the signature, elided
+/// ones too, whatever the edition of the crate it is expanded in.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __future_of {
+    ($output:ty) => {
+        impl ::core::future::Future<Output = $output>
+    };
+}
+
+/// `cargo wasmprof bench`'s floor: one counter increment per call, nothing
+/// else. An atomic read-modify-write, which the optimiser keeps although
+/// nothing reads the counter, and no `unsafe`, so that crates that forbid
+/// it build the floor too; without the atomics feature it is a plain load,
+/// add and store.
+#[cfg(all(wasmprof_floor, not(wasmprof_enabled)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_CALLS: ::core::sync::atomic::AtomicU64 =
+            ::core::sync::atomic::AtomicU64::new(0);
+        __WASMPROF_CALLS.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
+        $body
+    }};
+}
+
+/// Instrumentation off: the body, exactly as written.
+#[cfg(all(not(wasmprof_enabled), not(wasmprof_floor)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
+        $body
+    };
+}
