@@ -1,9 +1,14 @@
-//! Real frameworks from the registry, as their users write apps: a Yew 0.21
-//! app (`examples/yew-counter`: function components, `use_reducer`,
-//! `use_memo`, a custom `#[hook]`, our attribute above Yew's) with Yew
-//! itself instrumented crate-wide, run in headless Chromium from the
-//! generated page and from a trunk-style `dist/` (hyphenated, hashed file
-//! names, `integrity` on the preloads). Both runs use one build.
+//! Real frameworks from the registry, as their users write apps, in
+//! headless Chromium:
+//! - a Yew 0.21 app (`examples/yew-counter`: function components,
+//!   `use_reducer`, `use_memo`, a custom `#[hook]`, our attribute above
+//!   Yew's) with Yew itself instrumented crate-wide, from the generated page
+//!   and from a trunk-style `dist/` (hyphenated, hashed file names,
+//!   `integrity` on the preloads), one build for both;
+//! - a Dioxus 0.6 app (`examples/dioxus-counter`) with dioxus-web
+//!   instrumented crate-wide (its `async fn run() -> !`), whose page fetches
+//!   dioxus-web's snippet modules all at once: run several times, since the
+//!   page server once left such requests unread now and then.
 
 use std::path::{Path, PathBuf};
 
@@ -90,6 +95,37 @@ fn a_yew_app_served_from_a_trunk_dist_is_the_instrumented_build() {
     // valid digest in the 'integrity' attribute … has been blocked").
     assert!(!run.stderr.contains("integrity"), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(dist.parent().unwrap());
+}
+
+#[test]
+fn a_dioxus_app_with_dioxus_web_instrumented_loads_and_runs_every_time() {
+    require_browser();
+    for round in 1..=3 {
+        let run = wasmprof(&[
+            "run",
+            "--host",
+            "browser",
+            "-p",
+            "dioxus-counter",
+            "--instrument-all",
+            "--instrument-crate",
+            "dioxus-web",
+            "--timeout",
+            "60s",
+        ]);
+        run.assert_success();
+        assert_eq!(
+            run.stdout, "counter 0\ncounter 1\ncounter 2\ncounter 3\ncounter 4\n",
+            "round {round}"
+        );
+        let profile = run.profile();
+        let calls = calls_by_function(&profile);
+        assert_eq!(calls["dioxus_counter::Counter"], 5);
+        assert_eq!(calls["dioxus_counter::label"], 5);
+        assert_eq!(calls["dioxus_counter::start"], 1);
+        // dioxus-web's `pub async fn run(..) -> !`, instrumented.
+        assert_eq!(calls["dioxus_web::run"], 1);
+    }
 }
 
 /// A `dist/` as trunk 0.21 writes it for the package `yew-counter`: files
