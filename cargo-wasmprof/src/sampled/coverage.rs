@@ -19,7 +19,7 @@
 //! can give too much. An estimate never falls below what was measured.
 
 use super::counted::CountedNodes;
-use super::matching::{Placement, TreeMatcher};
+use super::matching::TreeMatcher;
 use super::tree::Span;
 use crate::profile::{CoverageInfo, Profile};
 
@@ -89,16 +89,21 @@ pub fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]
     profile.timer.coverage = Some(info);
 }
 
-/// The time each sample stands for: the time nearer to it than to the
-/// samples before and after it. A sampler that stalls (at a page's start,
-/// or when the machine is busy) leaves a long gap between two samples;
-/// giving the whole gap to the sample after it, as its delta says, would
-/// hand the end of a long call to whatever ran next. Without a timeline,
-/// each node's samples weigh their deltas.
+/// The time each sample stands for, used only as a proportion: the clock
+/// gives the totals. A sample stands for the time nearer to it than to the
+/// samples before and after it, but for no more than [`GAP_IN_INTERVALS`]
+/// usual intervals on either side. A sampler that stalls (at a page's
+/// start, or when the machine is busy: CI saw 27 ms without a sample at
+/// the end of a long call) knows nothing of what ran in the gap, and giving
+/// the gap to the samples at its edges hands the end of a long call to
+/// whatever ran next. The gap is left to the proportions of the samples
+/// that were taken. Without a timeline, each node's samples weigh their
+/// deltas.
 fn sample_weights(samples: &Profile, timeline: &[Span]) -> Vec<f64> {
     if timeline.is_empty() {
         return samples.self_nanos();
     }
+    let most = usual_interval(timeline) * GAP_IN_INTERVALS;
     let mut weights = vec![0.0; samples.nodes.len()];
     for (i, span) in timeline.iter().enumerate() {
         let after = timeline.get(i + 1).map_or(span.nanos, |next| next.nanos);
@@ -106,10 +111,29 @@ fn sample_weights(samples: &Profile, timeline: &[Span]) -> Vec<f64> {
         // module's compilation, a process's start-up), not from a sample.
         let before = if i == 0 { after } else { span.nanos };
         if let Some(weight) = weights.get_mut(span.node) {
-            *weight += (before + after) / 2.0;
+            *weight += (before.min(most) + after.min(most)) / 2.0;
         }
     }
     weights
+}
+
+/// How many usual intervals a sample may stand for on either side.
+const GAP_IN_INTERVALS: f64 = 2.0;
+
+/// The median interval between samples: what the sampler managed when it
+/// was not stalled. Infinite for too few samples to tell.
+fn usual_interval(timeline: &[Span]) -> f64 {
+    let mut intervals: Vec<f64> = timeline.iter().skip(1).map(|s| s.nanos).collect();
+    if intervals.len() < 3 {
+        return f64::INFINITY;
+    }
+    let middle = intervals.len() / 2;
+    let (_, median, _) = intervals.select_nth_unstable_by(middle, f64::total_cmp);
+    if *median > 0.0 {
+        *median
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// Each node's sampled time: its own (the samples that end at it) and its
@@ -133,7 +157,7 @@ fn sampled_times(
                 .into_iter()
                 .map(|f| samples.functions[f].name.as_str()),
         );
-        if located.how != Placement::Outside {
+        if located.how.is_placed() {
             placed.push((located, sampled_self[index]));
         }
     }
@@ -292,11 +316,12 @@ mod tests {
     }
 
     #[test]
-    fn a_gap_in_the_samples_is_shared_by_the_samples_on_either_side() {
-        // `step` was sampled twice, then the sampler stalled for 10 ms
-        // until a sample in `run`: half of the gap is the call's end. Each
-        // sample owns the halves of its gaps: `step` 1 + 5.5 ms, `run`
-        // 10 ms, of the 30 ms the clock measured.
+    fn a_stall_in_the_sampler_is_left_to_the_samples_that_were_taken() {
+        // `step` was sampled every millisecond for 20 ms, then the sampler
+        // stalled for 27 ms until a sample in `run`, then two more there.
+        // Nothing says when in the gap the call ended: each sample stands
+        // for at most two usual intervals on either side, and the clock's
+        // 30 ms of `run` are shared as the samples taken share them.
         let mut profile = long_call();
         let samples = samples(&[(&["main", "run", "step"], 0.0), (&["main", "run"], 0.0)]);
         let step = node_of(&samples, &["main", "run", "step"]);
@@ -306,10 +331,69 @@ mod tests {
             start_nanos: 0.0,
             nanos: ms * MS,
         };
-        let timeline = [span(step, 1.0), span(step, 1.0), span(run, 10.0)];
+        let mut timeline = vec![span(step, 1.0); 20];
+        timeline.extend([span(run, 27.0), span(run, 1.0)]);
         cover_untimed(&mut profile, &samples, &timeline);
+        // `step`: 19 samples of 1 ms, the last 1/2 + 2/2; `run`: 2/2 +
+        // 1/2, then 1.
         let at = node_of(&profile, &["main", "run", "step"]);
-        assert!((profile.nodes[at].inclusive_nanos - 30.0 * MS * 6.5 / 16.5).abs() < 1.0);
+        let expected = 30.0 * MS * 20.5 / 23.0;
+        assert!(
+            (profile.nodes[at].inclusive_nanos - expected).abs() < 1.0,
+            "{} ms",
+            profile.nodes[at].inclusive_nanos / MS
+        );
+    }
+
+    #[test]
+    fn a_few_samples_are_weighed_by_their_gaps_as_they_are() {
+        // Too few samples to know the sampler's usual interval: the
+        // halves of each gap, uncapped.
+        let mut profile = long_call();
+        let samples = samples(&[(&["main", "run", "step"], 0.0), (&["main", "run"], 0.0)]);
+        let step = node_of(&samples, &["main", "run", "step"]);
+        let run = node_of(&samples, &["main", "run"]);
+        let span = |node, ms: f64| Span {
+            node,
+            start_nanos: 0.0,
+            nanos: ms * MS,
+        };
+        let timeline = [span(step, 1.0), span(run, 10.0)];
+        cover_untimed(&mut profile, &samples, &timeline);
+        // The first sample has no gap before it and takes the one after
+        // twice; the last takes its own twice: 10 ms each.
+        let at = node_of(&profile, &["main", "run", "step"]);
+        assert!((profile.nodes[at].inclusive_nanos - 30.0 * MS * 10.0 / 20.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn samples_of_the_clock_s_calibration_are_not_the_caller_s() {
+        // CI saw this in Chromium: the first call calibrates the clock
+        // before its start read, the sampler stalled there for 13 ms, and
+        // those samples, counted as `run`'s own, took a seventh of `step`'s
+        // share of `run`'s measured time.
+        let mut profile = long_call();
+        cover_untimed(
+            &mut profile,
+            &samples(&[
+                (
+                    &[
+                        "main",
+                        "run",
+                        "wasmprof_core::guard::enter_slow",
+                        "wasmprof_core::state::ThreadState::calibrate",
+                        "wasm-to-js",
+                    ],
+                    13.0,
+                ),
+                (&["main", "run", "step"], 29.0),
+                (&["main", "run"], 1.0),
+            ]),
+            &[],
+        );
+        let step = node_of(&profile, &["main", "run", "step"]);
+        let expected = 30.0 * MS * 29.0 / 30.0;
+        assert!((profile.nodes[step].inclusive_nanos - expected).abs() < 1.0);
     }
 
     #[test]

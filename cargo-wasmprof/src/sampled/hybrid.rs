@@ -22,6 +22,9 @@ use crate::profile::{HybridInfo, Profile, TimerMode, UnmatchedSamples};
 /// Samples of no instrumented function: JavaScript, the engine, idle.
 const OUTSIDE: &str =
     "outside every instrumented function (JavaScript, the engine's own work, idle)";
+/// Samples of the profiler's runtime: its time is no function's.
+const RUNTIME: &str =
+    "in the profiler's own runtime (a guard's entry or exit, registering a function, calibrating the clock), left out";
 /// Samples whose stack leaves the tree: the engine missed or credited a
 /// frame to its caller.
 const OFF_TREE: &str =
@@ -55,6 +58,7 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
         );
         let reason = match located.how {
             Placement::Outside => Some(OUTSIDE),
+            Placement::Runtime => Some(RUNTIME),
             Placement::Matched => None,
             Placement::Bridged => Some(BRIDGED),
             Placement::Ambiguous => Some(AMBIGUOUS),
@@ -65,7 +69,7 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
             entry.0 += node.samples;
             entry.1 += weight;
         }
-        if located.how != Placement::Outside {
+        if located.how.is_placed() {
             if matches!(located.how, Placement::Matched | Placement::Bridged) {
                 matched += node.samples;
             }

@@ -46,6 +46,9 @@ pub(crate) struct Located {
 pub(crate) enum Placement {
     /// No frame named an instrumented function.
     Outside,
+    /// The sample ran in the profiler's own runtime: not the program's
+    /// time.
+    Runtime,
     /// Every instrumented frame was the next node down.
     Matched,
     /// Some instrumented calls had no frame (inlined), and the tree had
@@ -57,6 +60,13 @@ pub(crate) enum Placement {
     /// A frame the tree has no path for (the engine missed a frame or
     /// credited it to its caller): placed at the deepest node found.
     OffTree,
+}
+
+impl Placement {
+    /// Whether the sample's time goes to a node of the tree.
+    pub fn is_placed(self) -> bool {
+        !matches!(self, Placement::Outside | Placement::Runtime)
+    }
 }
 
 /// A profile's tree, indexed for matching stacks against it.
@@ -117,6 +127,14 @@ impl<'a> TreeMatcher<'a> {
     /// The node of the stack whose frames are named `names`, outermost
     /// first.
     pub fn locate<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Located {
+        let names: Vec<&str> = names.into_iter().collect();
+        if self.in_the_runtime(&names) {
+            return Located {
+                node: Profile::ROOT,
+                how: Placement::Runtime,
+                counted: Vec::new(),
+            };
+        }
         let mut candidates = vec![Profile::ROOT];
         let mut inside = false;
         let mut bridged = false;
@@ -178,6 +196,24 @@ impl<'a> TreeMatcher<'a> {
         }
     }
 
+    /// Whether the sample with the frames `names` ran in the profiler's
+    /// runtime (a guard's entry or exit, a site's registration, the
+    /// clock's calibration on the first call) rather than in the program.
+    /// No clock counts that time as the instrumented call's, and a sampler
+    /// that stalls there (calibration takes milliseconds) would otherwise
+    /// hand a caller time that its clock never measured.
+    fn in_the_runtime(&self, names: &[&str]) -> bool {
+        let known =
+            |name: &str| self.function_of.contains_key(name) || self.counted_of.contains_key(name);
+        // The innermost frame that is the runtime's or the user's decides:
+        // a future's polls run the user's body under the runtime's frames.
+        names
+            .iter()
+            .rev()
+            .find(|name| is_runtime(name) || known(name))
+            .is_some_and(|name| is_runtime(name))
+    }
+
     /// The nodes of `function` at the nearest level, one to [`MAX_BRIDGE`]
     /// levels under `at`, that has any: the fewest calls hidden. Added to
     /// `found` once each.
@@ -226,6 +262,11 @@ impl<'a> TreeMatcher<'a> {
     }
 }
 
+/// Whether a frame is the profiler's runtime's own code.
+fn is_runtime(name: &str) -> bool {
+    name.contains("wasmprof_core::") || name.contains("wasmprof_rt::")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +292,38 @@ mod tests {
         );
         assert_eq!(located.how, Placement::Matched);
         assert_eq!(matcher.locate(["(program)"]).how, Placement::Outside);
+    }
+
+    #[test]
+    fn samples_in_the_profiler_s_runtime_are_no_function_s() {
+        let profile = figure_6_3();
+        let matcher = TreeMatcher::new(&profile);
+        // The first call calibrates the clock before it reads its start.
+        let calibrating = [
+            "main",
+            "wasmprof_core::guard::enter_slow",
+            "wasmprof_core::state::ThreadState::calibrate",
+            "wasm-to-js",
+            "getTime (host-api.js:40)",
+        ];
+        assert_eq!(matcher.locate(calibrating).how, Placement::Runtime);
+        let dropping = [
+            "main",
+            "from_b",
+            "core::ptr::drop_in_place<wasmprof_core::guard::Guard>",
+        ];
+        assert_eq!(matcher.locate(dropping).how, Placement::Runtime);
+        assert!(!Placement::Runtime.is_placed());
+        // A future's poll runs the user's body under the runtime's frames.
+        let polling = [
+            "main",
+            "<wasmprof_core::future::Instrumented<F> as core::future::future::Future>::poll",
+            "from_b",
+            "std::fmt::write",
+        ];
+        let located = matcher.locate(polling);
+        assert_eq!(located.how, Placement::Matched);
+        assert_eq!(located.node, node_of(&profile, &["main", "from_b"]));
     }
 
     #[test]
