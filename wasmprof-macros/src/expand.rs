@@ -24,6 +24,9 @@ pub(crate) fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(parsed) => parsed,
         Err(error) => return error_and_item(error, item),
     };
+    if is_wasm_bindgen_glue(&item) {
+        return item;
+    }
     if let Some(later) = after_other_macros(&args, &parsed, &item) {
         return later;
     }
@@ -32,6 +35,20 @@ pub(crate) fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(expanded) => expanded,
         Err(error) => error_and_item(error, item),
     }
+}
+
+/// Whether `item` is a function `#[wasm_bindgen]` wrote around the user's:
+/// with our attribute below its own, wasm-bindgen copies the user's
+/// attributes, ours included, onto the export's shim and onto its
+/// descriptor function. The user's function is instrumented already; a
+/// guard in the shim would count every call twice, and one in the
+/// descriptor, which the wasm-bindgen CLI runs in its own interpreter,
+/// stops the build ("invalid binary op I64Mul").
+fn is_wasm_bindgen_glue(item: &TokenStream) -> bool {
+    syn::parse2::<MaybeItemFn>(item.clone()).is_ok_and(|function| {
+        let name = function.sig.ident.to_string();
+        name.starts_with("__wasm_bindgen_generated") || name.starts_with("__wbindgen_")
+    })
 }
 
 /// A function with another crate's attribute macro below ours (Yew's

@@ -597,3 +597,18 @@ fn another_crate_s_attribute_macro_runs_first_and_ours_on_what_it_makes() {
         assert!(out.contains("__instrument_body"), "{attr}: {out}");
     }
 }
+
+#[test]
+fn what_wasm_bindgen_writes_around_the_user_s_function_is_left_alone() {
+    // Below `#[wasm_bindgen]`, ours is copied onto the export's shim and
+    // its descriptor (which the wasm-bindgen CLI interprets); the user's
+    // function, which keeps it too, is the one instrumented.
+    for glue in [
+        "#[automatically_derived] pub unsafe extern \"C-unwind\" fn __wasm_bindgen_generated_start() -> u32 { 0 }",
+        "#[no_mangle] pub extern \"C-unwind\" fn __wbindgen_describe___wasm_bindgen_generated_start() { inform(FUNCTION); }",
+    ] {
+        assert_eq!(text(&expand("", glue)), text(&tokens(glue)));
+    }
+    let out = text(&expand("", "pub fn start() {}"));
+    assert!(out.contains("__instrument_body"), "{out}");
+}
