@@ -8,7 +8,10 @@
 //! - a Dioxus 0.6 app (`examples/dioxus-counter`) with dioxus-web
 //!   instrumented crate-wide (its `async fn run() -> !`), whose page fetches
 //!   dioxus-web's snippet modules all at once: run several times, since the
-//!   page server once left such requests unread now and then.
+//!   page server once left such requests unread now and then;
+//! - a Leptos 0.8 app (`examples/leptos-counter`) with its reactive system
+//!   (`reactive_graph`) and its renderer (`tachys`) instrumented crate-wide,
+//!   and our attribute below `#[wasm_bindgen(start)]`.
 
 use std::path::{Path, PathBuf};
 
@@ -125,6 +128,67 @@ fn a_dioxus_app_with_dioxus_web_instrumented_loads_and_runs_every_time() {
         assert_eq!(calls["dioxus_counter::start"], 1);
         // dioxus-web's `pub async fn run(..) -> !`, instrumented.
         assert_eq!(calls["dioxus_web::run"], 1);
+    }
+}
+
+/// What the Leptos app logs, the same in a plain build (checked by hand
+/// with `--no-instrument`): each counter's effect once it is mounted, then
+/// once more after its three clicks, which Leptos batches.
+const LEPTOS_CONSOLE: &str = "counter 0: 0 (doubled 0)
+counter 1: 1 (doubled 2)
+counter 2: 2 (doubled 4)
+counter 3: 3 (doubled 6)
+counter 4: 4 (doubled 8)
+counter 0: 3 (doubled 6)
+counter 1: 4 (doubled 8)
+counter 2: 5 (doubled 10)
+counter 3: 6 (doubled 12)
+counter 4: 7 (doubled 14)
+";
+
+#[test]
+fn a_leptos_app_with_its_reactive_crates_instrumented_crate_wide_runs_as_written() {
+    require_browser();
+    let run = wasmprof(&[
+        "run",
+        "--host",
+        "browser",
+        "-p",
+        "leptos-counter",
+        "--instrument-all",
+        "--instrument-crate",
+        "reactive_graph",
+        "--instrument-crate",
+        "tachys",
+        "--timeout",
+        "60s",
+    ]);
+    run.assert_success();
+    assert_eq!(run.stdout, LEPTOS_CONSOLE);
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let calls = calls_by_function(&profile);
+    // `start` is below `#[wasm_bindgen(start)]`, which copies our attribute
+    // onto its export's shim and descriptor: counted once, and the
+    // wasm-bindgen CLI, which interprets the descriptor, still ran.
+    assert_eq!(calls["leptos_counter::start"], 1);
+    assert!(
+        !calls
+            .keys()
+            .any(|name| name.contains("__wasm_bindgen_generated") || name.contains("__wbindgen")),
+        "{:?}",
+        calls.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(calls["leptos_counter::click_every_counter"], 1);
+    // A component runs once; its text reruns on each batch of clicks.
+    assert_eq!(calls["leptos_counter::Counter"], 5);
+    assert_eq!(calls["leptos_counter::label"], 10);
+    for krate in ["reactive_graph::", "tachys::"] {
+        let ran = calls
+            .iter()
+            .filter(|(name, &n)| n > 0 && name.trim_start_matches('<').starts_with(krate))
+            .count();
+        assert!(ran >= 20, "{ran} of {krate} functions ran in the profile");
     }
 }
 

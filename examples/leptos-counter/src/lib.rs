@@ -22,7 +22,12 @@ fn Counter(start: u32) -> impl IntoView {
     let doubled = Memo::new(move |_| count.get() * 2);
     Effect::new(move |_| {
         web_sys::console::log_1(
-            &format!("counter {start}: {} (doubled {})", count.get(), doubled.get()).into(),
+            &format!(
+                "counter {start}: {} (doubled {})",
+                count.get(),
+                doubled.get()
+            )
+            .into(),
         );
     });
     view! {
@@ -46,7 +51,10 @@ fn click_every_counter() {
     };
     for _ in 0..3 {
         for i in 0..buttons.length() {
-            if let Some(button) = buttons.item(i).and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok()) {
+            if let Some(button) = buttons
+                .item(i)
+                .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok())
+            {
                 button.click();
             }
         }
