@@ -19,7 +19,7 @@
 //! can give too much. An estimate never falls below what was measured.
 
 use super::counted::CountedNodes;
-use super::matching::TreeMatcher;
+use super::matching::{Located, TreeMatcher};
 use super::tree::Span;
 use crate::profile::{CoverageInfo, Profile};
 
@@ -91,49 +91,78 @@ pub fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]
 
 /// The time each sample stands for, used only as a proportion: the clock
 /// gives the totals. A sample stands for the time nearer to it than to the
-/// samples before and after it, but for no more than [`GAP_IN_INTERVALS`]
-/// usual intervals on either side. A sampler that stalls (at a page's
-/// start, or when the machine is busy: CI saw 27 ms without a sample at
-/// the end of a long call) knows nothing of what ran in the gap, and giving
-/// the gap to the samples at its edges hands the end of a long call to
-/// whatever ran next. The gap is left to the proportions of the samples
-/// that were taken. Without a timeline, each node's samples weigh their
-/// deltas.
-fn sample_weights(samples: &Profile, timeline: &[Span]) -> Vec<f64> {
+/// samples before and after it, but for no more than [`STALL`] times the
+/// intervals around it on either side. A sampler that stalls (at a page's
+/// start, or when the machine is busy: 27 ms without a sample at the end
+/// of a long call, under load) knows nothing of what ran in the gap, and
+/// giving the gap to the samples at its edges hands the end of a long call
+/// to whatever ran next; the gap is left to the proportions of the samples
+/// that were taken. The intervals compared with are the nearby ones, not
+/// the run's: a sampler can keep a slower pace for a whole call (one in
+/// 500 µs through a deep sort, one in 100 µs elsewhere), and that pace is
+/// no stall. Without a timeline, each node's samples weigh their deltas.
+fn sample_weights(
+    samples: &Profile,
+    timeline: &[Span],
+    same_place: impl Fn(usize, usize) -> bool,
+) -> Vec<f64> {
     if timeline.is_empty() {
         return samples.self_nanos();
     }
-    let most = usual_interval(timeline) * GAP_IN_INTERVALS;
+    // `gaps[i]`: the time between sample `i` and the one after it (the
+    // last sample's own delta for the last one).
+    let mut gaps: Vec<f64> = timeline.iter().skip(1).map(|s| s.nanos).collect();
+    gaps.push(timeline.last().map_or(0.0, |s| s.nanos));
+    let capped = without_stalls(&gaps);
+    // A gap between two samples that lead to one place is surely that
+    // place's time: only a gap where the place changed is in doubt.
+    let gaps: Vec<f64> = (0..gaps.len())
+        .map(|i| match timeline.get(i + 1) {
+            Some(next) if same_place(timeline[i].node, next.node) => gaps[i],
+            _ => capped[i],
+        })
+        .collect();
     let mut weights = vec![0.0; samples.nodes.len()];
     for (i, span) in timeline.iter().enumerate() {
-        let after = timeline.get(i + 1).map_or(span.nanos, |next| next.nanos);
+        let after = gaps[i];
         // The first sample's delta runs from the sampler's start (a
         // module's compilation, a process's start-up), not from a sample.
-        let before = if i == 0 { after } else { span.nanos };
+        let before = if i == 0 { after } else { gaps[i - 1] };
         if let Some(weight) = weights.get_mut(span.node) {
-            *weight += (before.min(most) + after.min(most)) / 2.0;
+            *weight += (before + after) / 2.0;
         }
     }
     weights
 }
 
-/// How many usual intervals a sample may stand for on either side.
-const GAP_IN_INTERVALS: f64 = 2.0;
+/// How many times longer than the intervals around it a gap between two
+/// samples may be before it counts as a stall.
+const STALL: f64 = 4.0;
+/// How many intervals on each side of a gap are its surroundings.
+const AROUND: usize = 8;
 
-/// The median interval between samples: what the sampler managed when it
-/// was not stalled. Infinite for too few samples to tell.
-fn usual_interval(timeline: &[Span]) -> f64 {
-    let mut intervals: Vec<f64> = timeline.iter().skip(1).map(|s| s.nanos).collect();
-    if intervals.len() < 3 {
-        return f64::INFINITY;
-    }
-    let middle = intervals.len() / 2;
-    let (_, median, _) = intervals.select_nth_unstable_by(middle, f64::total_cmp);
-    if *median > 0.0 {
-        *median
-    } else {
-        f64::INFINITY
-    }
+/// `gaps` with each stall cut to [`STALL`] times the median of the gaps
+/// around it.
+fn without_stalls(gaps: &[f64]) -> Vec<f64> {
+    let mut around = Vec::with_capacity(2 * AROUND);
+    gaps.iter()
+        .enumerate()
+        .map(|(i, &gap)| {
+            around.clear();
+            let window = i.saturating_sub(AROUND)..(i + AROUND + 1).min(gaps.len());
+            around.extend(window.filter(|&j| j != i).map(|j| gaps[j]));
+            if around.len() < 4 {
+                return gap;
+            }
+            let middle = around.len() / 2;
+            let (_, median, _) = around.select_nth_unstable_by(middle, f64::total_cmp);
+            if *median > 0.0 {
+                gap.min(*median * STALL)
+            } else {
+                gap
+            }
+        })
+        .collect()
 }
 
 /// Each node's sampled time: its own (the samples that end at it) and its
@@ -144,23 +173,30 @@ fn sampled_times(
     samples: &Profile,
     timeline: &[Span],
 ) -> (Vec<f64>, Vec<f64>) {
-    let sampled_self = sample_weights(samples, timeline);
-    let mut placed = Vec::new();
     let matcher = TreeMatcher::new(profile);
-    for (index, node) in samples.nodes.iter().enumerate() {
-        if node.samples == 0 {
-            continue;
-        }
-        let located = matcher.locate(
-            samples
+    let located: Vec<Option<Located>> = samples
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(index, node)| {
+            let names = samples
                 .stack(index)
                 .into_iter()
-                .map(|f| samples.functions[f].name.as_str()),
-        );
-        if located.how.is_placed() {
-            placed.push((located, sampled_self[index]));
-        }
-    }
+                .map(|f| samples.functions[f].name.as_str());
+            Some(matcher.locate(names)).filter(|l| node.samples > 0 && l.how.is_placed())
+        })
+        .collect();
+    let same_place = |a: usize, b: usize| match (&located[a], &located[b]) {
+        (Some(a), Some(b)) => a.node == b.node && a.counted == b.counted,
+        (None, None) => true,
+        _ => false,
+    };
+    let sampled_self = sample_weights(samples, timeline, same_place);
+    let placed: Vec<(Located, f64)> = located
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, l)| Some((l?, sampled_self[index])))
+        .collect();
     let mut time = vec![0.0; profile.nodes.len()];
     for (located, weight) in placed {
         let node = counted.node(profile, located.node, &located.counted);
@@ -315,34 +351,52 @@ mod tests {
         assert_eq!(profile.timer.coverage.unwrap().nodes, 0);
     }
 
-    #[test]
-    fn a_stall_in_the_sampler_is_left_to_the_samples_that_were_taken() {
-        // `step` was sampled every millisecond for 20 ms, then the sampler
-        // stalled for 27 ms until a sample in `run`, then two more there.
-        // Nothing says when in the gap the call ended: each sample stands
-        // for at most two usual intervals on either side, and the clock's
-        // 30 ms of `run` are shared as the samples taken share them.
+    /// `long_call`'s `step` and `run` sampled one after the other, each
+    /// sample `(in step, ms since the sample before)`.
+    fn step_share_of(timeline: &[(bool, f64)]) -> f64 {
         let mut profile = long_call();
         let samples = samples(&[(&["main", "run", "step"], 0.0), (&["main", "run"], 0.0)]);
         let step = node_of(&samples, &["main", "run", "step"]);
         let run = node_of(&samples, &["main", "run"]);
-        let span = |node, ms: f64| Span {
-            node,
-            start_nanos: 0.0,
-            nanos: ms * MS,
-        };
-        let mut timeline = vec![span(step, 1.0); 20];
-        timeline.extend([span(run, 27.0), span(run, 1.0)]);
+        let timeline: Vec<Span> = timeline
+            .iter()
+            .map(|&(in_step, ms)| Span {
+                node: if in_step { step } else { run },
+                start_nanos: 0.0,
+                nanos: ms * MS,
+            })
+            .collect();
         cover_untimed(&mut profile, &samples, &timeline);
-        // `step`: 19 samples of 1 ms, the last 1/2 + 2/2; `run`: 2/2 +
-        // 1/2, then 1.
         let at = node_of(&profile, &["main", "run", "step"]);
-        let expected = 30.0 * MS * 20.5 / 23.0;
-        assert!(
-            (profile.nodes[at].inclusive_nanos - expected).abs() < 1.0,
-            "{} ms",
-            profile.nodes[at].inclusive_nanos / MS
-        );
+        profile.nodes[at].inclusive_nanos / (30.0 * MS)
+    }
+
+    #[test]
+    fn a_stall_in_the_sampler_where_the_stack_changed_is_left_to_the_samples_taken() {
+        // `step` sampled every millisecond for 20 ms, then the sampler
+        // stalled for 27 ms until a sample in `run`, then one more there.
+        // Nothing says when in the gap the call ended: the gap is cut to
+        // four times the intervals around it, and the clock's 30 ms are
+        // shared as the samples taken share them.
+        let mut timeline = vec![(true, 1.0); 20];
+        timeline.extend([(false, 27.0), (false, 1.0)]);
+        // `step`: 19 samples of 1 ms, the last 1/2 + 4/2; `run`: 4/2 + 1/2,
+        // then 1.
+        let share = step_share_of(&timeline);
+        assert!((share - 21.5 / 25.0).abs() < 1e-9, "{share}");
+    }
+
+    #[test]
+    fn a_gap_between_two_samples_of_one_place_is_that_place_s_time() {
+        // The sampler kept a slower pace through a deep call: its gaps
+        // there are the call's, however long beside the others.
+        let mut timeline = vec![(false, 1.0); 10];
+        timeline.extend([(true, 1.0), (true, 10.0), (true, 10.0), (false, 1.0)]);
+        timeline.extend(vec![(false, 1.0); 9]);
+        // `step`: 1/2 + 10/2, 10, 10/2 + 1/2 = 21 ms; `run`: 20 samples
+        // of 1 ms. Cut to four intervals, `step`'s gaps would give it 9.
+        let share = step_share_of(&timeline);
+        assert!((share - 21.0 / 41.0).abs() < 1e-9, "{share}");
     }
 
     #[test]
