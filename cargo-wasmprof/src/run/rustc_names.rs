@@ -87,6 +87,17 @@ pub fn disambiguate(functions: &mut [Function]) {
             f.name = format!("{} @ {}:{}", f.name, f.file, f.line);
         }
     }
+    // Copies of one function that a macro wrote at one place (rstest
+    // writes the test's body into each case) are numbered in the order
+    // they first ran.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for f in functions.iter_mut() {
+        let copies = seen.entry(f.name.clone()).or_default();
+        *copies += 1;
+        if *copies > 1 {
+            f.name = format!("{} (copy {copies})", f.name);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +151,25 @@ mod tests {
         assert_eq!(
             names,
             ["a::parse @ src/a.rs:3", "a::parse @ src/b.rs:9", "a::other"]
+        );
+    }
+
+    #[test]
+    fn copies_written_by_a_macro_at_one_place_are_numbered() {
+        let mut functions = vec![
+            function("t::adds::adds", "src/lib.rs", 25),
+            function("t::adds::adds", "src/lib.rs", 25),
+            function("t::adds::adds", "src/lib.rs", 25),
+        ];
+        disambiguate(&mut functions);
+        let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "t::adds::adds",
+                "t::adds::adds (copy 2)",
+                "t::adds::adds (copy 3)"
+            ]
         );
     }
 
