@@ -660,3 +660,87 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The tests `examples/case-tests` has, as its harness names them: three
+/// `test_case` cases, two `rstest` cases, an `rstest` matrix of four and a
+/// plain `#[test]`.
+const CASE_TESTS: [&str; 10] = [
+    "case_tests::tests::adds::case_1",
+    "case_tests::tests::adds::case_2",
+    "case_tests::tests::combos::a_1_1::b_1_10",
+    "case_tests::tests::combos::a_1_1::b_2_20",
+    "case_tests::tests::combos::a_2_2::b_1_10",
+    "case_tests::tests::combos::a_2_2::b_2_20",
+    "case_tests::tests::plain",
+    "case_tests::tests::squares::test_case_1_two",
+    "case_tests::tests::squares::test_case_2_three",
+    "case_tests::tests::squares::test_case_3_4_16_expects",
+];
+
+#[test]
+fn tests_written_by_rstest_and_test_case_are_tests_under_the_harness_s_names() {
+    // Node's host watches libtest's output for the tests it begins.
+    {
+        let host = "node";
+        let run = test(&[
+            "-p",
+            "case-tests",
+            "--host",
+            host,
+            "--instrument-all",
+            "--min-size",
+            "0",
+        ]);
+        run.assert_success();
+        assert!(
+            run.stdout.contains("test result: ok. 10 passed; 0 failed"),
+            "{host}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stderr.contains("slowest 5 of 10 tests"),
+            "{host}: {}",
+            run.stderr
+        );
+        let profile = run.profile();
+        let mut tests: Vec<&str> = profile
+            .functions
+            .iter()
+            .filter(|f| f.is_test)
+            .map(|f| f.name.as_str())
+            .collect();
+        tests.sort_unstable();
+        assert_eq!(tests, CASE_TESTS, "{host}");
+        // Each test's calls are under it.
+        let add_under = |test: &str| -> u64 {
+            (1..profile.nodes.len())
+                .filter(|&i| {
+                    let stack = profile.stack(i);
+                    let name = |f: &usize| profile.functions[*f].name.as_str();
+                    stack.first().map(name) == Some(test)
+                        && stack.last().map(name) == Some("case_tests::add")
+                })
+                .map(|i| profile.nodes[i].calls)
+                .sum()
+        };
+        assert_eq!(add_under("case_tests::tests::adds::case_2"), 1, "{host}");
+        assert_eq!(
+            add_under("case_tests::tests::combos::a_2_2::b_2_20"),
+            1,
+            "{host}"
+        );
+        assert_eq!(add_under("case_tests::tests::plain"), 1, "{host}");
+        assert_eq!(
+            add_under("case_tests::tests::squares::test_case_1_two"),
+            0,
+            "{host}"
+        );
+        // The plain test, instrumented as a test too, is there once, at
+        // the root.
+        assert_eq!(
+            calls_of_path(&profile, &["case_tests::tests::plain"]),
+            1,
+            "{host}"
+        );
+    }
+}

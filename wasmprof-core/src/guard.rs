@@ -97,7 +97,8 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
     }
 }
 
-/// Enters a test function (`#[wasmprof::instrument(test)]`) at the root.
+/// Enters a test function (`#[wasmprof::instrument(test)]`) at the root,
+/// or under the test the harness said it runs (`harness.rs`).
 ///
 /// A harness calls its tests from outside every instrumented call, so the
 /// current node should be the root; but a test that failed by a trap (a
@@ -107,9 +108,15 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
 /// call that never returned.
 #[inline(never)]
 pub fn enter_test(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
-    with_thread(|thread| {
-        thread.current = crate::tree::ROOT;
-        thread.timed.clear();
+    with_thread(|thread| match thread.harness {
+        Some((node, depth)) => {
+            thread.current = node;
+            thread.timed.truncate(depth);
+        }
+        None => {
+            thread.current = crate::tree::ROOT;
+            thread.timed.clear();
+        }
     });
     enter(site, self_type)
 }

@@ -13,6 +13,8 @@ mod count;
 mod exit;
 mod future;
 mod guard;
+#[doc(hidden)]
+pub mod harness;
 mod site;
 #[doc(hidden)]
 pub mod snapshot;

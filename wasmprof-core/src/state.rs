@@ -36,6 +36,9 @@ pub(crate) struct ThreadState {
     pub timed: Vec<crate::guard::TimedFrame>,
     /// What the futures of async functions did, per call path.
     pub futures: crate::future::Futures,
+    /// The node of the test the harness is running, and the depth of the
+    /// timed calls under it (see `harness.rs`).
+    pub harness: Option<(NodeId, usize)>,
 }
 
 impl ThreadState {
@@ -50,6 +53,7 @@ impl ThreadState {
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
             timed: Vec::new(),
             futures: crate::future::Futures::new(),
+            harness: None,
         }
     }
 

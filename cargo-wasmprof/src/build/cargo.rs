@@ -15,6 +15,9 @@ use crate::cli::CargoArgs;
 
 /// The export the host reads; binaries do not export it by themselves.
 const SNAPSHOT_EXPORT: &str = "__wasmprof_snapshot";
+/// What a host calls when libtest begins a test (wasmprof-core's
+/// `harness.rs`): a test binary exports nothing but `_start` unless asked.
+const HARNESS_EXPORT: &str = "__wasmprof_harness_test";
 
 pub struct CargoBuild<'a> {
     pub cargo: &'a CargoArgs,
@@ -214,6 +217,7 @@ fn rustflags(instrument: Option<&str>, extra: &[String]) -> Vec<String> {
         .collect();
     if instrument.is_some() {
         flags.push(format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
+        flags.push(format!("-Clink-arg=--export-if-defined={HARNESS_EXPORT}"));
     }
     flags.extend(extra.iter().cloned());
     flags

@@ -167,8 +167,12 @@ function main() {
       // mutex still locked by fd_write.
       globalThis.__wasmprofWasi = wasi;
       const module = new WebAssembly.Module(fs.readFileSync(config.wasm));
-      const instance = new WebAssembly.Instance(module, {
-        wasi_snapshot_preview1: wasi.wasiImport,
+      let instance = null;
+      const wasiImport = config.harnessTests
+        ? watchHarness(wasi.wasiImport, () => instance)
+        : wasi.wasiImport;
+      instance = new WebAssembly.Instance(module, {
+        wasi_snapshot_preview1: wasiImport,
         prof: hostApi,
       });
       if (config.invoke) {
@@ -186,6 +190,68 @@ function main() {
     default:
       throw new host.UsageError(`unknown module kind ${config.kind}`);
   }
+}
+
+// libtest, on wasm, runs its tests one at a time and writes `test NAME ... `
+// before each (and flushes it). Seeing that line on standard output, the
+// host tells the runtime that a test begins, so that the calls made until
+// the next are that test's: a test that no one instrumented (one written by
+// rstest or test_case) is a test in the profile. `test result:` ends the
+// last. The names go back in the result, null for a test the harness
+// announced and then ignored.
+function watchHarness(wasiImport, getInstance) {
+  const decoder = new TextDecoder();
+  const begin = /^test (.+) \.\.\. /;
+  let line = '';
+  // The test whose result ends the line, if one began on it.
+  let begun = 0;
+  result.harnessTests = [];
+  const tell = (number) => {
+    const exports = getInstance() && getInstance().exports;
+    if (exports && typeof exports.__wasmprof_harness_test === 'function') {
+      exports.__wasmprof_harness_test(number);
+    }
+  };
+  const seen = (text) => {
+    line += text;
+    let newline;
+    while (true) {
+      const started = begin.exec(line);
+      if (started) {
+        result.harnessTests.push(started[1]);
+        begun = result.harnessTests.length;
+        tell(begun);
+        line = line.slice(started[0].length);
+        continue;
+      }
+      if ((newline = line.indexOf('\n')) < 0) break;
+      // An ignored test is announced too, and never runs: no test.
+      if (begun && line.startsWith('ignored')) result.harnessTests[begun - 1] = null;
+      begun = 0;
+      if (line.startsWith('test result: ')) tell(0);
+      line = line.slice(newline + 1);
+    }
+  };
+  return {
+    ...wasiImport,
+    fd_write(fd, iovs, iovsLength, written) {
+      const instance = getInstance();
+      if (fd === 1 && instance && instance.exports.memory) {
+        try {
+          const memory = instance.exports.memory.buffer;
+          const view = new DataView(memory);
+          for (let i = 0; i < iovsLength; i++) {
+            const at = view.getUint32(iovs + 8 * i, true);
+            const length = view.getUint32(iovs + 8 * i + 4, true);
+            seen(decoder.decode(new Uint8Array(memory, at, length), { stream: true }));
+          }
+        } catch (e) {
+          // Watching is a courtesy: the write itself must go through.
+        }
+      }
+      return wasiImport.fd_write(fd, iovs, iovsLength, written);
+    },
+  };
 }
 
 // A program busy in a loop that its entry call did not start (a promise's

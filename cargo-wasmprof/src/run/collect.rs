@@ -205,6 +205,7 @@ mod tests {
             snapshot: true,
             snapshot_error: None,
             pending_work: None,
+            harness_tests: Vec::new(),
         }
     }
 

@@ -95,6 +95,7 @@ mod tests {
             snapshot_out: "s".into(),
             result_out: "r".into(),
             test: None,
+            harness_tests: false,
         }
     }
 

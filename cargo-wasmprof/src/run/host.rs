@@ -99,6 +99,10 @@ pub struct HostConfig {
     /// For a wasm-bindgen-test binary (kind `bindgen-test`): what to run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<BindgenTests>,
+    /// A test binary of the standard harness: the host watches its output
+    /// for the tests it begins, and tells the runtime (see
+    /// `test/harness.rs`).
+    pub harness_tests: bool,
 }
 
 /// The tests of a wasm-bindgen-test binary to run, chosen as
@@ -145,6 +149,10 @@ pub struct HostResult {
     /// work scheduled: what it was (`2 timers, 1 animation frame`).
     #[serde(default)]
     pub pending_work: Option<String>,
+    /// The tests the harness began, in order, when the host watched for
+    /// them (`HostConfig::harness_tests`); `None` for one it then ignored.
+    #[serde(default)]
+    pub harness_tests: Vec<Option<String>>,
 }
 
 impl HostResult {
@@ -162,6 +170,7 @@ impl HostResult {
             snapshot,
             snapshot_error: None,
             pending_work: None,
+            harness_tests: Vec::new(),
         }
     }
 }

@@ -168,6 +168,7 @@ pub(crate) fn host_config(
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
         test: None,
+        harness_tests: false,
     })
 }
 

@@ -82,6 +82,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
             snapshot: true,
             snapshot_error: None,
             pending_work: None,
+            harness_tests: Vec::new(),
         };
         let context = run_context(&module, command_line.clone(), entry.clone())?;
         match save_profile(

@@ -189,6 +189,7 @@ impl Host for Wasmtime {
             snapshot: false,
             snapshot_error: None,
             pending_work: None,
+            harness_tests: Vec::new(),
         };
         let instance = match linker.instantiate(&mut store, &module) {
             Ok(instance) => instance,

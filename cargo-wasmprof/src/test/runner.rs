@@ -89,6 +89,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
                     .collect(),
                 // The package's own directory, as `cargo test` gives it.
                 wasi: wasi::config(&session.host_args, &session.original(&cwd))?,
+                harness_tests: true,
                 ..test_config("wasi", &wasm, &run_dir, &session)
             };
             let (result, _) = run_cmd::launch(host.as_mut(), &config, &run_dir, false)?;
@@ -149,6 +150,7 @@ pub fn test_config(
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
         test: None,
+        harness_tests: false,
     }
 }
 
@@ -236,6 +238,7 @@ fn save(
         small: session.small,
     };
     let mut profile = collect::to_profile(&snapshot, result, context);
+    super::harness::name_tests(&mut profile, &result.harness_tests, &name.replace('-', "_"));
     // The samples give the calls too short to time their time; the file
     // goes with the run's directory.
     if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {

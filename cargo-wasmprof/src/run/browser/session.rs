@@ -225,6 +225,7 @@ impl PageRun<'_> {
             snapshot: false,
             snapshot_error: None,
             pending_work: None,
+            harness_tests: Vec::new(),
         };
         let mut fail = |status: &str, exit_code: i32, message: String| {
             result.status = status.into();

@@ -1,0 +1,190 @@
+//! Tests as the harness named them (wasmprof-core's `harness.rs`): the
+//! Node host saw libtest write `test NAME ... ` before each test and told
+//! the runtime, which recorded the test's calls under a root node named by
+//! its number. Here the numbers get the names, so that a test written by
+//! `rstest` or `test_case`, which nobody instrumented, is a test in the
+//! profile all the same.
+
+use std::collections::HashMap;
+
+use crate::profile::Profile;
+
+/// The module the runtime gives harness tests' functions; their name is
+/// the test's number.
+const HARNESS_PREFIX: &str = "__wasmprof_harness::";
+
+/// Names the harness tests of `profile` after `names` (the host's list, in
+/// the order the tests ran) in the crate `krate`, as the rewrite names a
+/// test (`krate::tests::adds::case_1`). A test that was instrumented as a
+/// test too is then recorded twice, one inside the other under one name:
+/// only the instrumented one, which the user wrote, is kept.
+pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) {
+    let mut harness = Vec::new();
+    let mut ignored = Vec::new();
+    for (index, function) in profile.functions.iter_mut().enumerate() {
+        let Some(number) = function.name.strip_prefix(HARNESS_PREFIX) else {
+            continue;
+        };
+        let name = number
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| names.get(n.checked_sub(1)?));
+        function.name = match name {
+            Some(Some(name)) => format!("{krate}::{name}"),
+            Some(None) => {
+                ignored.push(index);
+                format!("{krate}::<ignored test {number}>")
+            }
+            None => format!("{krate}::<test {number}>"),
+        };
+        function.is_test = true;
+        harness.push(index);
+    }
+    if harness.is_empty() {
+        return;
+    }
+    let children = profile.children();
+    let remove: Vec<bool> = profile
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(index, node)| {
+            let Some(function) = node.function.filter(|f| harness.contains(f)) else {
+                return false;
+            };
+            // Announced, then ignored: it ran nothing.
+            if ignored.contains(&function) && children[index].is_empty() {
+                return true;
+            }
+            match children[index].as_slice() {
+                [only] => profile.nodes[*only].function.is_some_and(|f| {
+                    f != function && profile.functions[f].name == profile.functions[function].name
+                }),
+                _ => false,
+            }
+        })
+        .collect();
+    remove_nodes(profile, &remove);
+    // The functions of the harness tests taken out name no node now.
+    let used: Vec<bool> = {
+        let mut used = vec![false; profile.functions.len()];
+        for function in profile.nodes.iter().filter_map(|n| n.function) {
+            used[function] = true;
+        }
+        used
+    };
+    let unused = |f: usize| harness.contains(&f) && !used[f];
+    let mut new_function = Vec::with_capacity(profile.functions.len());
+    let mut kept = 0;
+    for f in 0..profile.functions.len() {
+        new_function.push(kept);
+        if !unused(f) {
+            kept += 1;
+        }
+    }
+    let mut f = 0;
+    profile.functions.retain(|_| {
+        f += 1;
+        !unused(f - 1)
+    });
+    for node in &mut profile.nodes {
+        node.function = node.function.map(|f| new_function[f]);
+    }
+}
+
+/// Takes the nodes marked in `remove` out of the tree; their children go
+/// to their parents.
+fn remove_nodes(profile: &mut Profile, remove: &[bool]) {
+    if !remove.iter().any(|&r| r) {
+        return;
+    }
+    let mut new_index: Vec<Option<usize>> = Vec::with_capacity(profile.nodes.len());
+    let mut kept = 0;
+    for &removed in remove {
+        new_index.push((!removed).then(|| {
+            kept += 1;
+            kept - 1
+        }));
+    }
+    // A node's new parent: its nearest ancestor that stays.
+    let mut parent_of: HashMap<usize, Option<usize>> = HashMap::new();
+    for index in 0..profile.nodes.len() {
+        let mut parent = profile.nodes[index].parent;
+        while let Some(p) = parent.filter(|&p| remove[p]) {
+            parent = profile.nodes[p].parent;
+        }
+        parent_of.insert(index, parent.and_then(|p| new_index[p]));
+    }
+    let mut index = 0;
+    profile.nodes.retain(|_| {
+        index += 1;
+        !remove[index - 1]
+    });
+    for (old, node) in (0..remove.len())
+        .filter(|&i| !remove[i])
+        .zip(&mut profile.nodes)
+    {
+        node.parent = parent_of[&old];
+    }
+    profile
+        .futures
+        .retain_mut(|future| match new_index[future.node] {
+            Some(node) => {
+                future.node = node;
+                true
+            }
+            None => false,
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::{node_at, ProfileBuilder};
+
+    #[test]
+    fn harness_tests_take_their_names_and_a_test_recorded_twice_is_kept_once() {
+        let mut profile = ProfileBuilder::timed()
+            .path(&["__wasmprof_harness::1", "t::add"], 2, 1000.0)
+            .path(
+                &["__wasmprof_harness::2", "t::tests::plain", "t::add"],
+                1,
+                500.0,
+            )
+            .path(&["__wasmprof_harness::3"], 1, 10.0)
+            .path(&["__wasmprof_harness::4"], 1, 10.0)
+            .build();
+        let plain = profile
+            .functions
+            .iter()
+            .position(|f| f.name == "t::tests::plain")
+            .unwrap();
+        profile.functions[plain].is_test = true;
+        let names = [
+            Some("tests::adds::case_1".to_owned()),
+            Some("tests::plain".to_owned()),
+            None,
+        ];
+        name_tests(&mut profile, &names, "t");
+        let case = node_at(&profile, &["t::tests::adds::case_1", "t::add"]);
+        assert_eq!(profile.nodes[case].calls, 2);
+        // The instrumented test, directly under the root.
+        let add = node_at(&profile, &["t::tests::plain", "t::add"]);
+        assert_eq!(profile.nodes[add].calls, 1);
+        // An ignored test is no test; the number the host had no name for
+        // still is one.
+        assert!(!profile.functions.iter().any(|f| f.name.contains("ignored")));
+        node_at(&profile, &["t::<test 4>"]);
+        let named_plain = profile
+            .functions
+            .iter()
+            .filter(|f| f.name == "t::tests::plain");
+        assert_eq!(named_plain.count(), 1, "no two functions print alike");
+        assert!(profile
+            .functions
+            .iter()
+            .filter(|f| f.name.starts_with("t::tests::adds"))
+            .all(|f| f.is_test));
+        crate::profile::validate(&profile).unwrap();
+    }
+}

@@ -1,0 +1,95 @@
+//! Tests as the test harness names them.
+//!
+//! `#[test]`s written by attribute macros (`rstest`, `test_case`) are not
+//! functions anyone instrumented, and so not tests to the profile. On wasm,
+//! libtest runs tests one at a time and writes `test NAME ... ` before each:
+//! a host that sees the line calls [`__wasmprof_harness_test`] with the
+//! test's number, and every call until the next test is recorded under a
+//! root node of that number, which the host's list names.
+
+use std::cell::RefCell;
+
+use crate::guard::{Guard, enter_test};
+use crate::site::Site;
+
+/// The module of the sites that stand for harness tests; their name is
+/// the test's number.
+pub const HARNESS_MODULE: &str = "__wasmprof_harness";
+
+thread_local! {
+    /// The harness test running, as the guard of its node.
+    static RUNNING: RefCell<Option<Guard>> = const { RefCell::new(None) };
+}
+
+/// The harness began test number `number` (from 1); 0 when it ran its
+/// last. The test before ends here.
+#[unsafe(no_mangle)]
+pub extern "C" fn __wasmprof_harness_test(number: u32) {
+    let _ = RUNNING.try_with(|running| {
+        // Its guard ends its call, and the root is current again.
+        drop(running.borrow_mut().take());
+        crate::state::with_thread(|thread| thread.harness = None);
+        if number == 0 {
+            return;
+        }
+        let name: &'static str = Box::leak(number.to_string().into_boxed_str());
+        let site: &'static Site =
+            Box::leak(Box::new(Site::new(HARNESS_MODULE, name, "", 0).test()));
+        let guard = enter_test(site, None);
+        crate::state::with_thread(|thread| {
+            thread.harness = Some((thread.current, thread.timed.len()));
+        });
+        *running.borrow_mut() = Some(guard);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::enter;
+    use crate::snapshot::take;
+
+    static HELPER: Site = Site::new("harness_tests", "helper", "src/harness.rs", 1);
+    static MARKED: Site = Site::new("harness_tests", "marked", "src/harness.rs", 2).test();
+
+    #[test]
+    fn calls_between_two_harness_tests_are_the_first_one_s() {
+        // On a thread of its own, so that other tests' calls do not mix in.
+        std::thread::spawn(|| {
+            __wasmprof_harness_test(1);
+            drop(enter(&HELPER, None));
+            drop(enter(&HELPER, None));
+            __wasmprof_harness_test(2);
+            {
+                // A test instrumented as one goes under the harness's.
+                let _test = enter_test(&MARKED, None);
+                drop(enter(&HELPER, None));
+            }
+            __wasmprof_harness_test(0);
+            drop(enter(&HELPER, None));
+            let s = take();
+            let calls = |path: &[&str]| -> u64 {
+                (0..s.nodes.len())
+                    .filter(|&i| s.path_names(i) == path)
+                    .map(|i| s.nodes[i].calls)
+                    .sum()
+            };
+            assert_eq!(
+                calls(&["__wasmprof_harness::1", "harness_tests::helper"]),
+                2
+            );
+            assert_eq!(
+                calls(&[
+                    "__wasmprof_harness::2",
+                    "harness_tests::marked",
+                    "harness_tests::helper"
+                ]),
+                1
+            );
+            assert_eq!(calls(&["harness_tests::helper"]), 1, "after the last test");
+            assert!(s.open_path().is_empty(), "every test ended");
+        })
+        .join()
+        .unwrap();
+    }
+}
