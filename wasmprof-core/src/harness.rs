@@ -22,8 +22,9 @@ thread_local! {
 }
 
 /// The harness began test number `number` (from 1); 0 when it ran its
-/// last. The test before ends here.
-#[unsafe(no_mangle)]
+/// last. The test before ends here. Exported only from an instrumented
+/// build: an ordinary one must not carry the runtime.
+#[cfg_attr(all(target_family = "wasm", wasmprof_enabled), unsafe(no_mangle))]
 pub extern "C" fn __wasmprof_harness_test(number: u32) {
     let _ = RUNNING.try_with(|running| {
         // Its guard ends its call, and the root is current again.
