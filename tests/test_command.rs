@@ -563,7 +563,9 @@ fn proc_exit_deep_in_the_stack_keeps_the_profile_with_its_open_frames() {
 fn a_registry_crate_s_own_test_suite_written_by_a_macro_counts_every_test() {
     // itoa 1.0.19 as published (a dependency of the Yew example, so cargo
     // has its source): its integration tests are `#[test]`s written by a
-    // `macro_rules!` macro, and its doctests run as binaries of their own.
+    // `macro_rules!` macro, and its doctests run as binaries of their own,
+    // which rustdoc hands the runner without a name; the one at line 20
+    // writes its own `fn main`, so its place is found in the source.
     let source = registry_source("itoa", "1.0.19");
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("itoa");
@@ -587,7 +589,7 @@ fn a_registry_crate_s_own_test_suite_written_by_a_macro_counts_every_test() {
         run.stdout
     );
     assert!(
-        run.stderr.contains("slowest 5 of 11 tests"),
+        run.stderr.contains("slowest 5 of 13 tests"),
         "{}",
         run.stderr
     );
@@ -608,8 +610,17 @@ fn a_registry_crate_s_own_test_suite_written_by_a_macro_counts_every_test() {
         .filter(|f| f.is_test)
         .map(|f| f.name.as_str())
         .collect();
-    assert_eq!(tests.len(), 11, "{tests:?}");
+    // The 11 and the two doctests, named by their place.
+    assert_eq!(tests.len(), 13, "{tests:?}");
     assert!(tests.contains(&"test::test_u128_max"), "{tests:?}");
+    assert!(
+        tests.contains(&"itoa::<doctest src/lib.rs (line 20)>"),
+        "{tests:?}"
+    );
+    assert!(
+        tests.contains(&"itoa::<doctest src/lib.rs (line 67)>"),
+        "{tests:?}"
+    );
     let calls = calls_by_function(&profile);
     // The four 128-bit tests, one formatting each; and named as rustc does.
     assert_eq!(calls["<u128 as itoa::Unsigned>::fmt"], 4);
@@ -677,9 +688,18 @@ const CASE_TESTS: [&str; 10] = [
     "case_tests::tests::squares::test_case_3_4_16_expects",
 ];
 
+/// case-tests' doctests, named by their place. Edition 2024's rustdoc runs
+/// them in one merged binary under a harness of its own, which names them;
+/// itoa's (edition 2021) are binaries of their own, without a name.
+const CASE_DOCTESTS: [&str; 2] = [
+    "case_tests::<doctest src/lib.rs (line 18)>",
+    "case_tests::<doctest src/lib.rs (line 9)>",
+];
+
 #[test]
-fn tests_written_by_rstest_and_test_case_are_tests_under_the_harness_s_names() {
-    // Node's host watches libtest's output for the tests it begins.
+fn tests_written_by_rstest_and_test_case_and_doctests_are_tests_under_their_names() {
+    // Node's host watches libtest's output for the tests it begins; each
+    // doctest is named by its place in the source.
     {
         let host = "node";
         let run = test(&[
@@ -698,7 +718,7 @@ fn tests_written_by_rstest_and_test_case_are_tests_under_the_harness_s_names() {
             run.stdout
         );
         assert!(
-            run.stderr.contains("slowest 5 of 10 tests"),
+            run.stderr.contains("slowest 5 of 12 tests"),
             "{host}: {}",
             run.stderr
         );
@@ -710,7 +730,9 @@ fn tests_written_by_rstest_and_test_case_are_tests_under_the_harness_s_names() {
             .map(|f| f.name.as_str())
             .collect();
         tests.sort_unstable();
-        assert_eq!(tests, CASE_TESTS, "{host}");
+        let mut expected = [&CASE_DOCTESTS[..], &CASE_TESTS[..]].concat();
+        expected.sort_unstable();
+        assert_eq!(tests, expected, "{host}");
         // Each test's calls are under it.
         let add_under = |test: &str| -> u64 {
             (1..profile.nodes.len())
@@ -730,6 +752,13 @@ fn tests_written_by_rstest_and_test_case_are_tests_under_the_harness_s_names() {
             "{host}"
         );
         assert_eq!(add_under("case_tests::tests::plain"), 1, "{host}");
+        assert_eq!(add_under(CASE_DOCTESTS[0]), 1, "{host}");
+        assert_eq!(add_under(CASE_DOCTESTS[1]), 0, "{host}");
+        assert_eq!(
+            calls_of_path(&profile, &[CASE_DOCTESTS[1], "case_tests::square"]),
+            1,
+            "{host}"
+        );
         assert_eq!(
             add_under("case_tests::tests::squares::test_case_1_two"),
             0,

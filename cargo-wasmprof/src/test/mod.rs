@@ -9,6 +9,7 @@
 //! found in them ([`results`]) and the slowest named.
 
 pub mod bindgen_test;
+mod doctest;
 mod harness;
 mod results;
 pub mod runner;

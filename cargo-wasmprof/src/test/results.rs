@@ -95,15 +95,9 @@ pub fn gather(
     }))
 }
 
-/// A doctest's binary: rustdoc's `rust_out` in a temporary directory.
+/// A doctest's profile.
 fn is_doctest(profile: &Profile) -> bool {
-    let module = Path::new(&profile.run.module);
-    module.file_stem().is_some_and(|stem| stem == "rust_out")
-        && module
-            .parent()
-            .and_then(Path::file_name)
-            .and_then(|n| n.to_str())
-            .is_some_and(|dir| dir.starts_with("rustdoctest"))
+    super::doctest::is_doctest_binary(Path::new(&profile.run.module))
 }
 
 /// The root's children that are test functions.

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use wasmprof_core::snapshot::Snapshot;
 
 use super::bindgen_test;
+use super::doctest::Found;
 use super::session::Session;
 use crate::build::wasm_info;
 use crate::cli::HostKind;
@@ -238,7 +239,27 @@ fn save(
         small: session.small,
     };
     let mut profile = collect::to_profile(&snapshot, result, context);
-    super::harness::name_tests(&mut profile, &result.harness_tests, &name.replace('-', "_"));
+    let krate = session.package.replace('-', "_");
+    if super::doctest::is_doctest_binary(wasm) && result.harness_tests.is_empty() {
+        name_doctest(&mut profile, wasm, &krate, result, session)?;
+    } else if super::doctest::is_doctest_binary(wasm) {
+        // Edition 2024: rustdoc merged the doctests into one binary with a
+        // harness of its own, which named each as it began.
+        let package_dir = (std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let relative = |file: &str| super::doctest::package_relative(file, &package_dir);
+        let names: Vec<Option<String>> = (result.harness_tests.iter())
+            .map(|name| {
+                let name = name.as_deref()?;
+                Some(super::doctest::harness_name(name, relative))
+            })
+            .collect();
+        let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or(krate);
+        super::harness::name_tests(&mut profile, &names, &krate);
+    } else {
+        super::harness::name_tests(&mut profile, &result.harness_tests, &name.replace('-', "_"));
+    }
     // The samples give the calls too short to time their time; the file
     // goes with the run's directory.
     if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {
@@ -252,6 +273,46 @@ fn save(
     }
     let path = profile::new_profile_path(&session.dir, name);
     profile::write_profile(&profile, &path)?;
+    Ok(())
+}
+
+/// Makes a doctest's run one test, named after its place in the source:
+/// rustdoc gives the runner no name, but the module's names give the place,
+/// and cargo's environment the package it belongs to.
+fn name_doctest(
+    profile: &mut profile::Profile,
+    wasm: &Path,
+    krate: &str,
+    result: &HostResult,
+    session: &Session,
+) -> Result<()> {
+    let bytes =
+        std::fs::read(wasm).with_context(|| format!("could not read {}", wasm.display()))?;
+    let names = wasm_info::function_names(&bytes)
+        .with_context(|| format!("{} is not a WebAssembly module", wasm.display()))?;
+    let names = || names.values().map(String::as_str);
+    // cargo runs rustdoc with the package's variables; the runner inherits
+    // them. Paths are read in the user's tree, not a shadow copy.
+    let package_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .map(|dir| session.original(&dir))
+        .unwrap_or_default();
+    let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| krate.to_owned());
+    let found = if super::doctest::is_merged(names()) {
+        Found::Merged
+    } else if let Some(place) = super::doctest::place(names()) {
+        let file = super::doctest::find_file(&package_dir, &place.spelled_file)
+            .unwrap_or(place.spelled_file);
+        Found::At(file, place.line)
+    } else {
+        let defined = super::doctest::defined_functions(names());
+        match super::doctest::own_main_place(&package_dir, &defined) {
+            Some((file, line)) => Found::At(file, line),
+            None => Found::Somewhere,
+        }
+    };
+    super::doctest::make_test(profile, &krate, &found, result.program_nanos);
     Ok(())
 }
 

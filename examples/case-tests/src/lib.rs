@@ -1,14 +1,24 @@
 //! A small library whose tests are written the ways registry crates write
-//! them: `test_case` cases, `rstest` cases and a value matrix, and one
-//! plain `#[test]`. The harness runs ten tests; `cargo wasmprof test` must
-//! list ten, each with the calls it made.
+//! them: `test_case` cases, `rstest` cases and a value matrix, one plain
+//! `#[test]`, and two doctests (merged into one binary by edition 2024's
+//! rustdoc). The harness runs ten tests and rustdoc two;
+//! `cargo wasmprof test` must list twelve, each with the calls it made.
 
 /// `x` squared.
+///
+/// ```
+/// assert_eq!(case_tests::square(3), 9);
+/// ```
 pub fn square(x: u64) -> u64 {
     x * x
 }
 
 /// `a + b`, the slow way, so that each test does some work of its own.
+///
+/// ```
+/// use case_tests::add;
+/// assert_eq!(add(2, 3), 5);
+/// ```
 pub fn add(a: u64, b: u64) -> u64 {
     (0..b).fold(a, |sum, _| std::hint::black_box(sum + 1))
 }
