@@ -8,8 +8,13 @@
 //! as its self time holds intervals, in depth-first order, the remainders
 //! carried per function so that each function's total stays within one
 //! interval of its measured time. The tree and its paths are the real
-//! ones; the order of the samples in time is not, and the file says so in
-//! its `$wasmprof` field, which DevTools ignores.
+//! ones; the order of the samples in time is not: siblings come in the
+//! order of their first call, and the file says so in its `$wasmprof`
+//! field, which DevTools ignores.
+//!
+//! DevTools shows nothing of a profile that starts at time 0 (an empty
+//! track, "Range: - - -"), so the samples start one second in, as if the
+//! engine's clock had run that long.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -23,6 +28,10 @@ use crate::profile::Profile;
 
 /// About this many samples are made, whatever the run's length.
 const SAMPLES: f64 = 200_000.0;
+
+/// Where the samples start on the engine's clock, in microseconds: not 0,
+/// which DevTools' Performance panel takes for no time at all.
+const START_MICROS: u64 = 1_000_000;
 
 pub fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
     let file = CpuProfile::of(profile)?;
@@ -82,7 +91,7 @@ struct Origin {
 
 impl<'a> CpuProfile<'a> {
     fn of(profile: &'a Profile) -> anyhow::Result<CpuProfile<'a>> {
-        let stacks = Stacks::build(profile);
+        let stacks = Stacks::build(profile).in_first_call_order();
         if stacks.unit == Unit::Calls {
             bail!(
                 "this profile has call counts but no times (--timer none), and a .cpuprofile \
@@ -130,8 +139,8 @@ impl<'a> CpuProfile<'a> {
         let time_deltas = vec![interval as u64; samples.len()];
         Ok(CpuProfile {
             nodes,
-            start_time: 0,
-            end_time: (samples.len() as f64 * interval) as u64,
+            start_time: START_MICROS,
+            end_time: START_MICROS + (samples.len() as f64 * interval) as u64,
             samples,
             time_deltas,
             wasmprof: Origin {
@@ -144,7 +153,8 @@ impl<'a> CpuProfile<'a> {
                 sample_interval_micros: interval,
                 note: "samples made from wasmprof's calling-context tree: each call path has as \
                        many samples as its self time holds intervals; the paths and totals are \
-                       real, the order of the samples in time is not",
+                       real, the order of the samples in time is not a timeline: siblings \
+                       come in the order of their first call",
             },
         })
     }
@@ -154,6 +164,22 @@ impl<'a> CpuProfile<'a> {
 mod tests {
     use super::*;
     use crate::report::testing::{appendix_b, recursion};
+
+    #[test]
+    fn devtools_gets_a_start_after_zero_and_calls_in_first_call_order() {
+        let file = cpuprofile(&appendix_b(true)).unwrap();
+        let start = file["startTime"].as_u64().unwrap();
+        assert!(start > 0, "DevTools shows nothing of a profile at 0");
+        let deltas: u64 = (file["timeDeltas"].as_array().unwrap().iter())
+            .map(|d| d.as_u64().unwrap())
+            .sum();
+        assert_eq!(file["endTime"].as_u64().unwrap(), start + deltas);
+        // appendix B's `main` calls `f_main_1` first; `f_half` sorts first.
+        let names: Vec<&str> = (file["nodes"].as_array().unwrap().iter())
+            .map(|n| n["callFrame"]["functionName"].as_str().unwrap())
+            .collect();
+        assert_eq!(names[..3], ["(root)", "main", "f_main_1"]);
+    }
 
     #[test]
     fn a_count_only_profile_is_refused_with_what_to_use() {

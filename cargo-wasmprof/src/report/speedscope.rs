@@ -4,6 +4,8 @@
 //! calling-context tree exactly, with nothing sampled or apportioned: each
 //! node opens where its previous sibling closed and stays open for its
 //! inclusive weight; its self weight is the time after its last child.
+//! Siblings come in the order of their first call, and the profile's name
+//! says that this is no timeline.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -83,7 +85,7 @@ struct Event {
 
 impl<'a> File<'a> {
     fn of(profile: &'a Profile) -> File<'a> {
-        let stacks = Stacks::build(profile);
+        let stacks = Stacks::build(profile).in_first_call_order();
         // One frame per function (and one for `<overflow>`), as the format
         // shares frames between events.
         let mut frame_of: HashMap<Option<usize>, usize> = HashMap::new();
@@ -143,12 +145,15 @@ impl<'a> File<'a> {
             .package
             .clone()
             .unwrap_or_else(|| "wasmprof profile".to_owned());
+        // speedscope shows the profile's name above its views: the place to
+        // say what "Time Order" means here.
+        let profile_name = format!("{name} (call paths in first-call order, not a timeline)");
         File {
             schema: "https://www.speedscope.app/file-format-schema.json",
             shared: Shared { frames },
             profiles: [Evented {
                 kind: "evented",
-                name: name.clone(),
+                name: profile_name,
                 unit: match stacks.unit {
                     Unit::Nanoseconds => "nanoseconds",
                     Unit::Calls => "none",
@@ -205,6 +210,30 @@ mod tests {
             assert_eq!((t.as_str(), n.as_str(), *at), (et, en, eat));
         }
         assert_eq!(file["profiles"][0]["endValue"], 60.0);
+    }
+
+    #[test]
+    fn siblings_come_in_the_order_of_their_first_call() {
+        // `main` called `f_main_1` first, then `f_half`: not by name.
+        let profile = ProfileBuilder::timed()
+            .path(&["main"], 1, 10.0)
+            .path(&["main", "f_main_1"], 1, 30.0)
+            .path(&["main", "f_half"], 1, 20.0)
+            .build();
+        let file = speedscope(&profile);
+        let opened: Vec<&str> = file["profiles"][0]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["type"] == "O")
+            .map(|e| {
+                let frame = e["frame"].as_u64().unwrap() as usize;
+                file["shared"]["frames"][frame]["name"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(opened, ["main", "f_main_1", "f_half"]);
+        let name = file["profiles"][0]["name"].as_str().unwrap();
+        assert!(name.contains("first-call order, not a timeline"), "{name}");
     }
 
     #[test]

@@ -126,6 +126,18 @@ impl Stacks {
         Stacks { frames, unit }
     }
 
+    /// The same tree with each node's children in the order of their first
+    /// call (the order the runtime made their nodes in), for the formats
+    /// that lay calls out in time: an instrumented profile has no timeline,
+    /// but it knows which path ran first, and an order by name would invent
+    /// one.
+    pub fn in_first_call_order(mut self) -> Stacks {
+        for frame in &mut self.frames {
+            frame.children.sort_unstable();
+        }
+        self
+    }
+
     /// The names from the root's child down to `node`.
     pub fn path(&self, node: usize) -> Vec<&str> {
         let mut path = Vec::new();
