@@ -111,11 +111,11 @@ pub fn enter_test(site: &'static Site, self_type: Option<fn() -> &'static str>) 
     with_thread(|thread| match thread.harness {
         Some((node, depth)) => {
             thread.current = node;
-            thread.timed.truncate(depth);
+            abandon_above(thread, depth);
         }
         None => {
             thread.current = crate::tree::ROOT;
-            thread.timed.clear();
+            abandon_above(thread, 0);
         }
     });
     enter(site, self_type)
@@ -259,7 +259,7 @@ pub(crate) fn end_frame(
     depth: u32,
     end: f64,
 ) -> Option<(TimedFrame, f64)> {
-    thread.timed.truncate(depth as usize);
+    abandon_above(thread, depth as usize);
     if thread.timed.len() != depth as usize {
         return None;
     }
@@ -271,6 +271,24 @@ pub(crate) fn end_frame(
     let elapsed =
         end - frame.start - thread.clock_cost * (1.0 + 2.0 * nested) - thread.probe_cost * counted;
     Some((frame, elapsed.max(frame.children)))
+}
+
+/// Takes the timed frames above `depth` off the stack: calls that never
+/// returned, as when a panic in wasm, caught by JavaScript (wasm-bindgen-
+/// test's harness), skipped their guards. Each keeps the time of the timed
+/// calls it made, which returned and were measured, and no more: when it
+/// stopped is unknown. Its node is marked as a call that never returned.
+pub(crate) fn abandon_above(thread: &mut ThreadState, depth: usize) {
+    while thread.timed.len() > depth {
+        let Some(frame) = thread.timed.pop() else {
+            break;
+        };
+        thread.tree.mark_abandoned(frame.node);
+        thread.tree.add_exact_time(frame.node, frame.children);
+        if let Some(caller) = thread.timed.last_mut() {
+            caller.children += frame.children;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -378,12 +396,19 @@ mod tests {
     fn a_frame_left_by_a_call_that_never_returned_does_not_take_its_callers_time() {
         static CALLER: Site = Site::new("guard_tests", "caller", "src/guard.rs", 7);
         static LOST: Site = Site::new("guard_tests", "lost", "src/guard.rs", 8);
+        static DONE: Site = Site::new("guard_tests", "done", "src/guard.rs", 12);
         std::thread::spawn(|| {
             {
                 let _caller = enter(&CALLER, None);
                 // What a JavaScript exception does to the wasm frames it
-                // unwinds: no destructor runs.
-                std::mem::forget(enter(&LOST, None));
+                // unwinds: no destructor runs. The call it made first
+                // returned.
+                let lost = enter(&LOST, None);
+                {
+                    let _done = enter(&DONE, None);
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                std::mem::forget(lost);
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             let s = take();
@@ -398,8 +423,18 @@ mod tests {
             let (calls, timed, time) = node(&["guard_tests::caller"]);
             assert_eq!((calls, timed), (1, 1));
             assert!(time >= 20.0, "caller {time} ms");
-            let (calls, timed, _) = node(&["guard_tests::caller", "guard_tests::lost"]);
+            let lost = ["guard_tests::caller", "guard_tests::lost"];
+            let (calls, timed, lost_time) = node(&lost);
             assert_eq!((calls, timed), (1, 0), "the lost call never ended");
+            // It holds what its returned call took, and no more.
+            let (_, _, done) = node(&[lost[0], lost[1], "guard_tests::done"]);
+            assert!(done >= 5.0, "done {done} ms");
+            assert_eq!(lost_time, done);
+            let flags = (0..s.nodes.len())
+                .find(|&i| s.path_names(i) == lost)
+                .map(|i| s.nodes[i].flags)
+                .unwrap();
+            assert_ne!(flags & crate::snapshot::NEVER_RETURNED, 0);
         })
         .join()
         .unwrap();

@@ -40,9 +40,14 @@
 //! their calls are the node's, `pending_ms` is the CPU time of those still
 //! pending, and latency runs from a future's first poll to its completion.
 //!
-//! `flags` bit 0: calls were timed. `current` is the innermost node still
+//! `flags` bit 0: calls were timed. A node's `flags`: bit 0, some calls
+//! too short to time; bit 2, a call that never returned (cut off the stack
+//! after a panic that JavaScript caught). `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
 //! Node 0 is the root, with parent and function `u32::MAX`.
+
+/// A node's flag: one of its calls never returned.
+pub const NEVER_RETURNED: u32 = 4;
 
 use crate::clock::TIMED;
 pub use crate::site::Tier;
@@ -167,7 +172,7 @@ pub fn take() -> Snapshot {
             function: n.function,
             calls: n.calls,
             timed_calls: n.timed_calls,
-            flags: u32::from(n.untimed_short),
+            flags: u32::from(n.untimed_short) | if n.abandoned { NEVER_RETURNED } else { 0 },
             inclusive: n.inclusive,
         })
         .collect();

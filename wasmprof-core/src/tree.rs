@@ -55,6 +55,9 @@ pub struct Node {
     next_timed: u64,
     /// Some calls were too short to time; their time is in the parent's.
     pub untimed_short: bool,
+    /// A call never returned: a panic, caught by JavaScript, skipped its
+    /// guard, and the stack was cut back past it.
+    pub abandoned: bool,
     /// While the calls are too short to time, one in about `period` is
     /// timed all the same, to see whether they still are.
     period: u32,
@@ -295,6 +298,13 @@ impl CallTree {
         }
     }
 
+    /// Marks a call through `node` as one that never returned.
+    pub fn mark_abandoned(&mut self, node: NodeId) {
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.abandoned = true;
+        }
+    }
+
     /// The parent of `node`; `None` for the root or a node that does not
     /// exist.
     pub fn parent_of(&self, node: NodeId) -> Option<NodeId> {
@@ -314,6 +324,7 @@ impl CallTree {
             merged.calls += node.calls;
             merged.timed_calls += node.timed_calls;
             merged.untimed_short |= node.untimed_short;
+            merged.abandoned |= node.abandoned;
             merged.inclusive += node.inclusive;
             map[index] = target;
         }
@@ -332,6 +343,7 @@ impl Node {
             inclusive: 0.0,
             next_timed: 0,
             untimed_short: false,
+            abandoned: false,
             period: 1,
         }
     }

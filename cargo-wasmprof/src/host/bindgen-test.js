@@ -14,9 +14,44 @@
   'use strict';
   const host = global.__wasmprofHost;
 
+  // wasm-bindgen-test runs one test at a time, polling its future through
+  // `__wbg_test_invoke`, and writes `test NAME ... ok` when it ends. So the
+  // first poll after a result begins the next test, and the runtime is told
+  // there (`__wasmprof_harness_test`, as for libtest), so that the calls
+  // until the result are that test's, also for a test written by a macro,
+  // which nobody instrumented. The name, known only at the end, goes in
+  // `names`, in the order the tests ran; a test reported ignored is never
+  // polled, and begins nothing.
+  function watchTests() {
+    const names = [];
+    let running = false;
+    const tell = (number) => {
+      const exports = host.lastExports();
+      if (exports && typeof exports.__wasmprof_harness_test === 'function') {
+        exports.__wasmprof_harness_test(number);
+      }
+    };
+    return {
+      names,
+      polled() {
+        if (running) return;
+        running = true;
+        tell(names.length + 1);
+      },
+      line(text) {
+        const ended = /^test (.+) \.\.\. /.exec(text);
+        if (!ended || !running) return;
+        names.push(ended[1]);
+        running = false;
+        tell(0);
+      },
+    };
+  }
+
   // Before the bindings are loaded, so that the console functions they
-  // import are these.
-  function captureConsole(test, print) {
+  // import are these. `watcher` (from `watchTests`) sees each poll and, where
+  // the harness prints through the console (Node), each line.
+  function captureConsole(test, print, watcher) {
     const original = {};
     for (const method of ['debug', 'log', 'info', 'warn', 'error']) {
       original[method] = console[method];
@@ -26,9 +61,16 @@
         if (typeof global[handler] === 'function') global[handler](args);
       };
     }
-    global.__wbgtest_og_console_log = (...args) => print(args.join(' '));
+    global.__wbgtest_og_console_log = (...args) => {
+      const line = args.join(' ');
+      watcher.line(line);
+      print(line);
+    };
     global.__wbgtest_og_console_error = (...args) => original.error.apply(console, args);
-    global.__wbg_test_invoke = (f) => f();
+    global.__wbg_test_invoke = (f) => {
+      watcher.polled();
+      f();
+    };
     return original;
   }
 
@@ -51,5 +93,5 @@
     return await cx.run(test.tests.map((name) => exports[name]));
   }
 
-  host.bindgenTest = { captureConsole, runTests };
+  host.bindgenTest = { watchTests, captureConsole, runTests };
 })(globalThis);

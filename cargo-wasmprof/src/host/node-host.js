@@ -136,7 +136,9 @@ function main() {
     case 'bindgen-test': {
       require('./bindgen-test.js');
       const driver = host.bindgenTest;
-      driver.captureConsole(config.test, (line) => process.stdout.write(`${line}\n`));
+      const watcher = driver.watchTests();
+      result.harnessTests = watcher.names;
+      driver.captureConsole(config.test, (line) => process.stdout.write(`${line}\n`), watcher);
       const bindings = require(config.js);
       entering();
       return driver.runTests(bindings, config.test).then((passed) => {

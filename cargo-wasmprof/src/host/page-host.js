@@ -46,14 +46,18 @@ async function main() {
     case 'bindgen-test': {
       const driver = host.bindgenTest;
       const print = console.log.bind(console);
-      const flush = relayHarnessOutput(document.getElementById('output'), print);
-      driver.captureConsole(config.test, print);
+      harnessTests = driver.watchTests();
+      const watcher = harnessTests;
+      relayHarnessOutput(document.getElementById('output'), (line) => {
+        watcher.line(line);
+        print(line);
+      });
+      driver.captureConsole(config.test, print, watcher);
       const bindings = await import(config.jsUrl);
       const module = await WebAssembly.compileStreaming(fetch(config.wasmUrl));
       await bindings.default({ module_or_path: module });
       programStarted = performance.now();
       const passed = await driver.runTests(bindings, config.test);
-      flush();
       return passed ? undefined : TESTS_FAILED;
     }
     case 'plain': {
@@ -67,23 +71,35 @@ async function main() {
 }
 
 // wasm-bindgen-test's browser formatter writes its report into
-// `<pre id="output">`; each complete line goes to the console, which the
-// host relays to the terminal. Returns what prints the lines still pending.
+// `<pre id="output">`, setting the whole text each time; each complete line
+// goes to `print`, and so to the console, which the host relays to the
+// terminal. The lines are seen as the text is set, not later from an
+// observer: a test's result line marks where the next test begins, which
+// the formatter's caller does at once.
 function relayHarnessOutput(pre, print) {
+  const text = Object.getOwnPropertyDescriptor(Node.prototype, 'textContent');
   let shown = 0;
-  const flush = () => {
-    const text = pre.textContent;
-    const end = text.lastIndexOf('\n') + 1;
-    if (end <= shown) return;
-    const lines = text.slice(shown, end - 1).split('\n');
-    // The formatter starts by adding a newline to whatever was there.
-    if (shown === 0 && lines[0] === '') lines.shift();
-    for (const line of lines) print(line);
-    shown = end;
-  };
-  new MutationObserver(flush).observe(pre, { childList: true, characterData: true, subtree: true });
-  return flush;
+  Object.defineProperty(pre, 'textContent', {
+    configurable: true,
+    get() {
+      return text.get.call(this);
+    },
+    set(value) {
+      text.set.call(this, value);
+      const content = String(value);
+      const end = content.lastIndexOf('\n') + 1;
+      if (end <= shown) return;
+      const lines = content.slice(shown, end - 1).split('\n');
+      // The formatter starts by adding a newline to whatever was there.
+      if (shown === 0 && lines[0] === '') lines.shift();
+      shown = end;
+      for (const line of lines) print(line);
+    },
+  });
 }
+
+// The tests' names, as the harness reported them (`bindgen-test` only).
+let harnessTests = null;
 
 const TESTS_FAILED = { testsFailed: true };
 
@@ -118,6 +134,7 @@ main().then(
         returnValue: null,
         programNanos: programNanos(),
         resolutionNanos,
+        harnessTests: harnessTests && harnessTests.names,
       });
       return;
     }
@@ -129,12 +146,24 @@ main().then(
       returnValue: typeof value === 'bigint' ? value.toString() : value === undefined ? null : value,
       programNanos: programNanos(),
       resolutionNanos,
+      harnessTests: harnessTests && harnessTests.names,
     });
     watchFutures();
   },
   (error) => {
     const outcome = host.classify(error);
     if (outcome.status !== 'usage') console.error(String((error && error.stack) || error));
-    report(Object.assign({ type: 'settled', returnValue: null, programNanos: programNanos(), resolutionNanos }, outcome));
+    report(
+      Object.assign(
+        {
+          type: 'settled',
+          returnValue: null,
+          programNanos: programNanos(),
+          resolutionNanos,
+          harnessTests: harnessTests && harnessTests.names,
+        },
+        outcome,
+      ),
+    );
   },
 );

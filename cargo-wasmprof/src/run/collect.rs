@@ -41,7 +41,8 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
                 .then_some(n.function as usize),
             calls: n.calls,
             inclusive_nanos: (inclusive_ms * NANOS_PER_MS).max(0.0),
-            open: open.contains(&index),
+            // Still running, or cut off the stack without returning.
+            open: open.contains(&index) || n.flags & wasmprof_core::snapshot::NEVER_RETURNED != 0,
             partly_timed: timing.partly_timed,
             sampled: timing.sampled,
             samples: 0,

@@ -149,8 +149,9 @@ pub struct HostResult {
     /// work scheduled: what it was (`2 timers, 1 animation frame`).
     #[serde(default)]
     pub pending_work: Option<String>,
-    /// The tests the harness began, in order, when the host watched for
-    /// them (`HostConfig::harness_tests`); `None` for one it then ignored.
+    /// The tests the harness ran, in order: libtest's when the host watched
+    /// for them (`HostConfig::harness_tests`), `None` for one it then
+    /// ignored; wasm-bindgen-test's always.
     #[serde(default)]
     pub harness_tests: Vec<Option<String>>,
 }

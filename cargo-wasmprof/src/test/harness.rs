@@ -1,7 +1,8 @@
 //! Tests as the harness named them (wasmprof-core's `harness.rs`): the
-//! Node host saw libtest write `test NAME ... ` before each test and told
-//! the runtime, which recorded the test's calls under a root node named by
-//! its number. Here the numbers get the names, so that a test written by
+//! Node host saw libtest write `test NAME ... ` before each test, or the
+//! Node host and the page saw wasm-bindgen-test poll a test first and then
+//! write its result, and told the runtime, which recorded the test's calls
+//! under a root node named by its number. Here the numbers get the names, so that a test written by
 //! `rstest` or `test_case`, which nobody instrumented, is a test in the
 //! profile all the same.
 
@@ -13,11 +14,22 @@ use crate::profile::Profile;
 /// the test's number.
 const HARNESS_PREFIX: &str = "__wasmprof_harness::";
 
+/// The names the harness gives (`tests::adds::case_1`: libtest's, and
+/// wasm-bindgen-test's, which drops the crate to look alike) as the rewrite
+/// names a test, in the crate `krate` of the test binary
+/// (`krate::tests::adds::case_1`).
+pub fn in_crate(names: &[Option<String>], krate: &str) -> Vec<Option<String>> {
+    (names.iter())
+        .map(|name| name.as_ref().map(|name| format!("{krate}::{name}")))
+        .collect()
+}
+
 /// Names the harness tests of `profile` after `names` (the host's list, in
-/// the order the tests ran) in the crate `krate`, as the rewrite names a
-/// test (`krate::tests::adds::case_1`). A test that was instrumented as a
-/// test too is then recorded twice, one inside the other under one name:
-/// only the instrumented one, which the user wrote, is kept.
+/// the order the tests ran, with their crate; `None` for a test the harness
+/// announced and then ignored). A test that was instrumented as a test too
+/// is then recorded twice, one inside the other under one name: only the
+/// instrumented one, which the user wrote, is kept. `krate` names a test
+/// the list has no name for.
 pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) {
     let mut harness = Vec::new();
     let mut ignored = Vec::new();
@@ -30,7 +42,7 @@ pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) 
             .ok()
             .and_then(|n| names.get(n.checked_sub(1)?));
         function.name = match name {
-            Some(Some(name)) => format!("{krate}::{name}"),
+            Some(Some(name)) => name.clone(),
             Some(None) => {
                 ignored.push(index);
                 format!("{krate}::<ignored test {number}>")
@@ -44,6 +56,15 @@ pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) 
         return;
     }
     let children = profile.children();
+    // Tests instrumented as tests that sit at the root by themselves: an
+    // async one is recorded there at its first poll, not inside the
+    // harness's node (and its runtime does not mark it a test).
+    let instrumented_at_root: Vec<&str> = children[Profile::ROOT]
+        .iter()
+        .filter_map(|&n| profile.nodes[n].function)
+        .filter(|&f| !harness.contains(&f))
+        .map(|f| profile.functions[f].name.as_str())
+        .collect();
     let remove: Vec<bool> = profile
         .nodes
         .iter()
@@ -56,9 +77,21 @@ pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) 
             if ignored.contains(&function) && children[index].is_empty() {
                 return true;
             }
+            if children[index].is_empty()
+                && instrumented_at_root.contains(&profile.functions[function].name.as_str())
+            {
+                return true;
+            }
+            // The instrumented test inside is the user's: the harness's
+            // node goes when it has that test's name, or none (a test still
+            // running at the end, whose result was never written).
+            let unnamed = profile.functions[function].name.contains("::<test ");
             match children[index].as_slice() {
                 [only] => profile.nodes[*only].function.is_some_and(|f| {
-                    f != function && profile.functions[f].name == profile.functions[function].name
+                    let inner = &profile.functions[f];
+                    f != function
+                        && inner.is_test
+                        && (unnamed || inner.name == profile.functions[function].name)
                 }),
                 _ => false,
             }
@@ -152,7 +185,10 @@ mod tests {
                 500.0,
             )
             .path(&["__wasmprof_harness::3"], 1, 10.0)
-            .path(&["__wasmprof_harness::4"], 1, 10.0)
+            .path(&["__wasmprof_harness::4"], 1, 0.0)
+            .path(&["t::tests::polled"], 1, 30.0)
+            .path(&["__wasmprof_harness::5", "t::tests::hangs"], 1, 10.0)
+            .path(&["__wasmprof_harness::6"], 1, 10.0)
             .build();
         let plain = profile
             .functions
@@ -160,12 +196,17 @@ mod tests {
             .position(|f| f.name == "t::tests::plain")
             .unwrap();
         profile.functions[plain].is_test = true;
+        let hangs = (profile.functions.iter())
+            .position(|f| f.name == "t::tests::hangs")
+            .unwrap();
+        profile.functions[hangs].is_test = true;
         let names = [
             Some("tests::adds::case_1".to_owned()),
             Some("tests::plain".to_owned()),
             None,
+            Some("tests::polled".to_owned()),
         ];
-        name_tests(&mut profile, &names, "t");
+        name_tests(&mut profile, &in_crate(&names, "t"), "t");
         let case = node_at(&profile, &["t::tests::adds::case_1", "t::add"]);
         assert_eq!(profile.nodes[case].calls, 2);
         // The instrumented test, directly under the root.
@@ -174,7 +215,17 @@ mod tests {
         // An ignored test is no test; the number the host had no name for
         // still is one.
         assert!(!profile.functions.iter().any(|f| f.name.contains("ignored")));
-        node_at(&profile, &["t::<test 4>"]);
+        node_at(&profile, &["t::<test 6>"]);
+        // A test still running at the end has no name from the harness; the
+        // instrumented test inside it is at the root.
+        node_at(&profile, &["t::tests::hangs"]);
+        assert!(!profile.functions.iter().any(|f| f.name == "t::<test 5>"));
+        // An async test, recorded at the root at its first poll: once.
+        let polled = profile
+            .functions
+            .iter()
+            .filter(|f| f.name == "t::tests::polled");
+        assert_eq!(polled.count(), 1);
         let named_plain = profile
             .functions
             .iter()

@@ -249,16 +249,22 @@ fn save(
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_default();
         let relative = |file: &str| super::doctest::package_relative(file, &package_dir);
+        let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or(krate);
         let names: Vec<Option<String>> = (result.harness_tests.iter())
             .map(|name| {
                 let name = name.as_deref()?;
-                Some(super::doctest::harness_name(name, relative))
+                Some(format!(
+                    "{krate}::{}",
+                    super::doctest::harness_name(name, relative)
+                ))
             })
             .collect();
-        let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or(krate);
         super::harness::name_tests(&mut profile, &names, &krate);
     } else {
-        super::harness::name_tests(&mut profile, &result.harness_tests, &name.replace('-', "_"));
+        // libtest and wasm-bindgen-test both name a test without its crate.
+        let krate = name.replace('-', "_");
+        let names = super::harness::in_crate(&result.harness_tests, &krate);
+        super::harness::name_tests(&mut profile, &names, &krate);
     }
     // The samples give the calls too short to time their time; the file
     // goes with the run's directory.

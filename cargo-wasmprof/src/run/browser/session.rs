@@ -282,6 +282,10 @@ impl PageRun<'_> {
             return (result, None, None);
         };
         result.return_value = report.get("returnValue").cloned().filter(|v| !v.is_null());
+        // A wasm-bindgen-test harness's tests, as the page saw them end.
+        result.harness_tests = (report.get("harnessTests").cloned())
+            .and_then(|names| serde_json::from_value(names).ok())
+            .unwrap_or_default();
         if let End::Exit(_) = end {
             let code = report["code"].as_i64().unwrap_or(0) as i32;
             result.status = if code == 0 { "ok" } else { "exit" }.into();
