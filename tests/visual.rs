@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use serde_json::json;
 use wasmprof_tests::*;
 
 /// The tests here run one at a time: the comparison times runs of the
@@ -65,6 +66,35 @@ fn the_html_report_sorts_filters_navigates_and_zooms_offline() {
     assert_eq!(first(&mut probe), "appendix_b::add");
     probe.eval("document.querySelector('th[data-key=calls]').click()");
     assert_ne!(first(&mut probe), "appendix_b::add");
+    // Ties keep name order under a descending sort too: the functions
+    // called once, by calls, most first.
+    let once = probe.eval(
+        "const t = document.querySelector('th[data-key=calls]'); t.click(); \
+         Array.from(document.querySelectorAll('#functions tbody tr')) \
+           .filter(tr => tr.cells[3].textContent === '1').map(tr => tr.cells[4].textContent)",
+    );
+    let once: Vec<&str> = once
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let mut sorted = once.clone();
+    sorted.sort_unstable();
+    assert!(once.len() >= 4, "{once:?}");
+    assert_eq!(once, sorted);
+    // Places sort by file, then line as a number.
+    let order = probe.eval(
+        "__wasmprofReport.compare({file: 'src/main.rs', line: 22}, {file: 'src/main.rs', line: 107}, 'place') < 0 && \
+         __wasmprofReport.compare({file: 'src/a.rs', line: 900}, {file: 'src/main.rs', line: 1}, 'place') < 0",
+    );
+    assert_eq!(order, true);
+    // One call is "1 call".
+    let facts = probe.eval(
+        "__wasmprofReport.show(__wasmprofReport.data.functions.find(f => f.name === 'appendix_b::main').id); \
+         document.querySelector('#focus p').textContent",
+    );
+    assert!(facts.as_str().unwrap().starts_with("1 call ·"), "{facts}");
     // The filter keeps the four f_main_* functions.
     let rows = probe.eval(
         "const f = document.getElementById('filter'); f.value = 'f_main'; \
@@ -99,6 +129,16 @@ fn the_html_report_sorts_filters_navigates_and_zooms_offline() {
          Number(g.querySelector('rect').getAttribute('width'))",
     );
     assert!((width.as_f64().unwrap() - 1180.0).abs() < 1.0, "{width}");
+    // Ctrl-F in the page is the browser's find, in the filter box or not:
+    // the graph's search prompt is for the graph opened on its own.
+    let prompts = probe.eval(
+        "let prompts = 0; window.prompt = () => { prompts += 1; return null; }; \
+         const box = document.getElementById('filter'); box.focus(); \
+         box.dispatchEvent(new KeyboardEvent('keydown', {key: 'f', ctrlKey: true, bubbles: true})); \
+         document.body.dispatchEvent(new KeyboardEvent('keydown', {key: 'f', ctrlKey: true, bubbles: true})); \
+         prompts",
+    );
+    assert_eq!(prompts, 0);
     assert!(probe.errors.is_empty(), "{:?}", probe.errors);
     assert!(
         probe.network_requests().is_empty(),
@@ -144,6 +184,58 @@ fn the_flame_graph_svg_zooms_and_searches_on_its_own() {
     );
     assert!((width[0].as_f64().unwrap() - 1180.0).abs() < 1.0, "{width}");
     assert_eq!(width[1], false, "the reset button shows");
+    // The search stays on through the zoom, and its share of the zoomed
+    // frame counts only what lies inside it: f_main_2 calls no f_quarter.
+    let matched = probe.eval("document.getElementById('matched').textContent");
+    assert!(
+        matched
+            .as_str()
+            .unwrap()
+            .ends_with(", 0.0% of the zoomed frame"),
+        "{matched}"
+    );
+    // f_main_4 calls f_quarter, which is most of it.
+    let matched = probe.eval(
+        "const g4 = Array.from(document.querySelectorAll('g.f')).find(g => g.getAttribute('data-n') === 'appendix_b::f_main_4'); \
+         __wasmprofFlame.zoom(g4); document.getElementById('matched').textContent",
+    );
+    let inside: f64 = matched
+        .as_str()
+        .unwrap()
+        .split(", ")
+        .nth(1)
+        .unwrap()
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((50.0..=100.0).contains(&inside), "{matched}");
+    // After a zoom and a reset, each label is the frame's name, its
+    // function's own name (or the start of it), or nothing: never the tail
+    // of a long name.
+    let labels = probe.eval(
+        "__wasmprofFlame.unzoom(); Array.from(document.querySelectorAll('g.f:not(.hidden)')).map(g => \
+         [g.getAttribute('data-n'), g.querySelector('text').textContent])",
+    );
+    for pair in labels.as_array().unwrap() {
+        let (name, label) = (pair[0].as_str().unwrap(), pair[1].as_str().unwrap());
+        let own = name.rsplit("::").next().unwrap();
+        let fits = label.is_empty()
+            || label == name
+            || label == own
+            || label
+                .strip_suffix("..")
+                .is_some_and(|start| own.starts_with(start) && start.len() >= 3);
+        assert!(fits, "{name}: {label:?}");
+    }
+    // A long hover line stops short of the "Matched:" text.
+    let gap = probe.eval(
+        "__wasmprofFlame.showDetails('x'.repeat(400)); \
+         const d = document.getElementById('details').getBBox(); \
+         const m = document.getElementById('matched').getBBox(); m.x - (d.x + d.width)",
+    );
+    assert!(gap.as_f64().unwrap() > 0.0, "{gap}");
     assert!(probe.errors.is_empty(), "{:?}", probe.errors);
     assert!(probe.network_requests().is_empty());
 }
@@ -379,8 +471,62 @@ fn an_engine_profile_becomes_a_flame_chart_in_time_order() {
         "Array.from(document.querySelectorAll('g.f title')).some(t => t.textContent.includes('appendix_b::main'))",
     );
     assert_eq!(has_main, true);
-    // An instrumented profile has no time order: said clearly.
+    // A time ruler, from 0, redrawn for a zoomed window.
+    let ticks =
+        probe.eval("Array.from(document.querySelectorAll('#ruler text')).map(t => t.textContent)");
+    let ticks: Vec<&str> = ticks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(ticks.len() >= 5, "{ticks:?}");
+    assert_eq!(ticks[0], "0 ns");
+    let zoomed_first = probe.eval(
+        "const wide = Array.from(document.querySelectorAll('g.f')).filter(g => +g.dataset.x > 0) \
+           .sort((a, b) => b.dataset.w - a.dataset.w)[0]; __wasmprofFlame.zoom(wide); \
+         document.querySelector('#ruler text').textContent",
+    );
+    assert_ne!(zoomed_first, "0 ns");
+    // The same samples as an HTML report: named after the file, counted
+    // in samples, no invented exit status, no empty values dressed up.
+    let page = dir.path().join("samples.html");
+    report_to(Path::new(&samples), &["--format", "html"], &page).assert_success();
+    let mut probe = PageProbe::open(&file_url(&page));
+    assert!(probe.errors.is_empty(), "{:?}", probe.errors);
+    let file_name = Path::new(&samples).file_name().unwrap().to_str().unwrap();
+    let facts = probe.eval(
+        "[document.title, !!document.querySelector('th[data-key=samples]'), \
+          !!document.querySelector('th[data-key=calls]'), \
+          Array.from(document.querySelectorAll('#meta td:first-child')).map(td => td.textContent), \
+          Array.from(document.querySelectorAll('td')).map(td => td.textContent) \
+            .filter(t => t === '0.00 ns' || t.startsWith(':') || t === '-').length, \
+          Array.from(document.querySelectorAll('#functions tbody tr td:nth-child(4)')) \
+            .map(td => Number(td.textContent)).reduce((a, b) => a + b, 0)]",
+    );
+    assert_eq!(facts[0], format!("wasmprof: {file_name}"), "{facts}");
+    assert_eq!(
+        (&facts[1], &facts[2]),
+        (&json!(true), &json!(false)),
+        "{facts}"
+    );
+    assert!(
+        !facts[3]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k == "exit status"),
+        "{facts}"
+    );
+    assert_eq!(facts[4], 0, "{facts}");
+    assert!(
+        facts[5].as_f64().unwrap() > 0.0,
+        "samples in the table: {facts}"
+    );
+    // An instrumented profile has no time order: said clearly, and not as
+    // if writing the file had failed.
     let run = report_to(appendix_b_profile(), &["--format", "flamechart"], &svg);
     assert_ne!(run.code(), Some(0));
     assert!(run.stderr.contains("--format flamegraph"), "{}", run.stderr);
+    assert!(!run.stderr.contains("could not write"), "{}", run.stderr);
 }

@@ -207,7 +207,16 @@ fn write_file(
             std::fs::File::create(&partial)
                 .with_context(|| format!("could not create {}", path.display()))?,
         );
-        render(&mut file).with_context(|| format!("could not write {}", path.display()))?;
+        // A report the profile cannot give (a flame chart of an
+        // instrumented profile) is refused as it is: only a failed write
+        // is one.
+        render(&mut file).map_err(|e| {
+            if e.root_cause().is::<std::io::Error>() {
+                e.context(format!("could not write {}", path.display()))
+            } else {
+                e
+            }
+        })?;
         file.flush()?;
         std::fs::rename(&partial, path)
             .with_context(|| format!("could not write {}", path.display()))

@@ -105,6 +105,7 @@ pub fn render_flamechart(profile: &Profile, timeline: &[Span]) -> anyhow::Result
             note: format!("time runs left to right: {}", human_duration(total)),
             icicle: true,
             unit: "ns",
+            ruler: true,
         },
     ))
 }

@@ -20,22 +20,44 @@
 
   function attr(g, name) { return parseFloat(g.getAttribute('data-' + name)); }
   function titleOf(g) { return g.querySelector('title').textContent; }
+  // The frame's whole name, `(script:line)` and all: the title adds the
+  // figures after it.
   function nameOf(g) {
+    var n = g.getAttribute('data-n');
+    if (n !== null) return n;
     var t = titleOf(g);
-    var at = t.indexOf(' (');
+    var at = t.lastIndexOf(' (');
     return at < 0 ? t : t.slice(0, at);
   }
 
+  // A path's last segment outside brackets: the function's own name.
+  function ownName(name) {
+    var depth = 0, start = 0;
+    for (var i = 0; i < name.length; i++) {
+      var c = name[i];
+      if (c === '<' || c === '(' || c === '[') depth++;
+      else if (c === '>' || c === ')' || c === ']') depth--;
+      else if (c === ':' && depth === 0 && name[i + 1] === ':') start = i + 2;
+    }
+    return name.slice(start);
+  }
+
+  // As the SVG was written (flamegraph.rs `fit`): the name, else the
+  // function's own name, cut at its end if need be, else nothing.
   function fit(name, w) {
     var room = Math.floor((w - 6) / CHAR);
     if (room < 3) return '';
     if (name.length <= room) return name;
-    return '..' + name.slice(name.length - (room - 2));
+    var own = ownName(name);
+    if (own.length <= room) return own;
+    if (room < 5) return '';
+    return own.slice(0, room - 2) + '..';
   }
 
   // Lays every frame out for the window [x0, x0 + w0) of the weight.
   function layout(x0, w0, depth) {
     var scale = usable / w0;
+    drawRuler(x0, w0);
     frames.forEach(function (g) {
       var x = attr(g, 'x'), w = attr(g, 'w'), d = attr(g, 'd');
       var rect = g.querySelector('rect'), text = g.querySelector('text');
@@ -55,6 +77,42 @@
       if (around) g.classList.add('faded'); else g.classList.remove('faded');
     });
   }
+
+  // A flame chart's time ruler: ticks at round times across the window
+  // shown, [x0, x0 + w0) nanoseconds from the first sample.
+  var ruler = root.querySelector('#ruler');
+  function timeText(nanos) {
+    var units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
+    for (var i = 0; i < units.length; i++) {
+      if (Math.abs(nanos) >= units[i][0] || i === units.length - 1) {
+        var v = nanos / units[i][0];
+        return parseFloat(v.toPrecision(4)) + ' ' + units[i][1];
+      }
+    }
+  }
+  function drawRuler(x0, w0) {
+    if (!ruler) return;
+    while (ruler.firstChild) ruler.removeChild(ruler.firstChild);
+    var y = parseFloat(ruler.getAttribute('data-y'));
+    var height = parseFloat(ruler.getAttribute('data-height'));
+    // About ten ticks, at 1, 2 or 5 times a power of ten.
+    var rough = w0 / 10, power = Math.pow(10, Math.floor(Math.log10(rough || 1)));
+    var step = [1, 2, 5, 10].map(function (m) { return m * power; }).find(function (s) { return s >= rough; });
+    for (var t = Math.ceil(x0 / step) * step; t <= x0 + w0 + 1e-9; t += step) {
+      var px = side + (t - x0) * usable / w0;
+      var line = document.createElementNS(NS, 'line');
+      line.setAttribute('x1', px.toFixed(2)); line.setAttribute('x2', px.toFixed(2));
+      line.setAttribute('y1', y + 12); line.setAttribute('y2', y + height);
+      line.setAttribute('stroke', '#ddd');
+      var label = document.createElementNS(NS, 'text');
+      label.setAttribute('x', (px + 2).toFixed(2)); label.setAttribute('y', y + 10);
+      label.setAttribute('fill', '#666');
+      label.textContent = timeText(t);
+      ruler.appendChild(line);
+      ruler.appendChild(label);
+    }
+  }
+  drawRuler(0, total);
 
   function zoom(g) {
     zoomed = g;
@@ -88,15 +146,41 @@
       }
     });
     spans.sort(function (a, b) { return a[0] - b[0]; });
-    var sum = 0, end = -Infinity;
-    spans.forEach(function (s) {
-      if (s[0] >= end) { sum += s[1] - s[0]; end = s[1]; }
-      else if (s[1] > end) { sum += s[1] - end; end = s[1]; }
-    });
-    var base = zoomed ? attr(zoomed, 'w') : total;
-    matched.textContent = 'Matched: ' + (100 * sum / (total || 1)).toFixed(1) + '% of all' +
-      (zoomed ? ', ' + (100 * sum / (base || 1)).toFixed(1) + '% of the zoomed frame' : '');
+    var all = covered(spans, 0, total);
+    var text = 'Matched: ' + percent(all, total) + ' of all';
+    if (zoomed) {
+      // Only what lies inside the zoomed frame, over the zoomed frame.
+      var x0 = attr(zoomed, 'x'), w0 = attr(zoomed, 'w');
+      text += ', ' + percent(covered(spans, x0, x0 + w0), w0) + ' of the zoomed frame';
+    }
+    matched.textContent = text;
     searchButton.textContent = 'Clear';
+    showDetails(details.getAttribute('data-text') || ' ');
+  }
+
+  // The weight that sorted `spans` cover inside [from, to), each part once
+  // however many matching frames nest in it.
+  function covered(spans, from, to) {
+    var sum = 0, end = from;
+    spans.forEach(function (s) {
+      var a = Math.max(s[0], end), b = Math.min(s[1], to);
+      if (b > a) { sum += b - a; end = b; }
+    });
+    return sum;
+  }
+
+  function percent(part, whole) {
+    return (100 * Math.min(1, part / (whole || 1))).toFixed(1) + '%';
+  }
+
+  // The hover line, cut so that it never runs into the "Matched:" text
+  // at the right.
+  function showDetails(text) {
+    details.setAttribute('data-text', text);
+    var start = parseFloat(details.getAttribute('x'));
+    var end = width - side - matched.textContent.trim().length * CHAR - 2 * CHAR;
+    var room = Math.max(0, Math.floor((end - start) / CHAR));
+    details.textContent = text.length <= room ? text : text.slice(0, Math.max(0, room - 2)) + '..';
   }
 
   function clearSearch() {
@@ -107,24 +191,34 @@
     });
     matched.textContent = ' ';
     searchButton.textContent = 'Search';
+    showDetails(details.getAttribute('data-text') || ' ');
   }
 
   // One listener each for the whole graph, not three per frame.
   var group = root.querySelector('#frames');
   function frameOf(event) { return event.target.closest ? event.target.closest('g.f') : null; }
   group.addEventListener('click', function (e) { var g = frameOf(e); if (g) zoom(g); });
-  group.addEventListener('mouseover', function (e) { var g = frameOf(e); if (g) details.textContent = titleOf(g); });
-  group.addEventListener('mouseout', function () { details.textContent = ' '; });
+  group.addEventListener('mouseover', function (e) { var g = frameOf(e); if (g) showDetails(titleOf(g)); });
+  group.addEventListener('mouseout', function () { showDetails(' '); });
   reset.addEventListener('click', unzoom);
   searchButton.addEventListener('click', function () {
     if (pattern) { clearSearch(); return; }
     var text = window.prompt('Search frames by name (a regular expression):', '');
     if (text) search(text);
   });
+  // Ctrl-F searches the graph when the graph is the document. In a page
+  // (the HTML report), the browser's own find stays, and keys typed in a
+  // field are the field's.
+  var standalone = root === document.documentElement;
   window.addEventListener('keydown', function (e) {
-    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); searchButton.dispatchEvent(new Event('click')); }
+    var target = e.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName || ''))) return;
+    if (standalone && (e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); searchButton.dispatchEvent(new Event('click')); }
     if (e.key === 'Escape') { clearSearch(); unzoom(); }
   });
   // For tests and for pages that embed the graph.
-  window.__wasmprofFlame = { zoom: zoom, unzoom: unzoom, search: search, clearSearch: clearSearch, frames: frames };
+  window.__wasmprofFlame = {
+    zoom: zoom, unzoom: unzoom, search: search, clearSearch: clearSearch, frames: frames,
+    showDetails: showDetails, fit: fit,
+  };
 })();

@@ -114,6 +114,7 @@ pub fn render_flamegraph(profile: &Profile, options: &FlameOptions) -> String {
                 Unit::Nanoseconds => "ns",
                 Unit::Calls => "calls",
             },
+            ruler: false,
         },
     )
 }
@@ -138,14 +139,25 @@ pub(crate) struct Layout {
     pub note: String,
     pub icicle: bool,
     pub unit: &'static str,
+    /// A time ruler above the frames (a flame chart's x-axis is time), which
+    /// the script draws for the window shown, zoomed or not.
+    pub ruler: bool,
 }
+
+/// The height of the ruler's row.
+const RULER_HEIGHT: f64 = 18.0;
 
 /// The SVG of a flame graph or flame chart: the boxes, the buttons and the
 /// script that zooms and searches.
 pub(crate) fn render_boxes(boxes: &[FrameBox], layout: &Layout) -> String {
     let total = layout.total;
     let max_depth = boxes.iter().map(|b| b.depth).max().unwrap_or(0);
-    let height = TOP + (max_depth as f64 + 1.0) * FRAME_HEIGHT + BOTTOM;
+    let top = if layout.ruler {
+        TOP + RULER_HEIGHT
+    } else {
+        TOP
+    };
+    let height = top + (max_depth as f64 + 1.0) * FRAME_HEIGHT + BOTTOM;
     let mut svg = String::with_capacity(boxes.len() * 220 + 8_000);
     let _ = write!(
         svg,
@@ -167,7 +179,7 @@ text {{ font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; 
 <text id="search" class="button" x="{search_x}" y="22">Search</text>
 <text id="details" x="{details_x}" y="{details_y}"> </text>
 <text id="matched" x="{matched_x}" y="{details_y}" text-anchor="end"> </text>
-<g id="frames">
+{ruler}<g id="frames">
 "##,
         unit = layout.unit,
         icicle = layout.icicle,
@@ -178,6 +190,15 @@ text {{ font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; 
         details_x = SIDE + 100.0,
         details_y = height - 10.0,
         matched_x = WIDTH - SIDE,
+        ruler = if layout.ruler {
+            format!(
+                "<g id=\"ruler\" data-y=\"{}\" data-height=\"{}\"></g>\n",
+                TOP,
+                height - TOP - BOTTOM
+            )
+        } else {
+            String::new()
+        },
     );
     let scale = if total > 0.0 {
         (WIDTH - 2.0 * SIDE) / total
@@ -186,7 +207,7 @@ text {{ font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; 
     };
     for b in boxes {
         let y = if layout.icicle {
-            TOP + b.depth as f64 * FRAME_HEIGHT
+            top + b.depth as f64 * FRAME_HEIGHT
         } else {
             height - BOTTOM - (b.depth as f64 + 1.0) * FRAME_HEIGHT
         };
@@ -194,10 +215,11 @@ text {{ font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; 
         let pw = b.width * scale;
         let _ = writeln!(
             svg,
-            r#"<g class="f" data-x="{}" data-w="{}" data-d="{}"><title>{}</title><rect x="{px:.2}" y="{y}" width="{pw:.2}" height="{h}" rx="2" fill="{}"/><text x="{tx:.2}" y="{ty}">{}</text></g>"#,
+            r#"<g class="f" data-x="{}" data-w="{}" data-d="{}" data-n="{}"><title>{}</title><rect x="{px:.2}" y="{y}" width="{pw:.2}" height="{h}" rx="2" fill="{}"/><text x="{tx:.2}" y="{ty}">{}</text></g>"#,
             b.x,
             b.width,
             b.depth,
+            escape(&b.name),
             escape(&b.info),
             b.fill,
             escape(&fit(&b.name, pw)),
@@ -305,37 +327,67 @@ fn group_digits(n: u64) -> String {
     out
 }
 
-/// The label that fits in `width` pixels: the name, or its end with `..`
-/// in front (the function's own name is at the end), or nothing.
+/// The label that fits in `width` pixels: the whole name; else the
+/// function's own name (what follows the last `::` outside brackets), cut
+/// at its end with `..` if need be; else nothing. The tail of a long name
+/// ("..80)", "..rter") would tell nothing.
 fn fit(name: &str, width: f64) -> String {
     let room = ((width - 6.0) / CHAR_WIDTH).floor();
     if room < 3.0 {
         return String::new();
     }
     let room = room as usize;
-    let chars: Vec<char> = name.chars().collect();
-    if chars.len() <= room {
+    if name.chars().count() <= room {
         return name.to_owned();
     }
-    let tail: String = chars[chars.len() - (room - 2)..].iter().collect();
-    format!("..{tail}")
+    let own = own_name(name);
+    let length = own.chars().count();
+    if length <= room {
+        return own.to_owned();
+    }
+    // At least three letters of the name before the `..`.
+    if room < 5 {
+        return String::new();
+    }
+    let start: String = own.chars().take(room - 2).collect();
+    format!("{start}..")
 }
 
-/// A stable colour: the crate's hue, the function's own lightness.
+/// A path's last segment outside brackets: `fmt` of
+/// `<u128 as itoa::Unsigned>::fmt`, `go` of `a::<impl Foo<T>>::go`.
+fn own_name(name: &str) -> &str {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = name.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'<' | b'(' | b'[' => depth += 1,
+            b'>' | b')' | b']' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => start = i + 2,
+            _ => {}
+        }
+    }
+    &name[start.min(name.len())..]
+}
+
+/// A stable colour: the crate's band of hues, and within it a hue and a
+/// lightness of the function's own, so that a crate is known by its colour
+/// and two neighbours of one crate still differ.
 pub fn colour(name: &str, root: bool) -> String {
     if root {
         return "rgb(200,200,200)".to_owned();
     }
     let krate = name.split("::").next().unwrap_or(name);
+    let own = fnv(name);
     // Reds to blues; purple and magenta stay free for search matches and
     // for what a comparison finds new.
-    let hue = fnv(krate) % 250;
-    let lightness = 62 + (fnv(name) % 17) as u32;
-    format!("hsl({hue},70%,{lightness}%)")
+    let band = (fnv(krate) % 221) as i64;
+    let hue = (band + (own % 41) as i64 - 20).clamp(0, 240);
+    let saturation = 55 + (own / 41) % 30;
+    let lightness = 55 + (own / 1230) % 25;
+    format!("hsl({hue},{saturation}%,{lightness}%)")
 }
 
-/// Red where this profile's own weight grew against the base, blue where
-/// it shrank, the deeper the larger the change; purple for what is new.
 pub fn diff_colour(change: Option<f64>, root: bool) -> String {
     if root {
         return "rgb(200,200,200)".to_owned();
@@ -437,14 +489,28 @@ mod tests {
         let svg = render_flamegraph(&profile, &FlameOptions::default());
         assert!(svg.contains("a::&lt;impl Foo&lt;T&gt;&gt;::go"));
         assert!(!svg.contains("<impl"));
-        assert_eq!(fit("crate::module::function", 80.0), "..function");
+        // The function's own name, never the end of a long one.
+        assert_eq!(fit("crate::module::function", 80.0), "function");
+        assert_eq!(fit("crate::module::function", 50.0), "func..");
+        assert_eq!(fit("<u128 as itoa::Unsigned>::fmt", 60.0), "fmt");
+        assert_eq!(fit("lexer (app.js:1:1740)", 60.0), "lexer..");
+        assert_eq!(fit("crate::module::function", 30.0), "");
         assert_eq!(fit("f", 1.0), "");
     }
 
     #[test]
-    fn a_crate_keeps_its_hue() {
-        let hue = |name: &str| colour(name, false).split(',').next().unwrap().to_owned();
-        assert_eq!(hue("fib::fib"), hue("fib::other"));
+    fn a_crate_keeps_its_band_of_hues_and_its_functions_differ() {
+        let hue = |name: &str| -> i64 {
+            let c = colour(name, false);
+            c[4..c.find(',').unwrap()].parse().unwrap()
+        };
+        let names: Vec<String> = (0..40).map(|i| format!("fib::f{i}")).collect();
+        let hues: Vec<i64> = names.iter().map(|n| hue(n)).collect();
+        let (low, high) = (hues.iter().min().unwrap(), hues.iter().max().unwrap());
+        assert!(high - low <= 40, "one crate, one band: {hues:?}");
+        let colours: std::collections::HashSet<String> =
+            names.iter().map(|n| colour(n, false)).collect();
+        assert!(colours.len() >= 35, "{} colours of 40", colours.len());
         assert_eq!(colour("fib::fib", false), colour("fib::fib", false));
     }
 

@@ -33,6 +33,14 @@ pub fn write_html(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> 
 
 pub fn render_html(profile: &Profile) -> String {
     let graph = CallGraph::build(profile);
+    // An engine's profile counts samples, not calls: its table shows them.
+    let sampled = profile.timer.mode == crate::profile::TimerMode::Sampled;
+    let mut self_samples = vec![0u64; graph.functions.len()];
+    for node in &profile.nodes {
+        if let Some(samples) = node.function.and_then(|f| self_samples.get_mut(f)) {
+            *samples += node.samples;
+        }
+    }
     let functions: Vec<serde_json::Value> = graph
         .functions
         .iter()
@@ -52,6 +60,13 @@ pub fn render_html(profile: &Profile) -> String {
             });
             if f.counted_only {
                 function["countedOnly"] = json!(true);
+            }
+            if sampled {
+                function["samples"] = json!(self_samples.get(id).copied().unwrap_or(0));
+            }
+            // A wasm frame's place is its byte offset (DevTools' `:1:1740`).
+            if let Some(column) = profile.functions.get(id).and_then(|f| f.column) {
+                function["column"] = json!(column);
             }
             if f.is_async {
                 function["async"] = json!(true);
@@ -78,8 +93,10 @@ pub fn render_html(profile: &Profile) -> String {
         .collect();
     let timer = &profile.timer;
     let run = &profile.run;
+    let title = page_title(profile);
     let data = json!({
-        "title": run.package.clone().unwrap_or_else(|| "wasmprof profile".into()),
+        "title": title,
+        "sampled": sampled,
         "runLine": notes::run_line(profile),
         "notes": notes::warnings(profile),
         "meta": {
@@ -93,7 +110,8 @@ pub fn render_html(profile: &Profile) -> String {
             "sampleIntervalNanos": timer.sample_interval_nanos,
             "complete": run.complete,
             "incompleteReason": run.incomplete_reason,
-            "exitCode": run.exit_code,
+            // An engine's profile read from a file tells no exit status.
+            "exitCode": (!sampled).then_some(run.exit_code),
             "wallNanos": run.wall_nanos,
         },
         "timed": graph.timed,
@@ -114,7 +132,11 @@ pub fn render_html(profile: &Profile) -> String {
         Some(at) => summary[at + 1..].to_owned(),
         None => summary,
     };
-    let title = run.package.as_deref().unwrap_or("wasmprof profile");
+    let calls_header = if sampled {
+        "<th data-key=\"samples\" data-numeric>samples</th>"
+    } else {
+        "<th data-key=\"calls\" data-numeric>calls</th>"
+    };
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -129,8 +151,8 @@ pub fn render_html(profile: &Profile) -> String {
          <span id=\"shown\"></span>\
          <table id=\"functions\"><thead><tr>\
          <th data-key=\"self\" data-numeric>self</th><th data-key=\"selfShare\" data-numeric>self %</th>\
-         <th data-key=\"total\" data-numeric>total</th><th data-key=\"calls\" data-numeric>calls</th>\
-         <th data-key=\"name\">function</th><th data-key=\"place\">where</th></tr></thead>\
+         <th data-key=\"total\" data-numeric>total</th>{calls_header}\
+         <th data-key=\"name\" class=\"name\">function</th><th data-key=\"place\" class=\"where\">where</th></tr></thead>\
          <tbody></tbody></table></section>\n\
          <section id=\"graph\"><h2>Call graph</h2><p class=\"hint\">Click a function anywhere \
          to see who calls it and what it calls.</p><div id=\"focus\"></div></section>\n\
@@ -138,10 +160,24 @@ pub fn render_html(profile: &Profile) -> String {
          <section id=\"run\"><h2>Run</h2><table id=\"meta\"></table></section>\n\
          <script type=\"application/json\" id=\"data\">{data}</script>\n\
          <script>\n{SCRIPT}</script>\n</body>\n</html>\n",
-        title = escape(title),
+        title = escape(&title),
         summary = escape(&summary),
         data = script_json(&data),
     )
+}
+
+/// What the page is about: the package, or for an engine's profile read
+/// from a file, that file's name; never a generic "wasmprof profile".
+fn page_title(profile: &Profile) -> String {
+    if let Some(package) = &profile.run.package {
+        return package.clone();
+    }
+    let module = std::path::Path::new(&profile.run.module);
+    match module.file_name() {
+        Some(name) => name.to_string_lossy().into_owned(),
+        None if !profile.run.module.is_empty() => profile.run.module.clone(),
+        None => "a profile".to_owned(),
+    }
 }
 
 #[cfg(test)]

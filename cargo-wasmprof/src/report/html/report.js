@@ -6,7 +6,7 @@
   var byId = {};
   data.functions.forEach(function (f) {
     f.selfShare = data.totalNanos > 0 ? (100 * f.self) / data.totalNanos : 0;
-    f.place = f.file + ':' + f.line;
+    f.place = placeOf(f);
     byId[f.id] = f;
   });
   var callersOf = {}, calleesOf = {};
@@ -17,6 +17,7 @@
 
   function duration(nanos) {
     if (!data.timed) return '-';
+    if (!nanos) return '0';
     var units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
     for (var i = 0; i < units.length; i++) {
       if (Math.abs(nanos) >= units[i][0] || i === units.length - 1) {
@@ -25,7 +26,18 @@
       }
     }
   }
-  function count(n) { return data.counted && n !== null ? n.toLocaleString('en-US') : '-'; }
+  // Plain digits, as the summary and the text reports print them.
+  function count(n) { return data.counted && n !== null ? String(n) : '-'; }
+  // "1 call", "3 calls"; nothing when calls were not counted.
+  function calls(n) {
+    if (!data.counted || n === null) return '';
+    return n + (n === 1 ? ' call' : ' calls');
+  }
+  // A place in the source; nothing when it is unknown.
+  function placeOf(f) {
+    if (!f.file) return '';
+    return f.file + (f.line ? ':' + f.line : '') + (f.column ? ':' + f.column : '');
+  }
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
@@ -50,7 +62,8 @@
     ['clock resolution', m.resolutionNanos != null ? duration(m.resolutionNanos) : null],
     ['sample interval', m.sampleIntervalNanos != null ? duration(m.sampleIntervalNanos) : null],
     ['complete', m.complete ? 'yes' : 'no: ' + (m.incompleteReason || '')],
-    ['exit status', String(m.exitCode)], ['wall time', duration(m.wallNanos)],
+    ['exit status', m.exitCode === null || m.exitCode === undefined ? null : String(m.exitCode)],
+    ['wall time', duration(m.wallNanos)],
   ].forEach(function (row) {
     if (row[1] === null || row[1] === undefined) return;
     var tr = el('tr');
@@ -77,14 +90,25 @@
     return function (f) { return f.name.toLowerCase().indexOf(lower) >= 0 || f.place.toLowerCase().indexOf(lower) >= 0; };
   }
 
+  // Places sort by file, then by line as a number (main.rs:22 before
+  // main.rs:107); numbers as numbers; text as text.
+  function compare(a, b, key) {
+    if (key === 'place') {
+      return (a.file || '').localeCompare(b.file || '') || (a.line || 0) - (b.line || 0);
+    }
+    var x = a[key], y = b[key];
+    if (typeof x === 'string' || typeof y === 'string') return String(x).localeCompare(String(y));
+    return (x || 0) - (y || 0);
+  }
+
   function renderTable() {
     var keep = matcher(filter.value.trim());
     var rows = data.functions.filter(keep);
     rows.sort(function (a, b) {
-      var x = a[sortKey], y = b[sortKey];
-      var c = typeof x === 'string' ? x.localeCompare(y) : x - y;
-      if (c === 0) c = a.name.localeCompare(b.name);
-      return descending ? -c : c;
+      var c = compare(a, b, sortKey);
+      if (descending) c = -c;
+      // Ties in name order, whichever way the column sorts.
+      return c || a.name.localeCompare(b.name);
     });
     var fragment = document.createDocumentFragment();
     rows.slice(0, MAX_ROWS).forEach(function (f) {
@@ -92,14 +116,14 @@
       tr.appendChild(el('td', {}, duration(f.self)));
       tr.appendChild(el('td', {}, data.timed ? f.selfShare.toFixed(1) + '%' : '-'));
       tr.appendChild(el('td', {}, duration(f.total)));
-      tr.appendChild(el('td', {}, count(f.calls)));
-      var name = el('td');
+      tr.appendChild(el('td', {}, data.sampled ? String(f.samples || 0) : count(f.calls)));
+      var name = el('td', { class: 'name' });
       name.appendChild(fnLink(f.id));
       if (f.cycle) name.appendChild(document.createTextNode(' <cycle ' + f.cycle + '>'));
       if (f.async) name.appendChild(document.createTextNode(' (async)'));
       if (f.timeMark) name.appendChild(el('span', { class: 'time-mark', title: 'time ' + f.timeKind }, ' ' + f.timeMark));
       tr.appendChild(name);
-      tr.appendChild(el('td', { class: 'where' }, f.place));
+      tr.appendChild(el('td', { class: 'where', title: f.place }, f.place));
       fragment.appendChild(tr);
     });
     body.replaceChildren(fragment);
@@ -123,17 +147,25 @@
   // ---- Call graph: one function, its callers and callees ------------------
   var focus = document.getElementById('focus');
   function arcTable(title, arcs, side) {
-    var table = el('table');
+    // Both tables of a function alike: fixed columns, figures right.
+    // An engine's profile counts no calls: no column of dashes.
+    var table = el('table', { class: 'arcs' });
+    var names = data.counted ? ['calls', 'time', 'self', 'name'] : ['time', 'self', 'name'];
+    var columns = el('colgroup');
+    names.forEach(function (c) { columns.appendChild(el('col', { class: c })); });
+    table.appendChild(columns);
     var head = el('tr');
-    ['calls', 'time', 'self', title].forEach(function (h) { head.appendChild(el('th', {}, h)); });
+    names.forEach(function (c) {
+      head.appendChild(el('th', c === 'name' ? { class: 'name' } : {}, c === 'name' ? title : c));
+    });
     table.appendChild(head);
     arcs.sort(function (a, b) { return (b.total - a.total) || (b.calls - a.calls); });
     arcs.forEach(function (a) {
       var tr = el('tr', { class: 'arc' });
-      tr.appendChild(el('td', {}, count(a.calls)));
+      if (data.counted) tr.appendChild(el('td', {}, count(a.calls)));
       tr.appendChild(el('td', {}, duration(a.total)));
       tr.appendChild(el('td', {}, duration(a.self)));
-      var who = el('td');
+      var who = el('td', { class: 'name' });
       var id = side === 'caller' ? a.caller : a.callee;
       if (id === null) who.textContent = '<spontaneous> (called by the host)';
       else who.appendChild(fnLink(id));
@@ -142,7 +174,7 @@
     });
     if (!arcs.length) {
       var none = el('tr');
-      none.appendChild(el('td', { colspan: '4' }, side === 'caller' ? 'no callers' : 'no instrumented callees'));
+      none.appendChild(el('td', { colspan: String(names.length), class: 'name' }, side === 'caller' ? 'no callers' : 'no instrumented callees'));
       table.appendChild(none);
     }
     return table;
@@ -153,9 +185,13 @@
     focus.replaceChildren();
     var h = el('h3', { id: 'focused', 'data-id': id }, f.name);
     focus.appendChild(h);
-    focus.appendChild(el('p', {}, count(f.calls) + ' calls · self ' + duration(f.self) + ' · total ' +
-      duration(f.total) + ' · ' + f.place + (f.open ? ' · still running when the profile was taken' : '') +
-      (f.timeKind ? ' · time ' + f.timeKind : '')));
+    var facts = [calls(f.calls)];
+    if (data.sampled) facts.push((f.samples || 0) + ((f.samples || 0) === 1 ? ' sample' : ' samples'));
+    if (data.timed) facts.push('self ' + duration(f.self), 'total ' + duration(f.total));
+    facts.push(f.place);
+    if (f.open) facts.push('still running when the profile was taken');
+    if (f.timeKind) facts.push('time ' + f.timeKind);
+    focus.appendChild(el('p', {}, facts.filter(Boolean).join(' · ')));
     focus.appendChild(el('h4', {}, 'Called by'));
     if (f.countedOnly && f.timeMark === '(sampled)') {
       focus.appendChild(el('p', {}, 'Counted only: its calls are exact, and its callers are not ' +
@@ -187,5 +223,5 @@
   var first = data.functions.slice().sort(function (a, b) { return b.self - a.self || b.calls - a.calls; })[0];
   if (location.hash.indexOf('#f=') === 0) route();
   else if (first) show(first.id);
-  window.__wasmprofReport = { show: show, renderTable: renderTable, data: data };
+  window.__wasmprofReport = { show: show, renderTable: renderTable, compare: compare, data: data };
 })();
