@@ -109,10 +109,9 @@ fn sample_weights(
     if timeline.is_empty() {
         return samples.self_nanos();
     }
-    // `gaps[i]`: the time between sample `i` and the one after it (the
-    // last sample's own delta for the last one).
-    let mut gaps: Vec<f64> = timeline.iter().skip(1).map(|s| s.nanos).collect();
-    gaps.push(timeline.last().map_or(0.0, |s| s.nanos));
+    // `gaps[i]`: the time between sample `i` and the one after it, which
+    // is sample `i`'s span (the mean interval for the last one).
+    let gaps: Vec<f64> = timeline.iter().map(|s| s.nanos).collect();
     let capped = without_stalls(&gaps);
     // A gap between two samples that lead to one place is surely that
     // place's time: only a gap where the place changed is in doubt.
@@ -352,18 +351,22 @@ mod tests {
     }
 
     /// `long_call`'s `step` and `run` sampled one after the other, each
-    /// sample `(in step, ms since the sample before)`.
+    /// sample `(in step, ms since the sample before)`. A sample's span runs
+    /// to the next sample (the last one's, its own delta).
     fn step_share_of(timeline: &[(bool, f64)]) -> f64 {
         let mut profile = long_call();
         let samples = samples(&[(&["main", "run", "step"], 0.0), (&["main", "run"], 0.0)]);
         let step = node_of(&samples, &["main", "run", "step"]);
         let run = node_of(&samples, &["main", "run"]);
-        let timeline: Vec<Span> = timeline
-            .iter()
-            .map(|&(in_step, ms)| Span {
-                node: if in_step { step } else { run },
-                start_nanos: 0.0,
-                nanos: ms * MS,
+        let timeline: Vec<Span> = (0..timeline.len())
+            .map(|i| {
+                let (in_step, own) = timeline[i];
+                let until_next = timeline.get(i + 1).map_or(own, |next| next.1);
+                Span {
+                    node: if in_step { step } else { run },
+                    start_nanos: 0.0,
+                    nanos: until_next * MS,
+                }
             })
             .collect();
         cover_untimed(&mut profile, &samples, &timeline);
@@ -412,7 +415,9 @@ mod tests {
             start_nanos: 0.0,
             nanos: ms * MS,
         };
-        let timeline = [span(step, 1.0), span(run, 10.0)];
+        // 10 ms from the first sample to the second; the last one's span
+        // is the mean interval, 10 ms too.
+        let timeline = [span(step, 10.0), span(run, 10.0)];
         cover_untimed(&mut profile, &samples, &timeline);
         // The first sample has no gap before it and takes the one after
         // twice; the last takes its own twice: 10 ms each.

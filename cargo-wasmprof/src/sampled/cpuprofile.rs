@@ -2,10 +2,10 @@
 //! DevTools protocol's `Profiler.stop` (`{"profile": {…}}`).
 //!
 //! Time comes from the timestamps: sample `i` was taken at `startTime` plus
-//! the sum of `timeDeltas[0..=i]` (µs), and stands for the time since the
-//! sample before (the first, since `startTime`): its own delta, as V8 counts
-//! it; the last one also for what is left until `endTime`, so the samples add
-//! up to the profile's duration. The parent chains come from `children`.
+//! the sum of `timeDeltas[0..=i]` (µs), and stands for the time until the
+//! next sample, the last one for the mean interval, as DevTools counts them
+//! (`tree::weights`): the same file shows the same numbers here and there.
+//! The parent chains come from `children`.
 
 use std::collections::HashMap;
 
@@ -165,18 +165,12 @@ pub fn convert(
         }
         timestamps.push(at.clamp(profile.start_time, profile.end_time.max(profile.start_time)));
     }
-    let end = (profile.end_time >= profile.start_time).then_some(profile.end_time);
-    let (weights, interval) = weights(&timestamps, Some(profile.start_time), end);
-    // The last sample in time also stands for what is left until the end:
-    // its span ends there.
-    let last_in_time = (0..timestamps.len())
-        .max_by(|&a, &b| timestamps[a].total_cmp(&timestamps[b]).then(a.cmp(&b)));
+    let (weights, interval) = weights(&timestamps);
     let idle_name = "(idle)";
-    for (position, ((sample, weight), at)) in profile.samples[..count]
+    for ((sample, weight), at) in profile.samples[..count]
         .iter()
         .zip(weights)
         .zip(&timestamps)
-        .enumerate()
     {
         let Some(&index) = by_id.get(sample) else {
             problems.add("samples that name no node (left out)", 1);
@@ -189,15 +183,7 @@ pub fn convert(
         if options.hide_idle && profile.nodes[index].call_frame.function_name == idle_name {
             continue;
         }
-        let span_end = match end {
-            Some(end) if Some(position) == last_in_time => end.max(*at),
-            _ => *at,
-        };
-        tree.add_sample(
-            node,
-            weight * MICROS,
-            (span_end - profile.start_time) * MICROS,
-        );
+        tree.add_sample(node, weight * MICROS, (at - profile.start_time) * MICROS);
     }
     let timeline = tree.take_timeline();
     let (functions, nodes) = tree.finish();

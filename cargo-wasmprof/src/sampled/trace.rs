@@ -123,7 +123,7 @@ pub fn convert(
     if timestamps.iter().any(|t| !t.is_finite()) {
         problems.add("samples whose timestamp is not a number (left out)", 1);
     }
-    let (weights, interval) = weights(&timestamps, None, None);
+    let (weights, interval) = weights(&timestamps);
     let idle = tree.function(&Frame {
         name: "(idle)".into(),
         url: String::new(),

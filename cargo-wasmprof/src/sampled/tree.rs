@@ -157,10 +157,10 @@ impl TreeBuilder {
 
     /// One sample of `weight_nanos` whose innermost frame is `node`,
     /// taken `end_nanos` after the profile started.
-    pub fn add_sample(&mut self, node: usize, weight_nanos: f64, end_nanos: f64) {
+    pub fn add_sample(&mut self, node: usize, weight_nanos: f64, start_nanos: f64) {
         self.timeline.push(Span {
             node,
-            start_nanos: end_nanos - weight_nanos,
+            start_nanos,
             nanos: weight_nanos,
         });
         let node = &mut self.nodes[node];
@@ -189,47 +189,30 @@ impl TreeBuilder {
     }
 }
 
-/// Each sample stands for the time since the one before (the first, since
-/// `start`; without a start, one typical interval), as V8's `timeDeltas`
-/// count it, and the last also for what is left until `end`, so that the
-/// samples add up to the profile's duration. Returns
-/// the weight of every sample, in the order given, and the typical (median)
-/// interval; timestamps out of order are sorted first, as DevTools does.
-pub fn weights(
-    timestamps: &[f64],
-    start: Option<f64>,
-    end: Option<f64>,
-) -> (Vec<f64>, Option<f64>) {
+/// Each sample stands for the time from it to the next sample, as Chrome
+/// DevTools and speedscope count it, so that the numbers match theirs; the
+/// last one for the mean interval (DevTools' rule), and the time before the
+/// first sample is no sample's. Returns the weight of every sample, in the
+/// order given, and the typical (median) interval; timestamps out of order
+/// are sorted first, as DevTools does.
+pub fn weights(timestamps: &[f64]) -> (Vec<f64>, Option<f64>) {
     let interval = typical_gap(timestamps);
-    let first_weight = |first: f64| match start {
-        Some(start) => (first - start).max(0.0),
-        None => interval.unwrap_or(0.0),
-    };
+    let mut order: Vec<usize> = (0..timestamps.len()).collect();
     // The engines write them in order; only a file that is not pays for
     // sorting.
-    if timestamps.windows(2).all(|w| w[0] <= w[1]) {
-        let mut weights: Vec<f64> = (0..timestamps.len())
-            .map(|i| match i {
-                0 => first_weight(timestamps[0]),
-                _ => timestamps[i] - timestamps[i - 1],
-            })
-            .collect();
-        if let (Some(last), Some(end)) = (weights.last_mut(), end) {
-            *last += (end - timestamps[timestamps.len() - 1]).max(0.0);
-        }
-        return (weights, interval);
+    if !timestamps.windows(2).all(|w| w[0] <= w[1]) {
+        order.sort_by(|&a, &b| timestamps[a].total_cmp(&timestamps[b]));
     }
-    let mut order: Vec<usize> = (0..timestamps.len()).collect();
-    order.sort_by(|&a, &b| timestamps[a].total_cmp(&timestamps[b]));
     let mut weights = vec![0.0; timestamps.len()];
-    for (position, &sample) in order.iter().enumerate() {
-        weights[sample] = match position.checked_sub(1).map(|p| order[p]) {
-            Some(previous) => timestamps[sample] - timestamps[previous],
-            None => first_weight(timestamps[sample]),
-        };
+    for pair in order.windows(2) {
+        weights[pair[0]] = timestamps[pair[1]] - timestamps[pair[0]];
     }
-    if let (Some(&last), Some(end)) = (order.last(), end) {
-        weights[last] += (end - timestamps[last]).max(0.0);
+    if let (Some(&first), Some(&last)) = (order.first(), order.last()) {
+        let mean = match order.len() {
+            0 | 1 => interval.unwrap_or(0.0),
+            n => (timestamps[last] - timestamps[first]) / (n - 1) as f64,
+        };
+        weights[last] = mean;
     }
     (weights, interval)
 }
@@ -358,8 +341,8 @@ mod tests {
         let na = tree.child(0, a);
         let nb = tree.child(na, b);
         assert_eq!(tree.child(na, b), nb);
-        tree.add_sample(nb, 3.0, 3.0);
-        tree.add_sample(na, 1.0, 4.0);
+        tree.add_sample(nb, 3.0, 0.0);
+        tree.add_sample(na, 1.0, 3.0);
         let (functions, nodes) = tree.finish();
         assert_eq!(functions.len(), 2);
         assert_eq!(
@@ -370,15 +353,17 @@ mod tests {
     }
 
     #[test]
-    fn a_sample_stands_for_the_time_since_the_one_before_even_out_of_order() {
-        let (w, interval) = weights(&[10.0, 30.0, 20.0], Some(4.0), Some(35.0));
-        assert_eq!(w, vec![6.0, 15.0, 10.0]);
-        assert_eq!(interval, Some(10.0));
-        let (w, _) = weights(&[0.0, 2.0, 4.0], None, None);
+    fn a_sample_stands_for_the_time_until_the_next_as_devtools_counts_it() {
+        // Out of order, sorted first: 10 → 20 → 35; the last gets the
+        // mean interval, (35 - 10) / 2.
+        let (w, interval) = weights(&[10.0, 35.0, 20.0]);
+        assert_eq!(w, vec![10.0, 12.5, 15.0]);
+        assert_eq!(interval, Some(15.0));
+        let (w, _) = weights(&[0.0, 2.0, 4.0]);
         assert_eq!(w, vec![2.0, 2.0, 2.0]);
-        assert_eq!(weights(&[], None, None), (vec![], None));
+        assert_eq!(weights(&[]), (vec![], None));
         // In order: the same, without sorting.
-        let (w, _) = weights(&[10.0, 20.0, 30.0], Some(4.0), Some(35.0));
-        assert_eq!(w, vec![6.0, 10.0, 15.0]);
+        let (w, _) = weights(&[10.0, 20.0, 35.0]);
+        assert_eq!(w, vec![10.0, 15.0, 12.5]);
     }
 }
