@@ -10,6 +10,8 @@ fn rows(stdout: &str) -> Vec<(String, Vec<String>)> {
         .lines()
         .skip_while(|l| !l.starts_with("build"))
         .skip(1)
+        // A blank line ends the table; what the verdicts mean follows.
+        .take_while(|l| !l.is_empty())
         .map(|line| {
             // Labels are words and flags; cells start with a digit.
             let label = line
@@ -43,6 +45,8 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
         "sort",
         "-n",
         "2",
+        "--max-runs",
+        "2",
         "--",
         "20000",
     ]);
@@ -68,29 +72,40 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
             "--timer none",
             "--timer host --no-sample",
             "--timer host",
-            "--timer none --sample"
+            "--timer none --sample",
+            "plain again"
         ],
         "{}",
         run.stdout
     );
-    // time (range), time ratio, ratio to the floor, KiB, size ratio
-    for (label, cells) in &rows {
-        assert_eq!(cells.len(), 6, "{label}: {cells:?}");
-        assert!(ratio(&cells[2]) > 0.0, "{label}: {cells:?}");
-        assert!(ratio(&cells[3]) > 0.0, "{label}: {cells:?}");
-    }
+    // plain: time (range), time ratio, ratio to the floor, KiB, size ratio
+    assert_eq!(rows[0].1.len(), 6, "{:?}", rows[0]);
     assert_eq!(rows[0].1[2], "1.00×");
     assert_eq!(rows[0].1[5], "1.00×");
-    assert_eq!(rows[1].1[3], "1.00×", "the floor against itself");
-    // The floor adds a few bytes of counters; the instrumented modules
-    // carry the runtime besides.
-    assert!(ratio(&rows[1].1[5]) >= 1.0, "{:?}", rows[1]);
-    for (label, cells) in &rows[2..] {
+    // The others: time (range), time ratio, its interval, ratio to the
+    // floor, KiB, size ratio, verdict.
+    for (label, cells) in &rows[1..] {
+        assert_eq!(cells.len(), 8, "{label}: {cells:?}");
+        assert!(ratio(&cells[2]) > 0.0, "{label}: {cells:?}");
+        assert!(cells[3].contains('–'), "{label}: {cells:?}");
+        assert!(ratio(&cells[4]) > 0.0, "{label}: {cells:?}");
         assert!(
-            ratio(&cells[5]) > ratio(&rows[1].1[5]),
+            ["noise", "slower", "control"].contains(&cells[7].as_str()),
             "{label}: {cells:?}"
         );
     }
+    assert_eq!(rows[1].1[4], "1.00×", "the floor against itself");
+    assert_eq!(rows[6].1[7], "control");
+    // The floor adds a few bytes of counters; the instrumented modules
+    // carry the runtime besides.
+    assert!(ratio(&rows[1].1[6]) >= 1.0, "{:?}", rows[1]);
+    for (label, cells) in &rows[2..6] {
+        assert!(
+            ratio(&cells[6]) > ratio(&rows[1].1[6]),
+            "{label}: {cells:?}"
+        );
+    }
+    assert!(run.stdout.contains("\ninterval: the "), "{}", run.stdout);
     // No profile is saved by a benchmark.
     assert!(!run.stderr.contains("Profile "), "{}", run.stderr);
 }
@@ -143,6 +158,38 @@ fn bad_arguments_are_refused_before_anything_runs() {
 }
 
 #[test]
+fn more_rounds_run_while_plain_against_itself_is_noisy() {
+    // realworld with a tiny input runs for about a millisecond: Node's
+    // timing of it varies by far more than 5 %, so the rounds go on to the
+    // most allowed, and the table says how many ran.
+    let run = wasmprof(&[
+        "bench",
+        "--release",
+        "-p",
+        "realworld",
+        "-n",
+        "2",
+        "--max-runs",
+        "4",
+        "--",
+        "1",
+    ]);
+    run.assert_success();
+    let extra = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("(at most 4): the plain build against itself still varies"))
+        .count();
+    let stated = run.stdout.lines().next().unwrap_or_default();
+    assert!(
+        (extra == 2 && stated.contains(": 4 runs of each build"))
+            || (extra == 0 && stated.contains(": 2 runs of each build")),
+        "{extra} extra rounds; {stated}\n{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn a_program_with_nothing_instrumented_is_pointed_out() {
     // `realworld` has no annotation; without --instrument-all the three
     // builds are the same program.
@@ -152,7 +199,9 @@ fn a_program_with_nothing_instrumented_is_pointed_out() {
         "-p",
         "realworld",
         "-n",
-        "1",
+        "7",
+        "--max-runs",
+        "7",
         "--",
         "1",
     ]);
@@ -163,5 +212,18 @@ fn a_program_with_nothing_instrumented_is_pointed_out() {
         "{}",
         run.stderr
     );
-    assert_eq!(rows(&run.stdout).len(), 6, "{}", run.stdout);
+    let rows = rows(&run.stdout);
+    assert_eq!(rows.len(), 7, "{}", run.stdout);
+    // The same program seven times over: every ratio is the machine's
+    // noise, and the bench says so, whatever the medians came out as.
+    for (label, cells) in &rows[1..] {
+        let verdict = cells.last().unwrap();
+        let expected = if label == "plain again" {
+            "control"
+        } else {
+            "noise"
+        };
+        assert_eq!(verdict, expected, "{label}: {cells:?}\n{}", run.stdout);
+    }
+    assert!(run.stdout.contains("\nnoise: "), "{}", run.stdout);
 }

@@ -21,14 +21,20 @@ use crate::ui;
 /// too: as `run` runs a timed build by default (the sampler gives the calls
 /// too short to time their time), and for a hybrid profile (counting plus
 /// sampling).
-const BUILDS: [(&str, Option<Timer>, bool); 6] = [
+const BUILDS: [(&str, Option<Timer>, bool); 7] = [
     ("plain", None, false),
     ("floor", Some(Timer::Floor), false),
     ("--timer none", Some(Timer::None), false),
     ("--timer host --no-sample", Some(Timer::Host), false),
     ("--timer host", Some(Timer::Host), true),
     ("--timer none --sample", Some(Timer::None), true),
+    // The control, last in each round: the plain build against itself is
+    // the machine's own noise, which no other ratio can be told from.
+    (CONTROL, None, false),
 ];
+
+/// The plain build's second run in each round.
+const CONTROL: &str = "plain again";
 
 /// One build and what was measured of it.
 struct Measured {
@@ -128,8 +134,25 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
              program's output deterministic?"
         ));
     }
-    for round in 1..=args.runs {
-        ui::status("Running", &format!("round {round} of {}", args.runs));
+    let most = args
+        .max_runs
+        .unwrap_or(args.runs.saturating_mul(3))
+        .max(args.runs);
+    let mut round = 0;
+    while round < args.runs || (round < most && noise_is_wide(&builds)) {
+        round += 1;
+        if round <= args.runs {
+            ui::status("Running", &format!("round {round} of {}", args.runs));
+        } else {
+            ui::status(
+                "Running",
+                &format!(
+                    "round {round} (at most {most}): the plain build against itself still \
+                     varies by more than {:.0} %",
+                    WIDE_NOISE * 100.0
+                ),
+            );
+        }
         for build in &mut builds {
             let result = run_once(host.as_mut(), build, &args.host, &target_dir)?.0;
             build.nanos.push(result.program_nanos);
@@ -140,8 +163,8 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     println!(
         "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in {}",
         crate_wide_flags(&args.crate_wide),
-        args.runs,
-        if args.runs == 1 { "" } else { "s" },
+        round,
+        if round == 1 { "" } else { "s" },
         host.describe()
     );
     print!("{}", table(&builds));
@@ -261,22 +284,145 @@ fn ratio(value: f64, plain: f64) -> String {
     }
 }
 
-/// One row of the table: label, time, its ratios to plain and to the
-/// floor, size and its ratio.
-type Row = (&'static str, String, String, String, String, String);
+/// How far from 1.00 the plain build against itself may vary before more
+/// rounds run.
+const WIDE_NOISE: f64 = 0.05;
+
+/// Whether the interval of plain against itself reaches further than
+/// [`WIDE_NOISE`] from 1.00: the rounds so far cannot tell small costs
+/// from the machine's noise.
+fn noise_is_wide(builds: &[Measured]) -> bool {
+    let plain = &builds[0].nanos;
+    let Some(control) = builds.iter().find(|b| b.label == CONTROL) else {
+        return false;
+    };
+    match median_interval(&paired_ratios(&control.nanos, plain)) {
+        Some((low, high, _)) => low < 1.0 - WIDE_NOISE || high > 1.0 + WIDE_NOISE,
+        None => false,
+    }
+}
+
+/// Each build's time over plain's in the same round: the rounds run every
+/// build in turn, so a machine that slows down for a while slows both
+/// sides of a ratio.
+fn paired_ratios(build: &[u64], plain: &[u64]) -> Vec<f64> {
+    build
+        .iter()
+        .zip(plain)
+        .filter(|(_, &p)| p > 0)
+        .map(|(&b, &p)| b as f64 / p as f64)
+        .collect()
+}
+
+/// A distribution-free interval for the median of `ratios`: the order
+/// statistics `k` and `n + 1 - k`, with `k` as large as keeps the
+/// confidence at 95 % (or 1, with the confidence it has), and that
+/// confidence. `None` without two ratios.
+fn median_interval(ratios: &[f64]) -> Option<(f64, f64, f64)> {
+    let n = ratios.len();
+    if n < 2 {
+        return None;
+    }
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    // P(X < k) for X ~ Binomial(n, 1/2): the chance that fewer than k of
+    // the ratios fall below the true median.
+    let below = |k: usize| -> f64 {
+        let mut term = 0.5f64.powi(n as i32);
+        let mut sum = 0.0;
+        for i in 0..k {
+            sum += term;
+            term = term * (n - i) as f64 / (i + 1) as f64;
+        }
+        sum
+    };
+    let confidence = |k: usize| 1.0 - 2.0 * below(k);
+    let k = (1..=n / 2)
+        .rev()
+        .find(|&k| confidence(k) >= 0.95)
+        .unwrap_or(1);
+    Some((sorted[k - 1], sorted[n - k], confidence(k)))
+}
+
+/// What a row's ratio to plain can be trusted to say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// The plain build against itself.
+    Control,
+    /// No different from plain as far as these rounds can tell: the
+    /// interval holds 1, or meets the control's, or the build seems
+    /// faster than plain, which instrumentation cannot make it.
+    Noise,
+    /// Slower than plain beyond the machine's noise.
+    Slower,
+    /// Too few rounds for an interval.
+    Unknown,
+}
+
+fn verdict(
+    median: f64,
+    interval: Option<(f64, f64, f64)>,
+    control: Option<(f64, f64, f64)>,
+) -> Verdict {
+    let Some((low, high, _)) = interval else {
+        return if median < 1.0 {
+            Verdict::Noise
+        } else {
+            Verdict::Unknown
+        };
+    };
+    let meets_control = control.is_some_and(|(c_low, c_high, _)| low <= c_high && c_low <= high);
+    if median < 1.0 || low <= 1.0 || meets_control {
+        Verdict::Noise
+    } else {
+        Verdict::Slower
+    }
+}
+
+/// One row of the table: label, time, its ratio to plain, the ratio's
+/// interval, its ratio to the floor, size, its ratio, and the verdict.
+type Row = (
+    &'static str,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    &'static str,
+);
 
 /// The table: one row a build, time and size, each with its ratio to the
-/// plain build, and the time's to the floor when there is one.
+/// plain build, the interval of the time's ratio and what it can be
+/// trusted to say, and the time's ratio to the floor when there is one;
+/// then what the verdicts mean.
 fn table(builds: &[Measured]) -> String {
-    let (plain_median, _, _) = spread(&builds[0].nanos);
+    let plain = &builds[0].nanos;
+    let (plain_median, _, _) = spread(plain);
     let floor_median = builds
         .iter()
         .find(|b| b.label == "floor")
         .map(|b| spread(&b.nanos).0);
+    let interval_of = |build: &Measured| median_interval(&paired_ratios(&build.nanos, plain));
+    let control = builds
+        .iter()
+        .find(|b| b.label == CONTROL)
+        .and_then(interval_of);
+    let mut verdicts = Vec::new();
     let rows: Vec<Row> = builds
         .iter()
-        .map(|build| {
+        .enumerate()
+        .map(|(index, build)| {
             let (median, least, greatest) = spread(&build.nanos);
+            let interval = interval_of(build);
+            let ratios = paired_ratios(&build.nanos, plain);
+            let median_ratio = spread_f64(&ratios);
+            let verdict = match (index, build.label) {
+                (0, _) => None,
+                (_, CONTROL) => Some(Verdict::Control),
+                _ => Some(verdict(median_ratio, interval, control)),
+            };
+            verdicts.extend(verdict.map(|v| (build.label, v, median_ratio)));
             (
                 build.label,
                 format!(
@@ -286,9 +432,20 @@ fn table(builds: &[Measured]) -> String {
                     millis(greatest)
                 ),
                 ratio(median, plain_median),
+                match (index, interval) {
+                    (0, _) | (_, None) => String::new(),
+                    (_, Some((low, high, _))) => format!("{low:.2}–{high:.2}"),
+                },
                 floor_median.map_or_else(String::new, |floor| ratio(median, floor)),
                 format!("{:.1}", build.wasm_bytes as f64 / 1024.0),
                 ratio(build.wasm_bytes as f64, builds[0].wasm_bytes as f64),
+                match verdict {
+                    None => "",
+                    Some(Verdict::Control) => "control",
+                    Some(Verdict::Noise) => "noise",
+                    Some(Verdict::Slower) => "slower",
+                    Some(Verdict::Unknown) => "?",
+                },
             )
         })
         .collect();
@@ -297,26 +454,83 @@ fn table(builds: &[Measured]) -> String {
     };
     let w_label = width(|r| r.0.len(), "--timer none");
     let w_time = width(|r| r.1.chars().count(), "time ms (range)");
-    let w_size = width(|r| r.4.len(), ".wasm KiB");
+    let w_interval = width(|r| r.3.chars().count(), "interval");
+    let w_size = width(|r| r.5.len(), ".wasm KiB");
     let floor_title = if floor_median.is_some() {
         "vs floor"
     } else {
         ""
     };
     let w_floor = if floor_median.is_some() { 8 } else { 0 };
+    let gap = if w_floor > 0 { "  " } else { "" };
     let mut out = format!(
-        "{:<w_label$}  {:>w_time$}  {:>8}  {floor_title:>w_floor$}{}{:>w_size$}  {:>8}\n",
-        "build",
-        "time ms (range)",
-        "time",
-        if w_floor > 0 { "  " } else { "" },
-        ".wasm KiB",
-        "size"
+        "{:<w_label$}  {:>w_time$}  {:>8}  {:>w_interval$}  {floor_title:>w_floor$}{gap}{:>w_size$}  {:>8}  {}\n",
+        "build", "time ms (range)", "time", "interval", ".wasm KiB", "size", "verdict"
     );
-    for (label, time, time_ratio, floor_ratio, size, size_ratio) in rows {
+    for (label, time, time_ratio, interval, floor_ratio, size, size_ratio, verdict) in rows {
+        let line = format!(
+            "{label:<w_label$}  {time:>w_time$}  {time_ratio:>8}  {interval:>w_interval$}  {floor_ratio:>w_floor$}{gap}{size:>w_size$}  {size_ratio:>8}  {verdict}"
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    let explained = explain(&verdicts, control, builds[0].nanos.len());
+    if !explained.is_empty() {
+        out.push('\n');
+        out.push_str(&explained);
+    }
+    out
+}
+
+/// The median of some ratios (0 for none).
+fn spread_f64(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// The lines under the table: what the interval is, and what the verdicts
+/// say, the builds that seem faster than plain named.
+fn explain(
+    verdicts: &[(&'static str, Verdict, f64)],
+    control: Option<(f64, f64, f64)>,
+    rounds: usize,
+) -> String {
+    let mut out = String::new();
+    match control {
+        Some((low, high, confidence)) => out.push_str(&format!(
+            "interval: the {:.0} % interval of the median of each round's time over plain's; \
+             plain against itself: {low:.2}–{high:.2}\n",
+            confidence * 100.0
+        )),
+        None if rounds < 2 => out.push_str(
+            "one round: no interval, and no verdict (`?`); run -n 5 or more to tell the \
+             builds from the machine's noise\n",
+        ),
+        None => {}
+    }
+    let faster: Vec<String> = verdicts
+        .iter()
+        .filter(|(_, v, r)| *v == Verdict::Noise && *r < 1.0)
+        .map(|(label, _, r)| format!("{label} ({r:.2}×)"))
+        .collect();
+    if verdicts.iter().any(|(_, v, _)| *v == Verdict::Noise) {
+        out.push_str(
+            "noise: not told apart from plain by these rounds (the interval holds 1.00 or \
+             meets plain against itself); its ratio says nothing. Run more rounds (-n) on a \
+             quieter machine.\n",
+        );
+    }
+    if !faster.is_empty() {
         out.push_str(&format!(
-            "{label:<w_label$}  {time:>w_time$}  {time_ratio:>8}  {floor_ratio:>w_floor$}{}{size:>w_size$}  {size_ratio:>8}\n",
-            if w_floor > 0 { "  " } else { "" },
+            "faster than plain, which instrumentation cannot make a program: {}; the machine's \
+             noise, not a speed-up\n",
+            faster.join(", ")
         ));
     }
     out
@@ -358,7 +572,7 @@ mod tests {
     }
 
     #[test]
-    fn the_table_gives_times_sizes_and_ratios_to_the_plain_build() {
+    fn the_table_gives_times_sizes_ratios_their_intervals_and_verdicts() {
         let builds = [
             measured("plain", 102_400, &[10_000_000, 12_000_000, 11_000_000]),
             measured(
@@ -371,30 +585,79 @@ mod tests {
                 122_880,
                 &[16_500_000, 15_000_000, 18_000_000],
             ),
+            measured(CONTROL, 102_400, &[10_100_000, 11_900_000, 11_000_000]),
         ];
         assert_eq!(
             table(&builds),
-            "build          time ms (range)      time  .wasm KiB      size\n\
-             plain         11.0 (10.0–12.0)     1.00×      100.0     1.00×\n\
-             --timer none  13.2 (13.0–14.0)     1.20×      110.0     1.10×\n\
-             --timer host  16.5 (15.0–18.0)     1.50×      120.0     1.20×\n"
+            "build          time ms (range)      time   interval  .wasm KiB      size  verdict\n\
+             plain         11.0 (10.0–12.0)     1.00×                 100.0     1.00×\n\
+             --timer none  13.2 (13.0–14.0)     1.20×  1.10–1.30      110.0     1.10×  slower\n\
+             --timer host  16.5 (15.0–18.0)     1.50×  1.25–1.65      120.0     1.20×  slower\n\
+             plain again   11.0 (10.1–11.9)     1.00×  0.99–1.01      100.0     1.00×  control\n\
+             \n\
+             interval: the 75 % interval of the median of each round's time over plain's; \
+             plain against itself: 0.99–1.01\n"
         );
     }
 
     #[test]
-    fn with_a_floor_every_time_is_also_compared_with_it() {
+    fn a_build_no_slower_than_plain_against_itself_is_noise() {
         let builds = [
-            measured("plain", 102_400, &[10_000_000]),
-            measured("floor", 104_448, &[12_500_000]),
-            measured("--timer none", 112_640, &[15_000_000]),
+            measured("plain", 1, &[10, 10, 10, 10, 10]),
+            // Faster than plain: impossible, so noise.
+            measured("floor", 1, &[8, 9, 8, 9, 8]),
+            // Its interval meets plain against itself.
+            measured("--timer none", 1, &[11, 12, 11, 12, 11]),
+            measured(CONTROL, 1, &[10, 12, 10, 11, 9]),
         ];
-        assert_eq!(
-            table(&builds),
-            "build          time ms (range)      time  vs floor  .wasm KiB      size\n\
-             plain         10.0 (10.0–10.0)     1.00×     0.80×      100.0     1.00×\n\
-             floor         12.5 (12.5–12.5)     1.25×     1.00×      102.0     1.02×\n\
-             --timer none  15.0 (15.0–15.0)     1.50×     1.20×      110.0     1.10×\n"
-        );
+        let text = table(&builds);
+        let verdict_of = |label: &str| {
+            let line = text.lines().find(|l| l.starts_with(label)).unwrap();
+            line.rsplit("  ").next().unwrap().trim().to_owned()
+        };
+        assert_eq!(verdict_of("floor"), "noise", "{text}");
+        assert_eq!(verdict_of("--timer none"), "noise", "{text}");
+        assert!(text.contains("faster than plain"), "{text}");
+        assert!(text.contains("floor (0.80×)"), "{text}");
+    }
+
+    #[test]
+    fn the_median_s_interval_is_as_wide_as_its_confidence_needs() {
+        assert_eq!(median_interval(&[1.0]), None);
+        // Five rounds: the least and the greatest, 15/16 of the time.
+        let (low, high, confidence) = median_interval(&[1.3, 1.1, 1.2, 1.5, 1.4]).unwrap();
+        assert_eq!((low, high), (1.1, 1.5));
+        assert!((confidence - 0.9375).abs() < 1e-12);
+        // Twenty rounds: the 6th from each end keeps 95 %.
+        let ratios: Vec<f64> = (1..=20).map(f64::from).collect();
+        let (low, high, confidence) = median_interval(&ratios).unwrap();
+        assert_eq!((low, high), (6.0, 15.0));
+        assert!(confidence >= 0.95, "{confidence}");
+    }
+
+    #[test]
+    fn rounds_go_on_while_plain_against_itself_varies_by_more_than_five_percent() {
+        let steady = [
+            measured("plain", 1, &[100, 100, 100, 100, 100]),
+            measured(CONTROL, 1, &[101, 99, 102, 100, 98]),
+        ];
+        assert!(!noise_is_wide(&steady));
+        let noisy = [
+            measured("plain", 1, &[100, 100, 100, 100, 100]),
+            measured(CONTROL, 1, &[130, 99, 102, 100, 80]),
+        ];
+        assert!(noise_is_wide(&noisy));
+        // Nothing to tell from one round.
+        assert!(!noise_is_wide(&[
+            measured("plain", 1, &[100]),
+            measured(CONTROL, 1, &[150])
+        ]));
+    }
+
+    #[test]
+    fn one_round_gives_no_verdict_but_a_faster_build_is_still_noise() {
+        assert_eq!(verdict(1.3, None, None), Verdict::Unknown);
+        assert_eq!(verdict(0.7, None, None), Verdict::Noise);
     }
 
     #[test]

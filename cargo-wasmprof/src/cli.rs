@@ -70,11 +70,20 @@ pub enum Command {
     /// profile; each instrumented one with the same crate-wide flags), runs
     /// each (the `--timer host` build without and with the engine's
     /// sampler, the hybrid build with it) once to warm up and check that
-    /// all print the same, then N times in turn, and prints the
-    /// program's median time (entry call to end, without Node's start-up),
-    /// its range, the `.wasm` sizes and the ratios to the plain build and
-    /// to the floor: what counting at all costs, and what call paths and
-    /// timing add to it. No profile is saved.
+    /// all print the same, then N times in turn, the plain build twice a
+    /// round, and prints the program's median time (entry call to end,
+    /// without Node's start-up), its range, the `.wasm` sizes and the
+    /// ratios to the plain build and to the floor: what counting at all
+    /// costs, and what call paths and timing add to it. No profile is
+    /// saved.
+    ///
+    /// Each ratio comes with the interval of its median over the rounds
+    /// (each build's time over plain's in the same round) and a verdict:
+    /// `noise` where the interval holds 1.00 or meets the plain build's
+    /// against itself (`plain again`, the machine's own noise), or where
+    /// a build seems faster than plain; `slower` beyond that. While plain
+    /// against itself varies by more than 5 %, more rounds run, up to
+    /// --max-runs.
     Bench(BenchArgs),
     /// Run the package's tests instrumented, as `cargo test` would, and save one profile of them.
     ///
@@ -496,6 +505,9 @@ pub struct BenchArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub runs: u32,
+    /// The most rounds to run while the noise is wide [default: 3 × N]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_runs: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]
