@@ -189,6 +189,45 @@ fn a_run_ended_by_the_grace_period_with_frames_pending_says_so() {
 }
 
 #[test]
+fn a_page_that_crashes_mid_run_keeps_the_profile_pulled_before() {
+    // The profile is pulled every second while the page runs; the page is
+    // crashed (the DevTools protocol's `Page.crash`) 2.5 s into 10,000
+    // frames that would take minutes.
+    require_browser();
+    let run = wasmprof_with_stdin(
+        &[
+            "run",
+            "--host",
+            "browser",
+            "-p",
+            "image-kernels",
+            "--release",
+            "--invoke",
+            "animate",
+            "--until-exit",
+            "--timeout",
+            "60s",
+            "--",
+            "10000",
+            "3",
+        ],
+        b"",
+        &[("WASMPROF_TEST_CRASH_PAGE_AFTER_MS", "2500")],
+    );
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("the page crashed"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the profile is the one pulled"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let frames = calls_by_function(&profile)["image_kernels::draw_frame"];
+    assert!((1..10_000).contains(&frames), "{frames} frames");
+}
+
+#[test]
 fn until_exit_waits_for_wasmprof_exit_through_animation_frames() {
     let run = in_browser(&[
         "-p",

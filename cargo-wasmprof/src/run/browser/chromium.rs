@@ -187,6 +187,11 @@ impl Chromium {
             let tail = Arc::clone(&stderr_tail);
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    // A container has no D-Bus, and Chromium says so many
+                    // times over: that is never why a run failed.
+                    if line.contains(":ERROR:dbus/") {
+                        continue;
+                    }
                     let mut tail = tail.lock().unwrap();
                     if tail.len() == STDERR_LINES_KEPT {
                         tail.pop_front();

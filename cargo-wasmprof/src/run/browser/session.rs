@@ -11,7 +11,9 @@
 //! - the program called `wasmprof::exit(code)` (once that call returned);
 //! - the entry point failed, or an exception went uncaught;
 //! - `--timeout`, or Ctrl-C: the running script is terminated first;
-//! - the page crashed or the browser went away (no profile can be pulled).
+//! - the page crashed or the browser went away: the profile is then the
+//!   last one pulled during the run (every [`PULL_EVERY`], when the page
+//!   is between tasks), marked incomplete, or none if none was.
 
 use std::time::{Duration, Instant};
 
@@ -32,12 +34,31 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the page may take to hand over the profile before the running
 /// script is terminated to let it.
 const PULL_PATIENCE: Duration = Duration::from_secs(2);
+/// How often the profile is pulled while the page runs, so that a crash or
+/// a killed tab keeps what was collected until then.
+const PULL_EVERY: Duration = Duration::from_secs(1);
+/// The expression that reads the profile out of the page.
+const SNAPSHOT_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
+     if (!h) return null; \
+     return { snapshot: h.snapshotBase64(), resolution: h.measureResolution(), \
+     pending: h.pendingWork() }; })()";
+/// The same, cheap enough to run every second: the snapshot alone.
+const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
+     return h ? { snapshot: h.snapshotBase64() } : null; })()";
+/// For tests of that: crash the page this many milliseconds into the run.
+const CRASH_AFTER_VAR: &str = "WASMPROF_TEST_CRASH_PAGE_AFTER_MS";
 
 pub struct PageRun<'a> {
     pub chromium: &'a Chromium,
     pub url: &'a str,
     pub config: &'a HostConfig,
     pub grace: Duration,
+}
+
+/// The last profile pulled while the page ran, and when.
+#[derive(Default)]
+struct Latest {
+    bytes: Option<(Vec<u8>, Instant)>,
 }
 
 /// What the page handed over at the end.
@@ -149,14 +170,29 @@ impl PageRun<'_> {
             json!({ "url": self.url }),
             COMMAND_TIMEOUT,
         )?;
+        let mut latest = Latest::default();
         let end = match navigated["errorText"].as_str() {
             Some(error) if !error.is_empty() => End::NotLoaded(error.to_owned()),
-            _ => self.watch(&session, &target_id, deadline, &mut relay),
+            _ => self.watch(&session, &target_id, deadline, &mut relay, &mut latest),
         };
 
         let (mut result, mut resolution, program_nanos) = self.outcome(&end);
 
-        if !matches!(end, End::Crashed | End::BrowserGone) {
+        if matches!(end, End::Crashed | End::BrowserGone) {
+            if let Some((bytes, at)) = latest.bytes {
+                std::fs::write(&self.config.snapshot_out, bytes).with_context(|| {
+                    format!("could not write {}", self.config.snapshot_out.display())
+                })?;
+                result.snapshot = true;
+                let before = at.elapsed().as_millis();
+                result.message = result.message.map(|m| {
+                    m.replace(
+                        "; its profile is lost",
+                        &format!("; the profile is the one pulled {before} ms before, incomplete"),
+                    )
+                });
+            }
+        } else {
             let busy = matches!(end, End::Timeout | End::Interrupted);
             match self.pull_snapshot(&session, busy) {
                 Ok(Some(pulled)) => {
@@ -303,15 +339,56 @@ impl PageRun<'_> {
     }
 
     /// Relays the page's events until the run is over, and says why it is.
-    fn watch(&self, session: &str, target_id: &str, deadline: Instant, relay: &mut Relay) -> End {
+    fn watch(
+        &self,
+        session: &str,
+        target_id: &str,
+        deadline: Instant,
+        relay: &mut Relay,
+        latest: &mut Latest,
+    ) -> End {
         let cdp = &self.chromium.cdp;
         let mut settled: Option<Value> = None;
         let mut last_sign_of_life = Instant::now();
+        let started = Instant::now();
+        let mut next_pull = started + PULL_EVERY;
+        let mut pulling = None;
+        let mut crash_after = std::env::var(CRASH_AFTER_VAR)
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map(Duration::from_millis);
         loop {
             if interrupt::interrupted() {
                 return End::Interrupted;
             }
             let now = Instant::now();
+            // A pull answered (the page was between tasks): keep it. One at
+            // a time, so that a busy page is not sent a queue of them.
+            if let Some(reply) = pulling.as_ref().and_then(super::cdp::Call::ready) {
+                pulling = None;
+                if let Ok(reply) = reply {
+                    let text = reply["result"]["value"]["snapshot"].as_str();
+                    if let Some(bytes) =
+                        text.and_then(|t| base64::engine::general_purpose::STANDARD.decode(t).ok())
+                    {
+                        latest.bytes = Some((bytes, now));
+                    }
+                }
+            }
+            if pulling.is_none() && now >= next_pull {
+                next_pull = now + PULL_EVERY;
+                pulling = cdp
+                    .send(
+                        Some(session),
+                        "Runtime.evaluate",
+                        json!({ "expression": PERIODIC_EXPRESSION, "returnByValue": true }),
+                    )
+                    .ok();
+            }
+            if crash_after.is_some_and(|after| now.duration_since(started) >= after) {
+                crash_after = None;
+                let _ = cdp.send(Some(session), "Page.crash", json!({}));
+            }
             if now >= deadline {
                 return End::Timeout;
             }
@@ -393,10 +470,7 @@ impl PageRun<'_> {
     /// if it does not answer within [`PULL_PATIENCE`].
     fn pull_snapshot(&self, session: &str, busy: bool) -> Result<Option<Pulled>> {
         let cdp = &self.chromium.cdp;
-        let expression = "(() => { const h = globalThis.__wasmprofHost; \
-             if (!h) return null; \
-             return { snapshot: h.snapshotBase64(), resolution: h.measureResolution(), \
-             pending: h.pendingWork() }; })()";
+        let expression = SNAPSHOT_EXPRESSION;
         let call = cdp.send(
             Some(session),
             "Runtime.evaluate",
