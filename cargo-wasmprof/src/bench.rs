@@ -253,17 +253,22 @@ fn first_different_output(builds: &[Measured], outputs: &[Vec<u8>]) -> Option<&'
 
 /// Median, least and greatest of some run times, in nanoseconds.
 fn spread(nanos: &[u64]) -> (f64, f64, f64) {
-    let mut sorted = nanos.to_vec();
-    sorted.sort_unstable();
+    let values: Vec<f64> = nanos.iter().map(|&n| n as f64).collect();
+    let least = values.iter().copied().reduce(f64::min).unwrap_or(0.0);
+    let greatest = values.iter().copied().reduce(f64::max).unwrap_or(0.0);
+    (median(&values), least, greatest)
+}
+
+/// The median (the mean of the middle two for an even count; 0 for none).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
-    let median = match n {
+    match n {
         0 => 0.0,
-        _ if n % 2 == 1 => sorted[n / 2] as f64,
-        _ => (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0,
-    };
-    let least = sorted.first().copied().unwrap_or(0) as f64;
-    let greatest = sorted.last().copied().unwrap_or(0) as f64;
-    (median, least, greatest)
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
 }
 
 /// Milliseconds with three significant digits or more.
@@ -416,7 +421,7 @@ fn table(builds: &[Measured]) -> String {
             let (median, least, greatest) = spread(&build.nanos);
             let interval = interval_of(build);
             let ratios = paired_ratios(&build.nanos, plain);
-            let median_ratio = spread_f64(&ratios);
+            let median_ratio = self::median(&ratios);
             let verdict = match (index, build.label) {
                 (0, _) => None,
                 (_, CONTROL) => Some(Verdict::Control),
@@ -480,18 +485,6 @@ fn table(builds: &[Measured]) -> String {
         out.push_str(&explained);
     }
     out
-}
-
-/// The median of some ratios (0 for none).
-fn spread_f64(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => sorted[n / 2],
-        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
 }
 
 /// The lines under the table: what the interval is, and what the verdicts

@@ -33,6 +33,8 @@ pub fn in_crate(names: &[Option<String>], krate: &str) -> Vec<Option<String>> {
 pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) {
     let mut harness = Vec::new();
     let mut ignored = Vec::new();
+    // Tests the list has no name for: one still running at the end.
+    let mut unnamed = Vec::new();
     for (index, function) in profile.functions.iter_mut().enumerate() {
         let Some(number) = function.name.strip_prefix(HARNESS_PREFIX) else {
             continue;
@@ -47,7 +49,10 @@ pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) 
                 ignored.push(index);
                 format!("{krate}::<ignored test {number}>")
             }
-            None => format!("{krate}::<test {number}>"),
+            None => {
+                unnamed.push(index);
+                format!("{krate}::<test {number}>")
+            }
         };
         function.is_test = true;
         harness.push(index);
@@ -85,7 +90,7 @@ pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) 
             // The instrumented test inside is the user's: the harness's
             // node goes when it has that test's name, or none (a test still
             // running at the end, whose result was never written).
-            let unnamed = profile.functions[function].name.contains("::<test ");
+            let unnamed = unnamed.contains(&function);
             match children[index].as_slice() {
                 [only] => profile.nodes[*only].function.is_some_and(|f| {
                     let inner = &profile.functions[f];

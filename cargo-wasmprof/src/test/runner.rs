@@ -239,17 +239,13 @@ fn save(
         small: session.small,
     };
     let mut profile = collect::to_profile(&snapshot, result, context);
-    let krate = session.package.replace('-', "_");
     if super::doctest::is_doctest_binary(wasm) && result.harness_tests.is_empty() {
-        name_doctest(&mut profile, wasm, &krate, result, session)?;
+        name_doctest(&mut profile, wasm, result, session)?;
     } else if super::doctest::is_doctest_binary(wasm) {
         // Edition 2024: rustdoc merged the doctests into one binary with a
         // harness of its own, which named each as it began.
-        let package_dir = (std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
+        let (package_dir, krate) = doctest_package(session);
         let relative = |file: &str| super::doctest::package_relative(file, &package_dir);
-        let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or(krate);
         let names: Vec<Option<String>> = (result.harness_tests.iter())
             .map(|name| {
                 let name = name.as_deref()?;
@@ -282,13 +278,26 @@ fn save(
     Ok(())
 }
 
+/// The directory and crate name of the package whose doctests run: cargo
+/// runs rustdoc with the package's variables, and the runner inherits them.
+/// Paths are read in the user's tree, not a shadow copy.
+fn doctest_package(session: &Session) -> (PathBuf, String) {
+    let package_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .map(|dir| session.original(&dir))
+        .unwrap_or_default();
+    let krate =
+        std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| session.package.replace('-', "_"));
+    (package_dir, krate)
+}
+
 /// Makes a doctest's run one test, named after its place in the source:
 /// rustdoc gives the runner no name, but the module's names give the place,
 /// and cargo's environment the package it belongs to.
 fn name_doctest(
     profile: &mut profile::Profile,
     wasm: &Path,
-    krate: &str,
     result: &HostResult,
     session: &Session,
 ) -> Result<()> {
@@ -297,14 +306,7 @@ fn name_doctest(
     let names = wasm_info::function_names(&bytes)
         .with_context(|| format!("{} is not a WebAssembly module", wasm.display()))?;
     let names = || names.values().map(String::as_str);
-    // cargo runs rustdoc with the package's variables; the runner inherits
-    // them. Paths are read in the user's tree, not a shadow copy.
-    let package_dir = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
-        .map(|dir| session.original(&dir))
-        .unwrap_or_default();
-    let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| krate.to_owned());
+    let (package_dir, krate) = doctest_package(session);
     let found = if super::doctest::is_merged(names()) {
         Found::Merged
     } else if let Some(place) = super::doctest::place(names()) {
