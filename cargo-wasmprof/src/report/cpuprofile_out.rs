@@ -15,6 +15,14 @@
 //! DevTools shows nothing of a profile that starts at time 0 (an empty
 //! track, "Range: - - -"), so the samples start one second in, as if the
 //! engine's clock had run that long.
+//!
+//! DevTools also turns the file's microseconds into milliseconds and back
+//! in floating point, and nests one call in another when the first ends a
+//! rounding error after the second starts: with whole-microsecond samples,
+//! its Bottom-up once put `f_main_2` under the `add` that `f_main_1` called
+//! last, and charged 50 ms of `add` to `main`. So every time in the file
+//! is a whole number of 1/1024 ms (the interval is a power of two of a
+//! millisecond), which both units hold exactly.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -31,7 +39,23 @@ const SAMPLES: f64 = 200_000.0;
 
 /// Where the samples start on the engine's clock, in microseconds: not 0,
 /// which DevTools' Performance panel takes for no time at all.
-const START_MICROS: u64 = 1_000_000;
+const START_MICROS: f64 = 1_000_000.0;
+
+/// The finest interval: 1/1024 ms, just under a microsecond.
+const FINEST_INTERVAL_EXPONENT: i32 = -10;
+
+/// The sample interval in microseconds: the smallest power of two of a
+/// millisecond that makes at most about `SAMPLES` samples, so that every
+/// sample's time is exact in milliseconds and in microseconds.
+fn sample_interval_micros(total_micros: f64) -> f64 {
+    let per_sample_millis = total_micros / 1_000.0 / SAMPLES;
+    let exponent = if per_sample_millis > 0.0 {
+        (per_sample_millis.log2().ceil() as i32).max(FINEST_INTERVAL_EXPONENT)
+    } else {
+        FINEST_INTERVAL_EXPONENT
+    };
+    1_000.0 * 2f64.powi(exponent)
+}
 
 pub fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
     let file = CpuProfile::of(profile)?;
@@ -53,10 +77,10 @@ pub fn cpuprofile(profile: &Profile) -> anyhow::Result<Value> {
 #[serde(rename_all = "camelCase")]
 struct CpuProfile<'a> {
     nodes: Vec<CpuNode<'a>>,
-    start_time: u64,
-    end_time: u64,
+    start_time: f64,
+    end_time: f64,
     samples: Vec<usize>,
-    time_deltas: Vec<u64>,
+    time_deltas: Vec<f64>,
     #[serde(rename = "$wasmprof")]
     wasmprof: Origin,
 }
@@ -98,9 +122,7 @@ impl<'a> CpuProfile<'a> {
                  is made of time: write it with --format speedscope or folded instead"
             );
         }
-        let total_micros = stacks.total() / 1_000.0;
-        // Whole microseconds, as the engines write them.
-        let interval = (total_micros / SAMPLES).ceil().max(1.0);
+        let interval = sample_interval_micros(stacks.total() / 1_000.0);
         let mut nodes = Vec::with_capacity(stacks.frames.len());
         let mut samples: Vec<usize> = Vec::new();
         let mut carried: HashMap<Option<usize>, f64> = HashMap::new();
@@ -136,11 +158,16 @@ impl<'a> CpuProfile<'a> {
                 children: frame.children.iter().map(|c| c + 1).collect(),
             });
         }
-        let time_deltas = vec![interval as u64; samples.len()];
+        // The first sample at the start, each one standing for the interval
+        // after it, the last one's ending at `endTime`: DevTools' reading.
+        let mut time_deltas = vec![interval; samples.len()];
+        if let Some(first) = time_deltas.first_mut() {
+            *first = 0.0;
+        }
         Ok(CpuProfile {
             nodes,
             start_time: START_MICROS,
-            end_time: START_MICROS + (samples.len() as f64 * interval) as u64,
+            end_time: START_MICROS + samples.len() as f64 * interval,
             samples,
             time_deltas,
             wasmprof: Origin {
@@ -168,17 +195,36 @@ mod tests {
     #[test]
     fn devtools_gets_a_start_after_zero_and_calls_in_first_call_order() {
         let file = cpuprofile(&appendix_b(true)).unwrap();
-        let start = file["startTime"].as_u64().unwrap();
-        assert!(start > 0, "DevTools shows nothing of a profile at 0");
-        let deltas: u64 = (file["timeDeltas"].as_array().unwrap().iter())
-            .map(|d| d.as_u64().unwrap())
-            .sum();
-        assert_eq!(file["endTime"].as_u64().unwrap(), start + deltas);
+        let start = file["startTime"].as_f64().unwrap();
+        assert!(start > 0.0, "DevTools shows nothing of a profile at 0");
+        let deltas = file["timeDeltas"].as_array().unwrap();
+        let interval = file["$wasmprof"]["sampleIntervalMicros"].as_f64().unwrap();
+        let sum: f64 = deltas.iter().map(|d| d.as_f64().unwrap()).sum();
+        assert_eq!(deltas[0], 0.0, "the first sample is at the start");
+        assert_eq!(file["endTime"].as_f64().unwrap(), start + sum + interval);
         // appendix B's `main` calls `f_main_1` first; `f_half` sorts first.
         let names: Vec<&str> = (file["nodes"].as_array().unwrap().iter())
             .map(|n| n["callFrame"]["functionName"].as_str().unwrap())
             .collect();
         assert_eq!(names[..3], ["(root)", "main", "f_main_1"]);
+    }
+
+    #[test]
+    fn every_time_is_exact_in_milliseconds_and_in_microseconds() {
+        for total_micros in [0.0, 0.5, 311_072.0, 4.0e9] {
+            let interval = sample_interval_micros(total_micros);
+            let millis = interval / 1_000.0;
+            assert_eq!(millis, 2f64.powi(millis.log2() as i32), "{interval}");
+            assert!(total_micros / interval <= 2.0 * SAMPLES + 1.0);
+        }
+        // Any sample's time survives DevTools' trip through milliseconds.
+        let file = cpuprofile(&appendix_b(true)).unwrap();
+        let mut at = file["startTime"].as_f64().unwrap();
+        for delta in file["timeDeltas"].as_array().unwrap() {
+            at += delta.as_f64().unwrap();
+            assert_eq!((at / 1_000.0) * 1_000.0, at);
+            assert_eq!((at / 1_000.0).fract() * 1024.0 % 1.0, 0.0);
+        }
     }
 
     #[test]
