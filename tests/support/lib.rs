@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 pub use cargo_wasmprof::profile::{read_profile, Profile};
 
+pub mod devtools;
 mod page_probe;
 pub use page_probe::PageProbe;
 

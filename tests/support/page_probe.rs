@@ -22,6 +22,12 @@ pub struct PageProbe {
 impl PageProbe {
     /// Opens `url` in a fresh headless Chromium and waits for it to load.
     pub fn open(url: &str) -> PageProbe {
+        PageProbe::open_sized(url, None)
+    }
+
+    /// Opens `url` in a window of `size` CSS pixels (width, height), for
+    /// pages that lay out by the window, such as DevTools' own front end.
+    pub fn open_sized(url: &str, size: Option<(u32, u32)>) -> PageProbe {
         let exe = ChromiumExe::locate(None).expect("chromium");
         let chromium = Chromium::launch(&exe, &[]).expect("launch chromium");
         let cdp = &chromium.cdp;
@@ -50,6 +56,15 @@ impl PageProbe {
         ] {
             cdp.call(Some(&session), method, json!({}), TIMEOUT)
                 .unwrap();
+        }
+        if let Some((width, height)) = size {
+            cdp.call(
+                Some(&session),
+                "Emulation.setDeviceMetricsOverride",
+                json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+                TIMEOUT,
+            )
+            .unwrap();
         }
         let mut probe = PageProbe {
             chromium,
@@ -142,6 +157,83 @@ impl PageProbe {
             panic!("{expression} threw: {details}");
         }
         reply["result"]["value"].clone()
+    }
+
+    /// Evaluates `expression` until it returns something other than
+    /// `null` or `false`, and returns that; panics with `what` after
+    /// `timeout`.
+    pub fn wait_for(&mut self, expression: &str, what: &str, timeout: Duration) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let value = self.eval(expression);
+            if !value.is_null() && value != Value::Bool(false) {
+                return value;
+            }
+            assert!(Instant::now() < deadline, "{what}: not within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// A left click at (`x`, `y`) in CSS pixels, as the mouse makes it:
+    /// trusted events, which some pages tell from a script's `click()`.
+    pub fn click_at(&mut self, x: f64, y: f64) {
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.chromium
+                .cdp
+                .call(
+                    Some(&self.session),
+                    "Input.dispatchMouseEvent",
+                    json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1 }),
+                    TIMEOUT,
+                )
+                .unwrap();
+        }
+        self.drain();
+    }
+
+    /// Chooses `file` in the `<input type=file>` that `expression` returns,
+    /// as a person does in the file dialog: the page gets its `change`.
+    pub fn choose_file(&mut self, expression: &str, file: &std::path::Path) {
+        let cdp = &self.chromium.cdp;
+        let input = cdp
+            .call(
+                Some(&self.session),
+                "Runtime.evaluate",
+                json!({ "expression": expression, "awaitPromise": true }),
+                TIMEOUT,
+            )
+            .unwrap();
+        let object = input["result"]["objectId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{expression} is no element: {input}"));
+        cdp.call(Some(&self.session), "DOM.enable", json!({}), TIMEOUT)
+            .unwrap();
+        cdp.call(
+            Some(&self.session),
+            "DOM.setFileInputFiles",
+            json!({ "files": [file.to_str().unwrap()], "objectId": object }),
+            TIMEOUT,
+        )
+        .unwrap();
+        self.drain();
+    }
+
+    /// A PNG of what the page shows, for a failing test to leave behind.
+    pub fn screenshot(&mut self) -> Vec<u8> {
+        use base64::Engine as _;
+        let shot = self
+            .chromium
+            .cdp
+            .call(
+                Some(&self.session),
+                "Page.captureScreenshot",
+                json!({ "format": "png" }),
+                TIMEOUT,
+            )
+            .unwrap();
+        base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().unwrap_or_default())
+            .unwrap_or_default()
     }
 
     /// Requests other than for `file:` and `data:` URLs.

@@ -1,0 +1,98 @@
+//! The files `cargo wasmprof report` writes, opened in the viewers people
+//! use, show the numbers of the gprof report: Chrome DevTools' Performance
+//! panel ("Load profile", then Bottom-up).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use cargo_wasmprof::report::CallGraph;
+use wasmprof_tests::devtools::{bottom_up_rows, BottomUpRow};
+use wasmprof_tests::*;
+
+/// Self and total milliseconds per function, as the gprof report has them.
+fn gprof_times(profile: &Profile) -> BTreeMap<String, (f64, f64)> {
+    CallGraph::build(profile)
+        .functions
+        .iter()
+        .filter(|f| f.total_nanos > 0.0)
+        .map(|f| (f.name.clone(), (f.self_nanos / 1e6, f.total_nanos / 1e6)))
+        .collect()
+}
+
+/// Each function DevTools shows has the report's times, to the digits
+/// DevTools shows. The file's samples round each call path's time to the
+/// sample interval (under 2 µs here), which a total sums over its paths.
+fn assert_same_times<'a>(
+    rows: impl IntoIterator<Item = &'a BottomUpRow>,
+    expected: &BTreeMap<String, (f64, f64)>,
+) {
+    for row in rows {
+        let Some(&(self_ms, total_ms)) = expected.get(&row.name) else {
+            panic!("DevTools shows {row:?}, which the report does not have");
+        };
+        assert!(
+            row.self_time.matches(self_ms, 0.002)
+                && row.total_time.matches(total_ms, 0.002 + total_ms * 5e-4),
+            "{}: DevTools shows self {:?}, total {:?}; the report has {self_ms:.3} ms, {total_ms:.3} ms",
+            row.name,
+            row.self_time,
+            row.total_time
+        );
+    }
+}
+
+fn cpuprofile_of(input: &Path, out: &Path) {
+    wasmprof(&[
+        "report",
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "cpuprofile",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .assert_success();
+}
+
+#[test]
+fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_instrumented_run() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--no-sample"]);
+    run.assert_success();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("appendix-b.cpuprofile");
+    cpuprofile_of(&run.profile_path(), &file);
+    let rows = bottom_up_rows(&file);
+    let expected = gprof_times(&run.profile());
+    // Every function with time of its own is there, `add` with its 52.5
+    // million calls' time under its own name, not under `main`.
+    let shown: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    for (name, (self_ms, _)) in &expected {
+        if *self_ms >= 0.1 {
+            assert!(shown.contains(&name.as_str()), "{name} missing: {shown:?}");
+        }
+    }
+    assert_same_times(&rows, &expected);
+}
+
+/// The `.cpuprofile` that `report` writes from the engine's own samples.
+/// Only the program's functions are compared: DevTools folds some of
+/// Node's own frames into their callers, which the report keeps apart.
+#[test]
+fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_engine_profile() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--sample"]);
+    run.assert_success();
+    let samples = run.profile().run.samples_file.expect("a .cpuprofile");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("samples.cpuprofile");
+    cpuprofile_of(Path::new(&samples), &file);
+    let read =
+        cargo_wasmprof::sampled::read_input(Path::new(&samples), &Default::default()).unwrap();
+    let expected = gprof_times(&read.profile);
+    let rows = bottom_up_rows(&file);
+    let wasm: Vec<&BottomUpRow> = rows
+        .iter()
+        .filter(|r| r.name.starts_with("appendix_b::"))
+        .collect();
+    assert!(wasm.len() >= 6, "{rows:?}");
+    assert_same_times(wasm, &expected);
+}
