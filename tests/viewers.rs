@@ -1,12 +1,14 @@
 //! The files `cargo wasmprof report` writes, opened in the viewers people
 //! use, show the numbers of the gprof report: Chrome DevTools' Performance
-//! panel ("Load profile", then Bottom-up).
+//! panel ("Load profile", then Bottom-up) and speedscope (its Sandwich
+//! view).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use cargo_wasmprof::report::CallGraph;
 use wasmprof_tests::devtools::{bottom_up_rows, BottomUpRow};
+use wasmprof_tests::speedscope::sandwich_rows;
 use wasmprof_tests::*;
 
 /// Self and total milliseconds per function, as the gprof report has them.
@@ -19,9 +21,17 @@ fn gprof_times(profile: &Profile) -> BTreeMap<String, (f64, f64)> {
         .collect()
 }
 
+/// A `.cpuprofile`'s samples round each function's self time to within
+/// one sample interval (under 2 µs here)…
+const SELF_SLACK_MS: f64 = 0.002;
+
+/// …and a total sums that rounding over the paths below it.
+fn total_slack_ms(total_ms: f64) -> f64 {
+    SELF_SLACK_MS + total_ms * 5e-4
+}
+
 /// Each function DevTools shows has the report's times, to the digits
-/// DevTools shows. The file's samples round each call path's time to the
-/// sample interval (under 2 µs here), which a total sums over its paths.
+/// DevTools shows.
 fn assert_same_times<'a>(
     rows: impl IntoIterator<Item = &'a BottomUpRow>,
     expected: &BTreeMap<String, (f64, f64)>,
@@ -31,8 +41,8 @@ fn assert_same_times<'a>(
             panic!("DevTools shows {row:?}, which the report does not have");
         };
         assert!(
-            row.self_time.matches(self_ms, 0.002)
-                && row.total_time.matches(total_ms, 0.002 + total_ms * 5e-4),
+            row.self_time.matches(self_ms, SELF_SLACK_MS)
+                && row.total_time.matches(total_ms, total_slack_ms(total_ms)),
             "{}: DevTools shows self {:?}, total {:?}; the report has {self_ms:.3} ms, {total_ms:.3} ms",
             row.name,
             row.self_time,
@@ -95,4 +105,50 @@ fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_engine_profile() {
         .collect();
     assert!(wasm.len() >= 6, "{rows:?}");
     assert_same_times(wasm, &expected);
+}
+
+/// speedscope imports the speedscope JSON and the `.cpuprofile` with the
+/// report's times, to the digits its Sandwich view shows.
+#[test]
+fn speedscope_sandwich_shows_the_report_s_times() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--no-sample"]);
+    run.assert_success();
+    let expected = gprof_times(&run.profile());
+    let dir = tempfile::tempdir().unwrap();
+    for (format, importer) in [
+        ("speedscope", "speedscope json file"),
+        ("cpuprofile", "Chrome CPU Profile"),
+    ] {
+        let file = dir.path().join(format!("appendix-b.{format}.json"));
+        wasmprof(&[
+            "report",
+            "--input",
+            run.profile_path().to_str().unwrap(),
+            "--format",
+            format,
+            "-o",
+            file.to_str().unwrap(),
+        ])
+        .assert_success();
+        let (imported_as, rows) = sandwich_rows(&file);
+        assert_eq!(imported_as, importer, "{format}");
+        let shown: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        for name in expected.keys() {
+            assert!(
+                shown.contains(&name.as_str()),
+                "{format}: {name} missing: {shown:?}"
+            );
+        }
+        for row in &rows {
+            let (self_ms, total_ms) = expected[&row.name];
+            assert!(
+                row.self_time.matches(self_ms, SELF_SLACK_MS)
+                    && row.total_time.matches(total_ms, total_slack_ms(total_ms)),
+                "{format}: {}: speedscope shows self {:?}, total {:?}; the report has {self_ms:.4} ms, {total_ms:.4} ms",
+                row.name,
+                row.self_time,
+                row.total_time
+            );
+        }
+    }
 }

@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::shown::{shown, Shown};
 use crate::PageProbe;
 
 const FRONT_END: &str = "devtools://devtools/bundled/inspector.html";
@@ -21,21 +22,6 @@ pub struct BottomUpRow {
     pub name: String,
     pub self_time: Shown,
     pub total_time: Shown,
-}
-
-/// A time as DevTools shows it: in milliseconds, and how far the value
-/// behind it can be from it (half the last digit shown).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Shown {
-    pub ms: f64,
-    pub rounding_ms: f64,
-}
-
-impl Shown {
-    /// Whether `ms` would be shown as this, give or take `slack_ms`.
-    pub fn matches(&self, ms: f64, slack_ms: f64) -> bool {
-        (self.ms - ms).abs() <= self.rounding_ms + slack_ms
-    }
 }
 
 /// Helpers in the front end's page: the panel's elements live in shadow
@@ -129,41 +115,4 @@ pub fn bottom_up_rows(cpuprofile: &Path) -> Vec<BottomUpRow> {
             total_time: shown(row[2].as_str().unwrap()),
         })
         .collect()
-}
-
-/// `169.9 ms`, `1,234.5 ms`, `850 μs`, `1.23 s` (with no-break spaces).
-fn shown(text: &str) -> Shown {
-    let text = text.replace(['\u{a0}', ','], " ").replace(' ', "");
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix("μs").or(text.strip_suffix("µs")) {
-        (n, 1e-3)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1e3)
-    } else {
-        panic!("a time DevTools shows: {text:?}")
-    };
-    let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
-    Shown {
-        ms: number.parse::<f64>().unwrap_or_else(|_| panic!("{text:?}")) * scale,
-        rounding_ms: 0.5 * 10f64.powi(-(decimals as i32)) * scale,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shown;
-
-    #[test]
-    fn devtools_times_are_read_in_their_units_and_digits() {
-        let ms = |text: &str| {
-            let s = shown(text);
-            (s.ms, s.rounding_ms)
-        };
-        assert_eq!(ms("169.9\u{a0}ms"), (169.9, 0.05));
-        assert_eq!(ms("1,234.5\u{a0}ms"), (1234.5, 0.05));
-        assert_eq!(ms("336\u{a0}ms"), (336.0, 0.5));
-        assert_eq!(ms("850\u{a0}μs"), (0.85, 0.0005));
-        assert_eq!(ms("1.5\u{a0}s"), (1500.0, 50.0));
-    }
 }

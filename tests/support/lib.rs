@@ -9,6 +9,8 @@ pub use cargo_wasmprof::profile::{read_profile, Profile};
 
 pub mod devtools;
 mod page_probe;
+pub mod shown;
+pub mod speedscope;
 pub use page_probe::PageProbe;
 
 /// The repository root.

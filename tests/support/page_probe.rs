@@ -17,6 +17,8 @@ pub struct PageProbe {
     pub errors: Vec<String>,
     /// Every URL the page requested.
     pub requests: Vec<String>,
+    /// What the page logged to the console, one line per call.
+    pub console: Vec<String>,
 }
 
 impl PageProbe {
@@ -71,6 +73,7 @@ impl PageProbe {
             session,
             errors: Vec::new(),
             requests: Vec::new(),
+            console: Vec::new(),
         };
         probe
             .chromium
@@ -112,6 +115,21 @@ impl PageProbe {
     }
 
     fn record(&mut self, method: &str, params: &Value) {
+        if method == "Runtime.consoleAPICalled" {
+            let args = params["args"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let line: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    a["value"]
+                        .as_str()
+                        .map_or_else(|| a["value"].to_string(), str::to_owned)
+                })
+                .collect();
+            self.console.push(line.join(" "));
+        }
         match method {
             "Runtime.consoleAPICalled" if params["type"] == "error" => {
                 self.errors
