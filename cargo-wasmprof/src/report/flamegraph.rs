@@ -570,5 +570,8 @@ mod tests {
         }
         let svg = render_flamegraph(&builder.build(), &FlameOptions::default());
         assert!(!svg.contains("tiny1"), "a 0.001 px frame is not drawn");
+        // The frames they sit on are drawn: the root and main, no more.
+        assert!(svg.contains("data-n=\"main\""), "{svg}");
+        assert_eq!(svg.matches("<g class=\"f\"").count(), 2, "{svg}");
     }
 }

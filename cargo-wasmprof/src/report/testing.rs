@@ -339,10 +339,24 @@ pub(crate) fn assert_golden(name: &str, actual: &str) {
 }
 
 #[test]
-fn fib_20_makes_21891_calls() {
-    let counts = fib_calls_by_depth(20);
-    assert_eq!(counts.iter().sum::<u64>(), 21_891);
-    assert_eq!(200 * (21_891 - 1), 4_378_000);
+fn fib_calls_by_depth_agrees_with_running_fib() {
+    /// Counts the calls of a real `fib(n)` at each depth as it recurses.
+    fn walk(n: u32, depth: usize, counts: &mut Vec<u64>) -> u64 {
+        if counts.len() <= depth {
+            counts.push(0);
+        }
+        counts[depth] += 1;
+        if n < 2 {
+            return u64::from(n);
+        }
+        walk(n - 1, depth + 1, counts) + walk(n - 2, depth + 1, counts)
+    }
+    for n in [0, 1, 2, 5, 20] {
+        let mut counts = Vec::new();
+        walk(n, 0, &mut counts);
+        assert_eq!(fib_calls_by_depth(n), counts, "fib({n})");
+    }
+    assert_eq!(fib_calls_by_depth(20).iter().sum::<u64>(), 21_891);
 }
 
 /// A writer that always fails, as a full disk would: report writers must
