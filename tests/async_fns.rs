@@ -176,22 +176,20 @@ fn futures_are_followed_across_awaits_in_node_and_in_chromium_alike() {
         (Some(4), Some(4))
     );
 
-    if go_available() {
-        let pprof = std::env::temp_dir().join(format!("async-{}.pb.gz", std::process::id()));
-        wasmprof(&[
-            "report",
-            "--input",
-            input,
-            "--format",
-            "pprof",
-            "--output",
-            pprof.to_str().unwrap(),
-        ])
-        .assert_success();
-        let top = go_pprof(&["-top", "-sample_index=polls", pprof.to_str().unwrap()]);
-        assert!(top.contains("async_loads::load"), "{top}");
-        let _ = std::fs::remove_file(pprof);
-    }
+    let pprof = std::env::temp_dir().join(format!("async-{}.pb.gz", std::process::id()));
+    wasmprof(&[
+        "report",
+        "--input",
+        input,
+        "--format",
+        "pprof",
+        "--output",
+        pprof.to_str().unwrap(),
+    ])
+    .assert_success();
+    let top = go_pprof(&["-top", "-sample_index=polls", pprof.to_str().unwrap()]);
+    assert!(top.contains("async_loads::load"), "{top}");
+    let _ = std::fs::remove_file(pprof);
 }
 
 /// `--invoke crash_after -- 3`: an exported async function whose future

@@ -129,13 +129,9 @@ fn recursion_and_cycles_are_counted_as_gnu_gprof_counts_them() {
     .assert_success();
     let bytes = std::fs::read(&pb).unwrap();
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
-    if go_available() {
-        let out = go_pprof(&["-top", "-sample_index=calls", pb.to_str().unwrap()]);
-        assert!(out.contains("fib::fib"), "{out}");
-        assert!(out.contains("4378200"), "exact call count in pprof:\n{out}");
-    } else {
-        eprintln!("go is not installed: pprof file not checked with go tool pprof");
-    }
+    let out = go_pprof(&["-top", "-sample_index=calls", pb.to_str().unwrap()]);
+    assert!(out.contains("fib::fib"), "{out}");
+    assert!(out.contains("4378200"), "exact call count in pprof:\n{out}");
 
     let json = wasmprof(&[
         "report",

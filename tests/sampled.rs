@@ -64,10 +64,6 @@ fn a_chromium_profile_converts_to_pprof_with_the_same_total() {
         pb.to_str().unwrap(),
     ])
     .assert_success();
-    assert!(
-        go_available(),
-        "go tool pprof is needed (bash .ci/run installs golang-go)"
-    );
     let out = go_pprof(&["-top", "-unit=ms", pb.to_str().unwrap()]);
     assert!(
         out.lines()

@@ -408,37 +408,35 @@ fn diff_finds_the_slowed_function_and_fail_if_slower_fails_only_on_it() {
     assert!(probe.errors.is_empty(), "{:?}", probe.errors);
 
     // pprof: the pair go tool pprof -diff_base reads.
-    if go_available() {
-        let new = dir.path().join("new.pb.gz");
-        let mut args = vec!["report".to_owned()];
-        for p in &slow {
-            args.extend(["--input".to_owned(), p.display().to_string()]);
-        }
-        args.extend(["--diff".to_owned(), base[0].display().to_string()]);
-        args.extend(["--format", "pprof", "-o"].map(String::from));
-        args.push(new.display().to_string());
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let run = wasmprof(&args);
-        run.assert_success();
-        assert!(
-            run.stderr.contains("go tool pprof -diff_base"),
-            "{}",
-            run.stderr
-        );
-        let base = dir.path().join("new.base.pb.gz");
-        let top = go_pprof(&[
-            "-top",
-            "-diff_base",
-            base.to_str().unwrap(),
-            new.to_str().unwrap(),
-        ]);
-        let first = top
-            .lines()
-            .skip_while(|l| !l.trim_start().starts_with("flat"))
-            .nth(1)
-            .unwrap();
-        assert!(first.contains("appendix_b::f_quarter"), "{top}");
+    let new = dir.path().join("new.pb.gz");
+    let mut args = vec!["report".to_owned()];
+    for p in &slow {
+        args.extend(["--input".to_owned(), p.display().to_string()]);
     }
+    args.extend(["--diff".to_owned(), base[0].display().to_string()]);
+    args.extend(["--format", "pprof", "-o"].map(String::from));
+    args.push(new.display().to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = wasmprof(&args);
+    run.assert_success();
+    assert!(
+        run.stderr.contains("go tool pprof -diff_base"),
+        "{}",
+        run.stderr
+    );
+    let base = dir.path().join("new.base.pb.gz");
+    let top = go_pprof(&[
+        "-top",
+        "-diff_base",
+        base.to_str().unwrap(),
+        new.to_str().unwrap(),
+    ]);
+    let first = top
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .nth(1)
+        .unwrap();
+    assert!(first.contains("appendix_b::f_quarter"), "{top}");
 }
 
 #[test]

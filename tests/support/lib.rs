@@ -211,17 +211,9 @@ pub fn calls_of_path(profile: &Profile, path: &[&str]) -> u64 {
     nodes_of_path(profile, path).map(|n| n.calls).sum()
 }
 
-/// `go` on PATH, for checking pprof files with the real `go tool pprof`.
-pub fn go_available() -> bool {
-    Command::new("go")
-        .arg("version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-/// What `go tool pprof ARGS` prints, with a HOME of its own (it keeps a
-/// cache there); panics if it fails.
+/// What the real `go tool pprof ARGS` prints, with a HOME of its own (it
+/// keeps a cache there); panics if it fails, or if `go` is missing: a
+/// pprof check is never skipped.
 pub fn go_pprof(args: &[&str]) -> String {
     let home = std::env::temp_dir().join(format!("wasmprof-go-home-{}", std::process::id()));
     std::fs::create_dir_all(&home).unwrap();
@@ -230,7 +222,9 @@ pub fn go_pprof(args: &[&str]) -> String {
         .args(args)
         .env("HOME", &home)
         .output()
-        .expect("run go tool pprof");
+        .unwrap_or_else(|e| {
+            panic!("go tool pprof is needed to check pprof files ({e}): install golang-go (bash .ci/run does)")
+        });
     assert!(
         output.status.success(),
         "go tool pprof {args:?}: {}",
