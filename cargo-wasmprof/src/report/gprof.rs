@@ -106,8 +106,8 @@ impl<'a> GprofWriter<'a> {
             ),
             TimerMode::Sampled => format!(
                 "times come from the engine's samples{interval}, each standing for the time \
-                 until the next (the last, for the mean interval), as Chrome DevTools counts \
-                 them; times in {unit}"
+                 until the next (the last, for the mean interval, or less where the profile \
+                 ends sooner), as Chrome DevTools counts them; times in {unit}"
             ),
             TimerMode::Host | TimerMode::None => {
                 let resolution = self

@@ -3,7 +3,8 @@
 //!
 //! Time comes from the timestamps: sample `i` was taken at `startTime` plus
 //! the sum of `timeDeltas[0..=i]` (µs), and stands for the time until the
-//! next sample, the last one for the mean interval, as DevTools counts them
+//! next sample, the last one for the mean interval but not past `endTime`,
+//! as DevTools counts them
 //! (`tree::weights`): the same file shows the same numbers here and there.
 //! The parent chains come from `children`.
 
@@ -165,7 +166,7 @@ pub fn convert(
         }
         timestamps.push(at.clamp(profile.start_time, profile.end_time.max(profile.start_time)));
     }
-    let (weights, interval) = weights(&timestamps);
+    let (weights, interval) = weights(&timestamps, Some(profile.end_time));
     let idle_name = "(idle)";
     for ((sample, weight), at) in profile.samples[..count]
         .iter()

@@ -123,7 +123,8 @@ pub fn convert(
     if timestamps.iter().any(|t| !t.is_finite()) {
         problems.add("samples whose timestamp is not a number (left out)", 1);
     }
-    let (weights, interval) = weights(&timestamps);
+    // A trace has no end of its own: the last sample gets the mean interval.
+    let (weights, interval) = weights(&timestamps, None);
     let idle = tree.function(&Frame {
         name: "(idle)".into(),
         url: String::new(),

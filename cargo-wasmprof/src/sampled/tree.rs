@@ -191,11 +191,14 @@ impl TreeBuilder {
 
 /// Each sample stands for the time from it to the next sample, as Chrome
 /// DevTools and speedscope count it, so that the numbers match theirs; the
-/// last one for the mean interval (DevTools' rule), and the time before the
-/// first sample is no sample's. Returns the weight of every sample, in the
-/// order given, and the typical (median) interval; timestamps out of order
-/// are sorted first, as DevTools does.
-pub fn weights(timestamps: &[f64]) -> (Vec<f64>, Option<f64>) {
+/// last one for the mean interval, but no later than the profile's `end`
+/// where the file gives one (DevTools' Performance panel, seen in Chromium
+/// 156: a last sample half an interval before `endTime` gets half an
+/// interval), and the time before the first sample is no sample's. Returns
+/// the weight of every sample, in the order given, and the typical
+/// (median) interval; timestamps out of order are sorted first, as
+/// DevTools does.
+pub fn weights(timestamps: &[f64], end: Option<f64>) -> (Vec<f64>, Option<f64>) {
     let interval = typical_gap(timestamps);
     let mut order: Vec<usize> = (0..timestamps.len()).collect();
     // The engines write them in order; only a file that is not pays for
@@ -212,7 +215,8 @@ pub fn weights(timestamps: &[f64]) -> (Vec<f64>, Option<f64>) {
             0 | 1 => interval.unwrap_or(0.0),
             n => (timestamps[last] - timestamps[first]) / (n - 1) as f64,
         };
-        weights[last] = mean;
+        let until_end = end.map_or(f64::INFINITY, |end| (end - timestamps[last]).max(0.0));
+        weights[last] = mean.min(until_end);
     }
     (weights, interval)
 }
@@ -356,14 +360,22 @@ mod tests {
     fn a_sample_stands_for_the_time_until_the_next_as_devtools_counts_it() {
         // Out of order, sorted first: 10 → 20 → 35; the last gets the
         // mean interval, (35 - 10) / 2.
-        let (w, interval) = weights(&[10.0, 35.0, 20.0]);
+        let (w, interval) = weights(&[10.0, 35.0, 20.0], None);
         assert_eq!(w, vec![10.0, 12.5, 15.0]);
         assert_eq!(interval, Some(15.0));
-        let (w, _) = weights(&[0.0, 2.0, 4.0]);
+        let (w, _) = weights(&[0.0, 2.0, 4.0], None);
         assert_eq!(w, vec![2.0, 2.0, 2.0]);
-        assert_eq!(weights(&[]), (vec![], None));
+        assert_eq!(weights(&[], None), (vec![], None));
         // In order: the same, without sorting.
-        let (w, _) = weights(&[10.0, 20.0, 35.0]);
+        let (w, _) = weights(&[10.0, 20.0, 35.0], None);
         assert_eq!(w, vec![10.0, 15.0, 12.5]);
+        // The profile's end comes before a whole interval has passed: the
+        // last sample gets the time until it, none if it is at the end.
+        let (w, _) = weights(&[0.0, 2.0, 4.0], Some(5.0));
+        assert_eq!(w, vec![2.0, 2.0, 1.0]);
+        let (w, _) = weights(&[0.0, 2.0, 4.0], Some(4.0));
+        assert_eq!(w, vec![2.0, 2.0, 0.0]);
+        let (w, _) = weights(&[0.0, 2.0, 4.0], Some(100.0));
+        assert_eq!(w, vec![2.0, 2.0, 2.0]);
     }
 }
