@@ -11,8 +11,9 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::build::{self, BuiltModule, Workspace};
-use crate::cli::{BenchArgs, BuildArgs, CrateWideArgs, HostArgs, Timer};
+use crate::cli::{BenchArgs, BuildArgs, CrateWideArgs, Timer};
 use crate::run::host::{self, Captured, Host, HostResult};
+use crate::run::options::HostOptions;
 use crate::run::{self, files, seconds_or_millis};
 use crate::ui;
 
@@ -51,6 +52,7 @@ struct Measured {
 
 /// Builds, warms up, measures and prints the table on standard output.
 pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
+    let host_options = args.host.options();
     run::one_package(&args.cargo, "bench")?;
     if args.host.until_exit {
         bail!(
@@ -59,7 +61,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
-    let mut host = host::select(args.host_kind, &args.host)?;
+    let mut host = host::select(args.host_kind, &host_options)?;
     for unit in workspace.units(&args.cargo)? {
         host.check_kind(unit.kind)?;
     }
@@ -94,7 +96,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         };
         // The builds export the same: the first one answers for all.
         if builds.is_empty() {
-            entry = run::entry_point(&module, &args.host)?;
+            entry = run::entry_point(&module, &host_options)?;
         }
         let wasm_bytes = std::fs::metadata(&module.wasm)
             .with_context(|| format!("could not read {}", module.wasm.display()))?
@@ -116,7 +118,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     let mut outputs = Vec::with_capacity(builds.len());
     let mut uninstrumented = false;
     for build in &builds {
-        let (result, output) = run_once(host.as_mut(), build, &args.host, &target_dir)?;
+        let (result, output) = run_once(host.as_mut(), build, &host_options, &target_dir)?;
         // The floor keeps counters, not a profile.
         uninstrumented |=
             matches!(build.module.instrument, Some("none" | "host")) && !result.snapshot;
@@ -154,7 +156,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
             );
         }
         for build in &mut builds {
-            let result = run_once(host.as_mut(), build, &args.host, &target_dir)?.0;
+            let result = run_once(host.as_mut(), build, &host_options, &target_dir)?.0;
             build.nanos.push(result.program_nanos);
         }
     }
@@ -208,7 +210,7 @@ fn crate_wide_flags(flags: &CrateWideArgs) -> String {
 fn run_once(
     host: &mut dyn Host,
     build: &Measured,
-    host_args: &HostArgs,
+    host_args: &HostOptions,
     target_dir: &Path,
 ) -> Result<(HostResult, Captured)> {
     let run_dir = files::new_run_dir(target_dir, &build.module);

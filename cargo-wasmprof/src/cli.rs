@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde::{Deserialize, Serialize};
 
 use crate::report::Format;
+
+mod duration;
 
 /// Cargo calls a subcommand as `cargo-wasmprof wasmprof ARGS`; the outer
 /// level exists only to accept that first `wasmprof`.
@@ -120,28 +121,26 @@ pub enum Command {
     Report(ReportArgs),
 }
 
-/// Where the module runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HostKind {
-    /// Node.js (wasm-bindgen's `nodejs` bindings; WASI binaries through node:wasi)
-    #[default]
-    Node,
-    /// Headless Chromium, driven through the DevTools protocol (wasm-bindgen's `web` bindings)
-    Browser,
-    /// wasmtime, embedded: WASI programs (and plain modules with --invoke) without Node
-    Wasmtime,
-}
+pub use crate::run::options::{HostKind, HostOptions};
 
-impl HostKind {
-    /// The `--target` wasm-bindgen generates bindings for.
-    pub fn bindgen_target(self) -> &'static str {
-        match self {
-            // wasmtime runs no wasm-bindgen module; the Node bindings are
-            // as good as any for a build that will be refused.
-            HostKind::Node | HostKind::Wasmtime => "nodejs",
-            HostKind::Browser => "web",
-        }
+/// `--host node|browser|wasmtime`: clap's side of the engine's `HostKind`.
+impl ValueEnum for HostKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[HostKind::Node, HostKind::Browser, HostKind::Wasmtime]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            HostKind::Node => PossibleValue::new("node")
+                .help("Node.js (wasm-bindgen's `nodejs` bindings; WASI binaries through node:wasi)"),
+            HostKind::Browser => PossibleValue::new("browser").help(
+                "Headless Chromium, driven through the DevTools protocol (wasm-bindgen's `web` bindings)",
+            ),
+            HostKind::Wasmtime => PossibleValue::new("wasmtime").help(
+                "wasmtime, embedded: WASI programs (and plain modules with --invoke) without Node",
+            ),
+        })
     }
 }
 
@@ -381,7 +380,7 @@ pub struct RunArgs {
 }
 
 /// How the module is run: entry point, host, limits, arguments.
-#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+#[derive(Debug, Clone, Args)]
 pub struct HostArgs {
     /// Call this exported function instead of the start function or `main`
     ///
@@ -389,7 +388,7 @@ pub struct HostArgs {
     #[arg(long, value_name = "NAME")]
     pub invoke: Option<String>,
     /// Stop the program after this long (e.g. 30s, 2m, 500ms); `run` keeps the profile so far
-    #[arg(long, value_name = "DURATION", value_parser = crate::run::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse_duration)]
     pub timeout: Option<std::time::Duration>,
     /// End only when the program calls `wasmprof::exit(code)`
     ///
@@ -423,7 +422,7 @@ pub struct HostArgs {
         long,
         value_name = "DURATION",
         default_value = "100us",
-        value_parser = crate::run::parse_duration
+        value_parser = duration::parse_duration
     )]
     pub sample_interval: std::time::Duration,
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
@@ -476,13 +475,37 @@ pub struct HostArgs {
         long,
         value_name = "DURATION",
         default_value = "500ms",
-        value_parser = crate::run::parse_duration,
+        value_parser = duration::parse_duration,
         help_heading = "Browser"
     )]
     pub grace: std::time::Duration,
     /// Arguments for the program (`main`'s argv, or --invoke's arguments)
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
+}
+
+impl HostArgs {
+    /// The engine's plain options, as these flags give them.
+    pub fn options(&self) -> HostOptions {
+        HostOptions {
+            invoke: self.invoke.clone(),
+            timeout: self.timeout,
+            until_exit: self.until_exit,
+            sample: self.sample,
+            no_sample: self.no_sample,
+            sample_interval: self.sample_interval,
+            node: self.node.clone(),
+            node_arg: self.node_arg.clone(),
+            dir: self.dir.clone(),
+            no_default_dir: self.no_default_dir,
+            env: self.env.clone(),
+            browser: self.browser.clone(),
+            browser_arg: self.browser_arg.clone(),
+            page: self.page.clone(),
+            grace: self.grace,
+            args: self.args.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -11,7 +11,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::build::ModuleKind;
-use crate::cli::{HostArgs, HostKind};
+use crate::run::options::{HostKind, HostOptions};
 
 /// A program that runs instrumented modules: Node or a browser.
 pub trait Host {
@@ -40,7 +40,7 @@ pub trait Host {
 }
 
 /// Finds the host the flags ask for, before anything is built.
-pub fn select(kind: HostKind, args: &HostArgs) -> Result<Box<dyn Host>> {
+pub fn select(kind: HostKind, args: &HostOptions) -> Result<Box<dyn Host>> {
     Ok(match kind {
         HostKind::Node => Box::new(super::node::Node::locate(args)?),
         HostKind::Browser => Box::new(super::browser::Browser::locate(args)?),
@@ -49,7 +49,7 @@ pub fn select(kind: HostKind, args: &HostArgs) -> Result<Box<dyn Host>> {
 }
 
 #[cfg(feature = "wasmtime")]
-fn wasmtime(args: &HostArgs) -> Result<Box<dyn Host>> {
+fn wasmtime(args: &HostOptions) -> Result<Box<dyn Host>> {
     let others = [
         (
             args.node.is_some() || !args.node_arg.is_empty(),
@@ -67,7 +67,7 @@ fn wasmtime(args: &HostArgs) -> Result<Box<dyn Host>> {
 }
 
 #[cfg(not(feature = "wasmtime"))]
-fn wasmtime(_: &HostArgs) -> Result<Box<dyn Host>> {
+fn wasmtime(_: &HostOptions) -> Result<Box<dyn Host>> {
     anyhow::bail!(
         "this cargo-wasmprof was built without wasmtime: reinstall it with its default features"
     )

@@ -6,6 +6,7 @@ pub mod files;
 pub mod host;
 mod interrupt;
 pub mod node;
+pub mod options;
 mod rustc_names;
 mod serve;
 pub mod wasi;
@@ -22,11 +23,12 @@ use sha2::{Digest, Sha256};
 use wasmprof_core::snapshot::Snapshot;
 
 use crate::build::{self, BuiltModule, ModuleKind, Workspace};
-use crate::cli::{CargoArgs, HostArgs, HostKind, RunArgs};
+use crate::cli::{CargoArgs, RunArgs};
 use crate::profile;
 use crate::ui;
 use collect::RunContext;
 use host::{Captured, Host, HostConfig, HostResult};
+use options::{HostKind, HostOptions};
 
 /// Without `--timeout` the run is bounded only by this (V8 needs a number).
 const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -34,21 +36,22 @@ const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// Runs the program and returns the exit status `cargo wasmprof` should end
 /// with: the program's own.
 pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+    let host_options = args.host.options();
     one_package(&args.build.cargo, "run")?;
     if args.serve {
         return serve::serve(args, workspace, command_line);
     }
     // Before the long build: is there a host at all, and can it run this?
-    let mut host = host::select(args.build.host, &args.host)?;
+    let mut host = host::select(args.build.host, &host_options)?;
     for unit in workspace.units(&args.build.cargo)? {
         host.check_kind(unit.kind)?;
     }
     let (module, entry) = build_module_for(args, workspace, args.build.host)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
-    let mut config = host_config(&module, &args.host, &run_dir)?;
-    if samples_by_default(&module, &args.host, host.as_ref()) {
-        config.sample_interval_micros = Some(sample_interval_micros(&args.host));
+    let mut config = host_config(&module, &host_options, &run_dir)?;
+    if samples_by_default(&module, &host_options, host.as_ref()) {
+        config.sample_interval_micros = Some(sample_interval_micros(&host_options));
     }
     ui::status(
         "Running",
@@ -103,7 +106,7 @@ fn build_module_for(
     let module = build::build(&build_args, workspace)?
         .pop()
         .context("nothing was built")?;
-    let entry = entry_point(&module, &args.host)?;
+    let entry = entry_point(&module, &args.host.options())?;
     Ok((module, entry))
 }
 
@@ -130,7 +133,7 @@ pub(crate) fn one_package(cargo: &CargoArgs, verb: &str) -> Result<()> {
 /// What the host script is told.
 pub(crate) fn host_config(
     module: &BuiltModule,
-    host: &HostArgs,
+    host: &HostOptions,
     run_dir: &Path,
 ) -> Result<HostConfig> {
     let wasi = match module.unit.kind {
@@ -173,7 +176,7 @@ pub(crate) fn host_config(
 }
 
 /// `--sample-interval` in whole microseconds.
-pub(crate) fn sample_interval_micros(host: &HostArgs) -> u32 {
+pub(crate) fn sample_interval_micros(host: &HostOptions) -> u32 {
     u32::try_from(host.sample_interval.as_micros())
         .unwrap_or(u32::MAX)
         .max(1)
@@ -183,20 +186,20 @@ pub(crate) fn sample_interval_micros(host: &HostArgs) -> u32 {
 /// clock, in a host with a sampler, unless `--no-sample`, or Node was given
 /// a sampler of the user's own (`--node-arg=--cpu-prof`). The samples give
 /// the calls the clock found too short to time the time they took.
-fn samples_by_default(module: &BuiltModule, args: &HostArgs, host: &dyn Host) -> bool {
+fn samples_by_default(module: &BuiltModule, args: &HostOptions, host: &dyn Host) -> bool {
     let own_sampler = args.node_arg.iter().any(|a| a.starts_with("--cpu-prof"));
     module.instrument == Some("host") && !args.no_sample && !own_sampler && host.samples()
+}
+
+/// `--timeout` in milliseconds; a day stands for none.
+pub(crate) fn timeout_millis(host: &HostOptions) -> u64 {
+    host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64
 }
 
 /// Runs the module once. A run the host refused (a wrong `--invoke`) is an
 /// error; a program that failed is a result, with its status and message.
 /// With `capture`, the program's output comes back instead of reaching the
 /// terminal.
-/// `--timeout` in milliseconds; a day stands for none.
-pub(crate) fn timeout_millis(host: &HostArgs) -> u64 {
-    host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64
-}
-
 pub(crate) fn launch(
     host: &mut dyn Host,
     config: &HostConfig,
@@ -298,9 +301,6 @@ pub(crate) fn save_profile(
     Ok(Some(path))
 }
 
-/// Moves the engine's `.cpuprofile` beside the profile at `profile_path`
-/// (same name, `.cpuprofile`), records it in `profile`, and says what it
-/// holds.
 /// The status line naming a saved profile.
 pub(crate) fn announce_profile(path: &Path, complete: bool) {
     ui::status(
@@ -313,6 +313,9 @@ pub(crate) fn announce_profile(path: &Path, complete: bool) {
     );
 }
 
+/// Moves the engine's `.cpuprofile` beside the profile at `profile_path`
+/// (same name, `.cpuprofile`), records it in `profile`, and says what it
+/// holds.
 fn keep_samples(
     samples: &Path,
     profile_path: &Path,
@@ -348,7 +351,7 @@ fn keep_samples(
 }
 
 /// How the module is entered, checked against what it exports.
-pub(crate) fn entry_point(module: &BuiltModule, args: &HostArgs) -> Result<String> {
+pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<String> {
     let bytes = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
     let info = build::wasm_info::inspect(&bytes)?;
@@ -411,49 +414,4 @@ pub(crate) fn sha256_hex(path: &Path) -> Result<String> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())
-}
-
-/// Parses `--timeout`: `30`, `30s`, `500ms`, `2m`, `1h`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration (try 30s, 500ms, 2m)"))?;
-    let seconds = match unit.trim() {
-        "" | "s" => number,
-        "ms" => number / 1e3,
-        "us" | "µs" => number / 1e6,
-        "m" | "min" => number * 60.0,
-        "h" => number * 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{text}` (use ms, s, m or h)"
-            ))
-        }
-    };
-    if !(seconds > 0.0 && seconds.is_finite()) {
-        return Err(format!("`{text}` must be longer than zero"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations_read_as_people_write_them() {
-        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
-        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert!(parse_duration("0").is_err());
-        assert!(parse_duration("ten").is_err());
-        assert!(parse_duration("3 weeks").is_err());
-    }
 }

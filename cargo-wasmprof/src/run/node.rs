@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use super::files;
 use super::host::{Captured, Host, HostConfig, HostResult};
 use crate::build::ModuleKind;
-use crate::cli::HostArgs;
+use crate::run::options::HostOptions;
 
 /// The host script, shipped inside the binary.
 const HOST_JS: &str = include_str!("../host/node-host.js");
@@ -48,7 +48,7 @@ const DEFAULT_NODE_ARGS: &[&str] = &[
 impl Node {
     /// `--node`, else `$WASMPROF_NODE`, else `node` on PATH, with the
     /// user's `--node-arg`s.
-    pub fn locate(args: &HostArgs) -> Result<Node> {
+    pub fn locate(args: &HostOptions) -> Result<Node> {
         let browser_only = [
             (args.browser.is_some(), "--browser"),
             (!args.browser_arg.is_empty(), "--browser-arg"),

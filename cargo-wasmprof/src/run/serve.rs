@@ -13,10 +13,12 @@ use super::browser::{new_token, page, server};
 use super::host::HostResult;
 use super::{build_module_for, files, host_config, interrupt, run_context, save_profile};
 use crate::build::{ModuleKind, Workspace};
-use crate::cli::{HostKind, RunArgs};
+use crate::cli::RunArgs;
+use crate::run::options::HostKind;
 use crate::ui;
 
 pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+    let host_options = args.host.options();
     if args.host.timeout.is_some() || args.host.until_exit || args.host.sample {
         ui::warning(
             "--timeout, --until-exit and --sample do not apply to --serve, which runs until Ctrl-C \
@@ -32,7 +34,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
     let (module, entry) = build_module_for(args, workspace, HostKind::Browser)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
-    let mut config = host_config(&module, &args.host, &run_dir)?;
+    let mut config = host_config(&module, &host_options, &run_dir)?;
     files::copy_module_into(&mut config, &run_dir.join("module"))?;
     let token = new_token();
     let site = page::site(&config, args.host.page.as_deref(), &run_dir, &token, true)?;

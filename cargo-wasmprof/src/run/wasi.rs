@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::host::WasiConfig;
-use crate::cli::HostArgs;
+use crate::run::options::HostOptions;
 use crate::ui;
 
 /// The preopens and environment the flags ask for, relative paths taken
 /// from `cwd`.
-pub fn config(args: &HostArgs, cwd: &Path) -> Result<WasiConfig> {
+pub fn config(args: &HostOptions, cwd: &Path) -> Result<WasiConfig> {
     let mut preopens = BTreeMap::new();
     if !args.no_default_dir {
         let here = cwd
@@ -70,15 +70,15 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn host_args(flags: &[&str]) -> HostArgs {
+    fn host_args(flags: &[&str]) -> HostOptions {
         #[derive(Parser)]
         struct Wrapper {
             #[command(flatten)]
-            host: HostArgs,
+            host: crate::cli::HostArgs,
         }
         let mut argv = vec!["test"];
         argv.extend_from_slice(flags);
-        Wrapper::parse_from(argv).host
+        Wrapper::parse_from(argv).host.options()
     }
 
     #[test]

@@ -11,8 +11,8 @@ use clap::Parser;
 use super::runner::{check_host, test_config, Binary};
 use super::session::Session;
 use crate::build::{bindgen, wasm_info::WasmInfo};
-use crate::cli::HostKind;
 use crate::run::host::{self, BindgenTests, HostConfig, HostResult};
+use crate::run::options::HostKind;
 use crate::run::{self as run_cmd};
 
 /// The harness's arguments, as wasm-bindgen-test-runner takes them (and

@@ -21,8 +21,9 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 use crate::build::{self, wasmprof_dir, Workspace};
-use crate::cli::{BuildArgs, HostKind, TestArgs};
+use crate::cli::{BuildArgs, TestArgs};
 use crate::run::host;
+use crate::run::options::{HostKind, HostOptions};
 use crate::ui;
 use session::{Session, SESSION_VAR};
 
@@ -37,9 +38,10 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     check_host_for_target(args.host, &target)?;
     // Before the long build: is the host there? (Node at least, without
     // --host: a run_in_browser binary finds out about Chromium when it runs.)
+    let host_options = args.host_args.options();
     drop(host::select(
         args.host.unwrap_or(HostKind::Node),
-        &args.host_args,
+        &host_options,
     )?);
     let root = workspace.metadata.workspace_root.as_std_path();
     build::ensure_target(&target, root, args.cargo.offline)?;
@@ -72,7 +74,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     let session = Session {
         dir: session_dir.clone(),
         host: args.host,
-        host_args: absolute_dirs(&args.host_args, &cwd),
+        host_args: absolute_dirs(&host_options, &cwd),
         package: packages
             .iter()
             .map(|p| p.name.to_string())
@@ -201,7 +203,7 @@ fn new_session_dir(target_dir: &Path) -> Result<PathBuf> {
 
 /// `--dir` paths as given are relative to where the user typed the
 /// command; the runner runs elsewhere.
-fn absolute_dirs(host: &crate::cli::HostArgs, cwd: &Path) -> crate::cli::HostArgs {
+fn absolute_dirs(host: &HostOptions, cwd: &Path) -> HostOptions {
     let mut host = host.clone();
     for dir in &mut host.dir {
         let (path, guest) = match dir.split_once("::") {

@@ -14,10 +14,10 @@ use super::bindgen_test;
 use super::doctest::Found;
 use super::session::Session;
 use crate::build::wasm_info;
-use crate::cli::HostKind;
 use crate::profile;
 use crate::run::collect::{self, RunContext};
 use crate::run::host::{self, HostConfig, HostResult};
+use crate::run::options::HostKind;
 use crate::run::{self as run_cmd, wasi};
 
 /// What kind of test binary a module is.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{HostArgs, HostKind};
+use crate::run::options::{HostKind, HostOptions};
 
 /// The variable naming the session file.
 pub const SESSION_VAR: &str = "WASMPROF_TEST_SESSION";
@@ -19,7 +19,7 @@ pub struct Session {
     /// `--host`, if given: else each binary goes where it is configured to.
     pub host: Option<HostKind>,
     /// The host flags, `--dir`s made absolute.
-    pub host_args: HostArgs,
+    pub host_args: HostOptions,
     /// The package tested, for the profiles.
     pub package: String,
     /// The `cargo wasmprof test` command line.
@@ -81,7 +81,7 @@ mod tests {
     #[derive(clap::Parser)]
     struct Flags {
         #[command(flatten)]
-        host: HostArgs,
+        host: crate::cli::HostArgs,
     }
 
     #[test]
@@ -90,7 +90,7 @@ mod tests {
         let session = Session {
             dir: "/t/s".into(),
             host: None,
-            host_args: flags.host,
+            host_args: flags.host.options(),
             package: "p".into(),
             command: vec![],
             small: None,

@@ -18,7 +18,7 @@ use anyhow::{bail, Result};
 use super::files;
 use super::host::{Captured, Host, HostConfig, HostResult};
 use crate::build::ModuleKind;
-use crate::cli::HostArgs;
+use crate::run::options::HostOptions;
 pub use chromium::{Chromium, ChromiumExe};
 pub use session::PageRun;
 
@@ -34,7 +34,7 @@ pub struct Browser {
 
 impl Browser {
     /// Finds the browser the flags name (nothing is launched yet).
-    pub fn locate(args: &HostArgs) -> Result<Browser> {
+    pub fn locate(args: &HostOptions) -> Result<Browser> {
         if args.node.is_some() || !args.node_arg.is_empty() {
             bail!("--node and --node-arg are for the Node host, not --host browser");
         }
