@@ -247,7 +247,7 @@ fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream
              polls, completions), which a counter alone cannot do",
         ));
     }
-    let name = FnName::of(&args.name, || default_name(&function.sig.ident));
+    let name = FnName::given_or(&args.name, || default_name(&function.sig.ident));
     // `Self` only compiles inside an impl or trait, so it is used only when
     // the function visibly is in one.
     let self_type = if function.sig.receiver().is_some()
@@ -258,7 +258,7 @@ fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream
     } else {
         SelfType::None
     };
-    Ok(function.expand(&args.krate(), &name, self_type, Entry::of(args)))
+    Ok(function.expand(&args.krate(), &name, self_type, Entry::from_args(args)))
 }
 
 /// Where a call is recorded.
@@ -274,7 +274,7 @@ enum Entry {
 }
 
 impl Entry {
-    fn of(args: &Args) -> Entry {
+    fn from_args(args: &Args) -> Entry {
         if args.test.is_some() {
             Entry::Test
         } else if args.count.is_some() {
@@ -748,15 +748,15 @@ impl Walker<'_> {
             let expanded = match (&trait_name, blanket) {
                 (Some(trait_name), true) => parts.expand(
                     &krate,
-                    &FnName::of(&args.name, || owned_name(trait_name, ident)),
+                    &FnName::given_or(&args.name, || owned_name(trait_name, ident)),
                     SelfType::None,
-                    Entry::of(args),
+                    Entry::from_args(args),
                 ),
                 _ => parts.expand(
                     &krate,
-                    &FnName::of(&args.name, || default_name(ident)),
+                    &FnName::given_or(&args.name, || default_name(ident)),
                     SelfType::SelfType,
-                    Entry::of(args),
+                    Entry::from_args(args),
                 ),
             };
             *item = ImplItem::Verbatim(expanded);
@@ -781,12 +781,13 @@ impl Walker<'_> {
             let mut parts =
                 MaybeItemFn::from_parts(&attrs, Visibility::Inherited, None, &function.sig, block);
             parts.keep_async = keep_async;
-            let name = FnName::of(&args.name, || owned_name(&trait_name, &function.sig.ident));
+            let name =
+                FnName::given_or(&args.name, || owned_name(&trait_name, &function.sig.ident));
             *item = TraitItem::Verbatim(parts.expand(
                 &args.krate(),
                 &name,
                 SelfType::None,
-                Entry::of(args),
+                Entry::from_args(args),
             ));
         }
     }
@@ -811,7 +812,7 @@ impl Walker<'_> {
                         &krate,
                         &name,
                         SelfType::None,
-                        Entry::of(self.args),
+                        Entry::from_args(self.args),
                     ));
                 }
                 Item::Impl(imp) if !self.leaves_alone(&imp.attrs) => self.instrument_impl(imp),
@@ -842,7 +843,7 @@ impl FnName {
     }
 
     /// `given` if the user gave one, else `derived()`.
-    fn of(given: &Option<(Span, LitStr)>, derived: impl FnOnce() -> LitStr) -> FnName {
+    fn given_or(given: &Option<(Span, LitStr)>, derived: impl FnOnce() -> LitStr) -> FnName {
         match given {
             Some((_, literal)) => FnName {
                 literal: literal.clone(),

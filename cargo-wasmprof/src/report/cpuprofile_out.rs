@@ -58,7 +58,7 @@ fn sample_interval_micros(total_micros: f64) -> f64 {
 }
 
 pub fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
-    let file = CpuProfile::of(profile)?;
+    let file = CpuProfile::from_profile(profile)?;
     let mut buffered = std::io::BufWriter::new(out);
     serde_json::to_writer(&mut buffered, &file).context("cannot write the .cpuprofile")?;
     buffered
@@ -69,7 +69,7 @@ pub fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Resul
 
 /// The file as JSON, for tests and tools that want a value.
 pub fn cpuprofile(profile: &Profile) -> anyhow::Result<Value> {
-    Ok(serde_json::to_value(CpuProfile::of(profile)?)?)
+    Ok(serde_json::to_value(CpuProfile::from_profile(profile)?)?)
 }
 
 /// The file, typed, so that a million nodes are written straight.
@@ -114,7 +114,7 @@ struct Origin {
 }
 
 impl<'a> CpuProfile<'a> {
-    fn of(profile: &'a Profile) -> anyhow::Result<CpuProfile<'a>> {
+    fn from_profile(profile: &'a Profile) -> anyhow::Result<CpuProfile<'a>> {
         let stacks = Stacks::build(profile).in_first_call_order();
         if stacks.unit == Unit::Calls {
             bail!(

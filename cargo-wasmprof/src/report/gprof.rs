@@ -123,7 +123,7 @@ impl<'a> GprofWriter<'a> {
 
     /// A time in the report's unit.
     fn time(&self, nanos: f64) -> f64 {
-        self.unit.of(nanos)
+        self.unit.value_of(nanos)
     }
 
     /// Share of the whole measured time, in percent; 0 when nothing was

@@ -19,7 +19,7 @@ use crate::profile::Profile;
 
 pub fn write_speedscope(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut buffered = std::io::BufWriter::new(out);
-    serde_json::to_writer(&mut buffered, &File::of(profile))
+    serde_json::to_writer(&mut buffered, &File::from_profile(profile))
         .context("cannot write the speedscope file")?;
     buffered
         .write_all(b"\n")
@@ -29,7 +29,7 @@ pub fn write_speedscope(profile: &Profile, out: &mut dyn Write) -> anyhow::Resul
 
 /// The file as JSON, for tests and tools that want a value.
 pub fn speedscope(profile: &Profile) -> Value {
-    serde_json::to_value(File::of(profile)).unwrap_or(Value::Null)
+    serde_json::to_value(File::from_profile(profile)).unwrap_or(Value::Null)
 }
 
 /// The file, typed: a million events are written straight, not built as
@@ -84,7 +84,7 @@ struct Event {
 }
 
 impl<'a> File<'a> {
-    fn of(profile: &'a Profile) -> File<'a> {
+    fn from_profile(profile: &'a Profile) -> File<'a> {
         let stacks = Stacks::build(profile).in_first_call_order();
         // One frame per function (and one for `<overflow>`), as the format
         // shares frames between events.

@@ -19,7 +19,8 @@ pub enum Unit {
 }
 
 impl Unit {
-    pub fn of(profile: &Profile) -> Unit {
+    /// Time where the profile was timed, calls where it was only counted.
+    pub fn for_profile(profile: &Profile) -> Unit {
         if profile.timer.mode.timed() {
             Unit::Nanoseconds
         } else {
@@ -60,7 +61,7 @@ pub struct Stacks {
 
 impl Stacks {
     pub fn build(profile: &Profile) -> Stacks {
-        let unit = Unit::of(profile);
+        let unit = Unit::for_profile(profile);
         let times = NodeTimes::compute(profile);
         let count = profile.nodes.len();
         // Count-only: a node weighs its calls, and its subtree's.

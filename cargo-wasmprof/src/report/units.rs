@@ -44,7 +44,7 @@ impl TimeUnit {
     }
 
     /// `nanos` in this unit.
-    pub fn of(self, nanos: f64) -> f64 {
+    pub fn value_of(self, nanos: f64) -> f64 {
         nanos / self.nanos()
     }
 
@@ -87,7 +87,7 @@ pub fn human_duration_ascii(nanos: f64) -> String {
 
 fn duration_with(nanos: f64, symbol: impl Fn(TimeUnit) -> &'static str) -> String {
     let unit = TimeUnit::for_largest(nanos);
-    let value = unit.of(nanos);
+    let value = unit.value_of(nanos);
     let symbol = symbol(unit);
     if unit == TimeUnit::Nanoseconds || value >= 100.0 {
         format!("{value:.0} {symbol}")

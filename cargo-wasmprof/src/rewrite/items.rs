@@ -469,7 +469,7 @@ impl<'a> FileWalk<'a> {
             self.stats.excluded += 1;
             return Tier::Out;
         }
-        if entry || Size::of(name, body).worth_a_guard(self.spec.filter.min_size) {
+        if entry || Size::measure(name, body).worth_a_guard(self.spec.filter.min_size) {
             Tier::Full
         } else if self.spec.filter.count_small {
             self.stats.counted += 1;

@@ -37,7 +37,7 @@ pub struct Size {
 
 impl Size {
     /// Measures the body of the function `name`.
-    pub fn of(name: &Ident, body: &Block) -> Size {
+    pub fn measure(name: &Ident, body: &Block) -> Size {
         let mut counter = Counter {
             name,
             size: Size {
@@ -128,7 +128,7 @@ mod tests {
 
     fn measure(source: &str) -> Size {
         let function: syn::ItemFn = syn::parse_str(source).unwrap();
-        Size::of(&function.sig.ident, &function.block)
+        Size::measure(&function.sig.ident, &function.block)
     }
 
     #[test]

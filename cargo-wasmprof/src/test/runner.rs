@@ -31,7 +31,7 @@ pub enum Binary {
 
 impl Binary {
     /// Tells a test binary from its imports and exports.
-    pub fn of(info: &wasm_info::WasmInfo) -> Option<Binary> {
+    pub fn recognize(info: &wasm_info::WasmInfo) -> Option<Binary> {
         if info
             .imports
             .iter()
@@ -69,7 +69,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
         std::fs::read(&wasm).with_context(|| format!("could not read {}", wasm.display()))?;
     let info = wasm_info::inspect(&bytes)
         .with_context(|| format!("{} is not a WebAssembly module", wasm.display()))?;
-    let binary = Binary::of(&info).with_context(|| {
+    let binary = Binary::recognize(&info).with_context(|| {
         format!(
             "{} is neither a WASI test binary (wasm32-wasip1) nor a wasm-bindgen-test binary \
              (wasm32-unknown-unknown with wasm-bindgen-test): wasmprof cannot run it",

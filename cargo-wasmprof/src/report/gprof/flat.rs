@@ -50,7 +50,7 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
         ));
         let calls = stats.non_recursive_calls();
         if calls != 0 {
-            let per = |nanos: f64| per_call.of(nanos / calls as f64);
+            let per = |nanos: f64| per_call.value_of(nanos / calls as f64);
             text.push_str(&format!(
                 " {:8} {:8.2} {:8.2}  ",
                 calls,
