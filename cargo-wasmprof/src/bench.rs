@@ -219,7 +219,7 @@ fn run_once(
     let outcome = run::launch(host, &config, &run_dir, true);
     let _ = std::fs::remove_dir_all(&run_dir);
     let (result, output) = outcome?;
-    let finished = matches!(result.status.as_str(), "ok" | "exit") && result.exit_code == 0;
+    let finished = result.status.finished() && result.exit_code == 0;
     if !finished {
         let said = String::from_utf8_lossy(&output.stderr);
         let said = said.trim();
@@ -230,7 +230,7 @@ fn run_once(
             build.label,
             seconds_or_millis(result.program_nanos),
             result.exit_code,
-            result.message.as_deref().unwrap_or(&result.status),
+            result.message.as_deref().unwrap_or(result.status.as_str()),
             if said.is_empty() {
                 ""
             } else {

@@ -11,6 +11,7 @@ use crate::profile::{
     self, Function, FunctionTier, FutureStats, Latency, Node, Profile, RunInfo, TimerInfo,
     TimerMode,
 };
+use crate::run::host::RunStatus;
 
 /// What the run was, independent of what it measured.
 pub struct RunContext {
@@ -53,10 +54,10 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
     } else {
         nodes
     };
-    let complete = host.status == "ok" && open.is_empty() && host.pending_work.is_none();
+    let complete = host.status == RunStatus::Ok && open.is_empty() && host.pending_work.is_none();
     let incomplete_reason = (!complete).then(|| match (&host.message, open.is_empty()) {
         (Some(message), _) => format!("{}: {message}", host.status),
-        (None, true) if host.status == "ok" => format!(
+        (None, true) if host.status == RunStatus::Ok => format!(
             "the run ended by the grace period with {} still pending: what they would \
              have run is not in the profile (--until-exit waits for wasmprof::exit)",
             host.pending_work.as_deref().unwrap_or("work")
@@ -193,11 +194,11 @@ mod tests {
     use super::*;
     use wasmprof_core::snapshot::{SnapshotFunction, SnapshotNode};
 
-    fn host(status: &str) -> HostResult {
+    fn host(status: RunStatus) -> HostResult {
         HostResult {
-            status: status.into(),
-            message: (status != "ok").then(|| "RuntimeError: unreachable".into()),
-            exit_code: if status == "ok" { 0 } else { 101 },
+            status,
+            message: (status != RunStatus::Ok).then(|| "RuntimeError: unreachable".into()),
+            exit_code: if status == RunStatus::Ok { 0 } else { 101 },
             return_value: None,
             host: "node v20".into(),
             timer_resolution_nanos: Some(100.0),
@@ -294,7 +295,7 @@ mod tests {
 
     #[test]
     fn a_finished_run_is_complete_and_in_nanoseconds() {
-        let p = to_profile(&snapshot(0), &host("ok"), context());
+        let p = to_profile(&snapshot(0), &host(RunStatus::Ok), context());
         assert!(p.run.complete);
         assert_eq!(p.nodes[1].inclusive_nanos, 2e6);
         assert_eq!(p.nodes[2].calls, 3);
@@ -303,7 +304,7 @@ mod tests {
 
     #[test]
     fn futures_keep_their_figures_and_the_pending_ones_are_counted() {
-        let p = to_profile(&snapshot(2), &host("trap"), context());
+        let p = to_profile(&snapshot(2), &host(RunStatus::Trap), context());
         assert!(p.functions[1].is_async && !p.functions[0].is_async);
         let future = &p.futures[0];
         assert_eq!((future.node, future.polls, future.completions), (2, 9, 2));
@@ -316,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_trap_marks_the_running_frames_open() {
-        let p = to_profile(&snapshot(2), &host("trap"), context());
+        let p = to_profile(&snapshot(2), &host(RunStatus::Trap), context());
         assert!(!p.run.complete);
         assert!(p.run.incomplete_reason.unwrap().contains("unreachable"));
         assert!(p.nodes[1].open && p.nodes[2].open && !p.nodes[0].open);

@@ -132,8 +132,7 @@ pub struct WasiConfig {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostResult {
-    /// ok | exit | trap | timeout | error | usage
-    pub status: String,
+    pub status: RunStatus,
     pub message: Option<String>,
     pub exit_code: i32,
     pub return_value: Option<serde_json::Value>,
@@ -156,11 +155,74 @@ pub struct HostResult {
     pub harness_tests: Vec<Option<String>>,
 }
 
+/// How a run ended, as the host scripts and the wasmtime host say it
+/// (`"status"` in their reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// The entry point returned (or the program exited with 0).
+    Ok,
+    /// The program exited with a non-zero code.
+    Exit,
+    /// The program trapped or threw: a panic, an abort, an unreachable.
+    Trap,
+    /// `--timeout` stopped it.
+    Timeout,
+    /// The host failed around it (a load error, a crash, a lost browser).
+    Error,
+    /// The run was refused as asked for (a wrong `--invoke`).
+    Usage,
+    /// Ctrl-C stopped it.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The word the reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Exit => "exit",
+            RunStatus::Trap => "trap",
+            RunStatus::Timeout => "timeout",
+            RunStatus::Error => "error",
+            RunStatus::Usage => "usage",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The program ran to its end, with its own exit code.
+    pub fn finished(self) -> bool {
+        matches!(self, RunStatus::Ok | RunStatus::Exit)
+    }
+
+    /// `Ok` for exit code 0, `Exit` otherwise.
+    pub fn of_exit_code(code: i32) -> RunStatus {
+        if code == 0 {
+            RunStatus::Ok
+        } else {
+            RunStatus::Exit
+        }
+    }
+
+    /// A status word from a host script's report; one this version does not
+    /// know is an error.
+    pub fn from_report(word: Option<&str>) -> RunStatus {
+        word.and_then(|w| serde_json::from_value(serde_json::Value::String(w.to_owned())).ok())
+            .unwrap_or(RunStatus::Error)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl HostResult {
     /// A run that ended before the host could say anything.
     pub fn failed(host: String, message: String, snapshot: bool) -> HostResult {
         HostResult {
-            status: "error".into(),
+            status: RunStatus::Error,
             message: Some(message),
             exit_code: 1,
             return_value: None,
@@ -181,4 +243,39 @@ impl HostResult {
 pub struct Captured {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStatus;
+
+    /// Every status word the host scripts can report is one the Rust side
+    /// knows: the two sides of the contract are checked against each
+    /// other, not kept alike by hand.
+    #[test]
+    fn every_status_the_host_scripts_report_is_a_run_status() {
+        let scripts = [
+            include_str!("../host/host-api.js"),
+            include_str!("../host/node-host.js"),
+            include_str!("../host/page-host.js"),
+            include_str!("../host/page-watch.js"),
+            include_str!("../host/bindgen-test.js"),
+        ];
+        let mut words = Vec::new();
+        for script in scripts {
+            for marker in ["status: '", "status = '", "status === '"] {
+                for (at, _) in script.match_indices(marker) {
+                    let rest = &script[at + marker.len()..];
+                    words.push(&rest[..rest.find('\'').unwrap()]);
+                }
+            }
+        }
+        assert!(words.len() >= 6, "{words:?}");
+        for word in words {
+            let status = RunStatus::from_report(Some(word));
+            assert_eq!(status.as_str(), word, "the scripts' `{word}`");
+        }
+        assert_eq!(RunStatus::from_report(Some("lost")), RunStatus::Error);
+        assert_eq!(RunStatus::from_report(None), RunStatus::Error);
+    }
 }

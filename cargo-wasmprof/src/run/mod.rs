@@ -25,6 +25,7 @@ use wasmprof_core::snapshot::Snapshot;
 use crate::build::{self, BuiltModule, ModuleKind, Workspace};
 use crate::cli::{CargoArgs, RunArgs};
 use crate::profile;
+use crate::run::host::RunStatus;
 use crate::ui;
 use collect::RunContext;
 use host::{Captured, Host, HostConfig, HostResult};
@@ -81,12 +82,11 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     )?;
     // The run's files served their purpose; what matters is in the profile.
     let _ = std::fs::remove_dir_all(&run_dir);
-    match result.status.as_str() {
-        "ok" | "exit" => {}
-        _ => ui::warning(&format!(
+    if !result.status.finished() {
+        ui::warning(&format!(
             "the program did not finish: {}",
-            result.message.as_deref().unwrap_or(&result.status)
-        )),
+            result.message.as_deref().unwrap_or(result.status.as_str())
+        ));
     }
     Ok(result.exit_code)
 }
@@ -219,7 +219,7 @@ pub(crate) fn launch(
             config.snapshot_out.exists(),
         )
     });
-    if result.status == "usage" {
+    if result.status == RunStatus::Usage {
         let _ = std::fs::remove_dir_all(run_dir);
         bail!(
             "{}",
@@ -263,9 +263,9 @@ pub(crate) fn save_profile(
     if !result.snapshot {
         match &result.snapshot_error {
             Some(e) => ui::warning(&format!("could not read the profile out of the module: {e}")),
-            None if !matches!(result.status.as_str(), "ok" | "exit") => ui::warning(&format!(
+            None if !result.status.finished() => ui::warning(&format!(
                 "no profile could be collected: {}",
-                result.message.as_deref().unwrap_or(&result.status)
+                result.message.as_deref().unwrap_or(result.status.as_str())
             )),
             None => ui::warning(
                 "the module has no wasmprof data: no #[wasmprof::instrument] function was compiled in, \

@@ -14,6 +14,7 @@ use super::host::HostResult;
 use super::{build_module_for, files, host_config, interrupt, run_context, save_profile};
 use crate::build::{ModuleKind, Workspace};
 use crate::cli::RunArgs;
+use crate::run::host::RunStatus;
 use crate::run::options::HostKind;
 use crate::ui;
 
@@ -69,7 +70,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
             continue;
         };
         let result = HostResult {
-            status: "ok".into(),
+            status: RunStatus::Ok,
             message: None,
             exit_code: 0,
             return_value: None,

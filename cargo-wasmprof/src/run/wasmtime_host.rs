@@ -20,6 +20,7 @@ use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 use super::host::{Captured, Host, HostConfig, HostResult};
 use super::wasmtime_sampler::Samples;
 use crate::build::ModuleKind;
+use crate::run::host::RunStatus;
 
 /// The wasmtime this binary embeds (kept with the pin in Cargo.toml).
 const WASMTIME_VERSION: &str = "48.0.8";
@@ -178,7 +179,7 @@ impl Host for Wasmtime {
         });
 
         let mut result = HostResult {
-            status: "ok".into(),
+            status: RunStatus::Ok,
             message: None,
             exit_code: 0,
             return_value: None,
@@ -196,7 +197,7 @@ impl Host for Wasmtime {
             Err(e) => {
                 let _ = done.send(());
                 let _ = ticker.join();
-                result.status = "usage".into();
+                result.status = RunStatus::Usage;
                 result.message = Some(format!("wasmtime could not instantiate the module: {e:#}"));
                 return Ok((Some(result), Captured::default()));
             }
@@ -221,8 +222,8 @@ impl Host for Wasmtime {
             Err(error) => classify(&error, config.timeout_ms, &mut result)?,
         }
         if let Some(code) = store.data().exit_code {
-            if result.status == "ok" {
-                result.status = if code == 0 { "ok" } else { "exit" }.into();
+            if result.status == RunStatus::Ok {
+                result.status = RunStatus::of_exit_code(code);
                 result.exit_code = code;
             }
         }
@@ -264,18 +265,18 @@ impl Host for Wasmtime {
 /// How the program failed: its own `exit`, the timeout, or a trap.
 fn classify(error: &anyhow::Error, timeout_ms: u64, result: &mut HostResult) -> Result<()> {
     if let Some(exit) = error.downcast_ref::<I32Exit>() {
-        result.status = if exit.0 == 0 { "ok" } else { "exit" }.into();
+        result.status = RunStatus::of_exit_code(exit.0);
         result.exit_code = exit.0;
     } else if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-        result.status = "timeout".into();
+        result.status = RunStatus::Timeout;
         result.exit_code = 124;
         result.message = Some(format!("timed out after {timeout_ms} ms"));
     } else if let Some(usage) = error.downcast_ref::<UsageError>() {
-        result.status = "usage".into();
+        result.status = RunStatus::Usage;
         result.exit_code = 2;
         result.message = Some(usage.0.clone());
     } else {
-        result.status = "trap".into();
+        result.status = RunStatus::Trap;
         result.exit_code = 101;
         let trap = error
             .downcast_ref::<Trap>()

@@ -16,6 +16,7 @@ use super::session::Session;
 use crate::build::wasm_info;
 use crate::profile;
 use crate::run::collect::{self, RunContext};
+use crate::run::host::RunStatus;
 use crate::run::host::{self, HostConfig, HostResult};
 use crate::run::options::HostKind;
 use crate::run::{self as run_cmd, wasi};
@@ -94,7 +95,8 @@ pub fn run(args: &[OsString]) -> Result<i32> {
                 ..test_config("wasi", &wasm, &run_dir, &session)
             };
             let (result, _) = run_cmd::launch(host.as_mut(), &config, &run_dir, false)?;
-            if result.status == "trap" && !harness_args.iter().any(|a| a == "--nocapture") {
+            if result.status == RunStatus::Trap && !harness_args.iter().any(|a| a == "--nocapture")
+            {
                 crate::ui::note(&format!(
                     "{name}: a test trapped. A wasm32-wasip1 test binary aborts on a panic, before \
                      the harness can print the test's name and output: run again with \
@@ -116,10 +118,10 @@ pub fn run(args: &[OsString]) -> Result<i32> {
     };
     save(&session, &wasm, &name, &result, &config)?;
     let _ = std::fs::remove_dir_all(&run_dir);
-    if !matches!(result.status.as_str(), "ok" | "exit" | "trap") {
+    if !(result.status.finished() || result.status == RunStatus::Trap) {
         crate::ui::warning(&format!(
             "{name}: {}",
-            result.message.as_deref().unwrap_or(&result.status)
+            result.message.as_deref().unwrap_or(result.status.as_str())
         ));
     }
     Ok(result.exit_code)

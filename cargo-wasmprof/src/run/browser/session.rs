@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 use super::cdp::{Event, DISCONNECTED};
 use super::console::{self, Relay, Stream};
 use super::Chromium;
+use crate::run::host::RunStatus;
 use crate::run::host::{Captured, HostConfig, HostResult};
 use crate::run::interrupt;
 
@@ -203,7 +204,7 @@ impl PageRun<'_> {
                     resolution = resolution.or(pulled.resolution);
                     // Only the grace period cuts a program off; an exit or
                     // a failure is its own end.
-                    if matches!(end, End::Settled(_)) && result.status == "ok" {
+                    if matches!(end, End::Settled(_)) && result.status == RunStatus::Ok {
                         if let Some(pending) = pulled.pending_work {
                             crate::ui::warning(&format!(
                                 "the page went quiet for {} ms with {pending} still pending, and \
@@ -250,7 +251,7 @@ impl PageRun<'_> {
     /// clock resolution and program time the page reported, if it did.
     fn outcome(&self, end: &End) -> (HostResult, Option<f64>, Option<u64>) {
         let mut result = HostResult {
-            status: "ok".into(),
+            status: RunStatus::Ok,
             message: None,
             exit_code: 0,
             return_value: None,
@@ -263,8 +264,8 @@ impl PageRun<'_> {
             pending_work: None,
             harness_tests: Vec::new(),
         };
-        let mut fail = |status: &str, exit_code: i32, message: String| {
-            result.status = status.into();
+        let mut fail = |status: RunStatus, exit_code: i32, message: String| {
+            result.status = status;
             result.exit_code = exit_code;
             result.message = Some(message);
         };
@@ -274,29 +275,29 @@ impl PageRun<'_> {
                 message,
                 trap: true,
             } => {
-                fail("trap", 101, message.clone());
+                fail(RunStatus::Trap, 101, message.clone());
                 None
             }
             End::Uncaught {
                 message,
                 trap: false,
             } => {
-                fail("error", 1, message.clone());
+                fail(RunStatus::Error, 1, message.clone());
                 None
             }
             End::Timeout => {
                 let limit = format!("timed out after {} ms", self.config.timeout_ms);
-                fail("timeout", 124, limit);
+                fail(RunStatus::Timeout, 124, limit);
                 None
             }
             End::Interrupted => {
-                fail("interrupted", 130, "interrupted (Ctrl-C)".into());
+                fail(RunStatus::Interrupted, 130, "interrupted (Ctrl-C)".into());
                 None
             }
             End::Crashed => {
                 let tail = self.chromium.stderr_tail_text();
                 fail(
-                    "error",
+                    RunStatus::Error,
                     1,
                     format!("the page crashed; its profile is lost{tail}"),
                 );
@@ -306,11 +307,15 @@ impl PageRun<'_> {
                 let tail = self.chromium.stderr_tail_text();
                 let message =
                     format!("the browser went away during the run; its profile is lost{tail}");
-                fail("error", 1, message);
+                fail(RunStatus::Error, 1, message);
                 None
             }
             End::NotLoaded(error) => {
-                fail("error", 1, format!("the page did not load: {error}"));
+                fail(
+                    RunStatus::Error,
+                    1,
+                    format!("the page did not load: {error}"),
+                );
                 None
             }
         };
@@ -324,10 +329,10 @@ impl PageRun<'_> {
             .unwrap_or_default();
         if let End::Exit(_) = end {
             let code = report["code"].as_i64().unwrap_or(0) as i32;
-            result.status = if code == 0 { "ok" } else { "exit" }.into();
+            result.status = RunStatus::of_exit_code(code);
             result.exit_code = code;
         } else {
-            result.status = report["status"].as_str().unwrap_or("error").to_owned();
+            result.status = RunStatus::from_report(report["status"].as_str());
             result.exit_code = report["exitCode"].as_i64().unwrap_or(1) as i32;
             result.message = report["message"].as_str().map(str::to_owned);
         }
