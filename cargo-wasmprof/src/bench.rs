@@ -120,8 +120,10 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     for build in &builds {
         let (result, output) = run_once(host.as_mut(), build, &host_options, &target_dir)?;
         // The floor keeps counters, not a profile.
-        uninstrumented |=
-            matches!(build.module.instrument, Some("none" | "host")) && !result.snapshot;
+        uninstrumented |= matches!(
+            build.module.instrument,
+            Some(build::Instrument::CountOnly | build::Instrument::Timed)
+        ) && !result.snapshot;
         outputs.push(output.stdout);
     }
     if uninstrumented {

@@ -10,7 +10,7 @@ use cargo_metadata::Message;
 
 use super::failure::{BuildFailed, Diagnostics};
 use super::workspace::Unit;
-use super::KeptFrames;
+use super::{Instrument, KeptFrames};
 use crate::cli::CargoArgs;
 
 /// The export the host reads; binaries do not export it by themselves.
@@ -24,8 +24,8 @@ pub struct CargoBuild<'a> {
     pub unit: &'a Unit,
     pub target: &'a str,
     pub target_dir: &'a Path,
-    /// `WASMPROF_INSTRUMENT`: `host`, `none`, or `None` for a plain build.
-    pub instrument: Option<&'a str>,
+    /// `WASMPROF_INSTRUMENT`, or `None` for a plain build.
+    pub instrument: Option<Instrument>,
     /// The functions kept out of line (`WASMPROF_KEEP_FRAMES`).
     pub frames: KeptFrames,
     /// The manifest to build: the unit's own, or its shadow copy's when
@@ -161,10 +161,9 @@ impl CargoBuild<'_> {
 
 /// How a cargo command is to instrument what it builds.
 #[derive(Debug, Clone, Copy)]
-pub struct Instrumentation<'a> {
-    /// `WASMPROF_INSTRUMENT`: `host`, `none`, `floor`, or `None` for a
-    /// plain build.
-    pub mode: Option<&'a str>,
+pub struct Instrumentation {
+    /// `WASMPROF_INSTRUMENT`, or `None` for a plain build.
+    pub mode: Option<Instrument>,
     /// `WASMPROF_KEEP_FRAMES`: the functions kept out of line, for the
     /// engine's sampler.
     pub frames: KeptFrames,
@@ -194,7 +193,7 @@ pub fn set_instrumentation_env(command: &mut Command, how: Instrumentation, extr
         command.env_remove("CARGO_ENCODED_RUSTFLAGS");
     }
     match instrument {
-        Some(mode) => command.env("WASMPROF_INSTRUMENT", mode),
+        Some(mode) => command.env("WASMPROF_INSTRUMENT", mode.as_str()),
         None => command.env_remove("WASMPROF_INSTRUMENT"),
     };
 }
@@ -209,7 +208,7 @@ pub fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
 
 /// The user's RUSTFLAGS with the snapshot export added. The export is asked
 /// for only if defined, so a module without instrumented code still links.
-fn rustflags(instrument: Option<&str>, extra: &[String]) -> Vec<String> {
+fn rustflags(instrument: Option<Instrument>, extra: &[String]) -> Vec<String> {
     let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
         .unwrap_or_default()
         .split_whitespace()

@@ -29,8 +29,8 @@ pub struct BuiltModule {
     pub wasm: PathBuf,
     /// The JS wasm-bindgen generated, for bindgen units.
     pub js: Option<PathBuf>,
-    /// `host`, `none`, or `None` when built without instrumentation.
-    pub instrument: Option<&'static str>,
+    /// How it was instrumented; `None` when it was not.
+    pub instrument: Option<Instrument>,
     /// Crate-wide instrumentation did not fully instrument the functions
     /// smaller than this; `None` when size made no difference.
     pub small: Option<SmallFunctions>,
@@ -44,15 +44,38 @@ pub struct SmallFunctions {
     pub counted: bool,
 }
 
+/// How a build is instrumented, as the runtime's build script is told
+/// (`WASMPROF_INSTRUMENT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instrument {
+    /// Every call counted and timed by the host clock (`--timer host`).
+    Timed,
+    /// Every call counted, no clock (`--timer none`).
+    CountOnly,
+    /// One counter per function and nothing else: `bench`'s floor.
+    Floor,
+}
+
+impl Instrument {
+    /// The word for `WASMPROF_INSTRUMENT`, and the build directory's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Instrument::Timed => "host",
+            Instrument::CountOnly => "none",
+            Instrument::Floor => "floor",
+        }
+    }
+}
+
 /// The instrumentation mode these flags ask for.
-pub fn instrument_mode(args: &BuildArgs) -> Option<&'static str> {
+pub fn instrument_mode(args: &BuildArgs) -> Option<Instrument> {
     if args.no_instrument {
         return None;
     }
     Some(match args.timer {
-        Timer::Host => "host",
-        Timer::None => "none",
-        Timer::Floor => "floor",
+        Timer::Host => Instrument::Timed,
+        Timer::None => Instrument::CountOnly,
+        Timer::Floor => Instrument::Floor,
     })
 }
 
@@ -85,8 +108,8 @@ impl KeptFrames {
 /// The frames a build with these flags keeps.
 pub fn kept_frames(args: &BuildArgs) -> KeptFrames {
     let sampled = match instrument_mode(args) {
-        Some("host") => true,
-        Some("none") => args.sampled,
+        Some(Instrument::Timed) => true,
+        Some(Instrument::CountOnly) => args.sampled,
         _ => false,
     };
     match (sampled, args.crate_wide.keep_counted_frames) {
@@ -149,9 +172,9 @@ pub fn prepare(
     let target_dir = workspace.target_dir(&args.cargo);
     // Functions kept out of line are other code: a directory of their own.
     let mode = match (instrument, kept_frames(args)) {
-        (Some("none"), KeptFrames::Full) => "none-frames".to_owned(),
-        (Some(mode), KeptFrames::WithCounted) => format!("{mode}-all-frames"),
-        (mode, _) => mode.unwrap_or("plain").to_owned(),
+        (Some(Instrument::CountOnly), KeptFrames::Full) => "none-frames".to_owned(),
+        (Some(mode), KeptFrames::WithCounted) => format!("{}-all-frames", mode.as_str()),
+        (mode, _) => mode.map_or("plain", Instrument::as_str).to_owned(),
     };
     let mode_dir = wasmprof_dir(&target_dir).join(mode);
     let shadow = match instrument {
@@ -230,8 +253,9 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                     "{} for {target} ({})",
                     unit.package,
                     match instrument {
-                        Some("host") => "instrumented, timer host",
-                        Some("floor") => "a counter per function, no profile: bench's floor",
+                        Some(Instrument::Timed) => "instrumented, timer host",
+                        Some(Instrument::Floor) =>
+                            "a counter per function, no profile: bench's floor",
                         Some(_) => "instrumented, timer none: counts only",
                         None => "not instrumented",
                     }

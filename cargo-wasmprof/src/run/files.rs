@@ -20,7 +20,11 @@ pub const BINDGEN_TEST_JS: &str = include_str!("../host/bindgen-test.js");
 pub fn new_run_dir(target_dir: &Path, module: &BuiltModule) -> PathBuf {
     static RUNS: AtomicU32 = AtomicU32::new(0);
     build::wasmprof_dir(target_dir)
-        .join(module.instrument.unwrap_or("plain"))
+        .join(
+            module
+                .instrument
+                .map_or("plain", crate::build::Instrument::as_str),
+        )
         .join("run")
         .join(format!(
             "{}-{}-{}",
@@ -81,7 +85,7 @@ mod tests {
 
     fn config(wasm: PathBuf, js: Option<PathBuf>) -> HostConfig {
         HostConfig {
-            kind: "bindgen",
+            kind: crate::run::host::LoadAs::Bindgen,
             wasm,
             js,
             invoke: None,

@@ -73,11 +73,44 @@ fn wasmtime(_: &HostOptions) -> Result<Box<dyn Host>> {
     )
 }
 
+/// How the host script loads and enters the module (`config.kind` in the
+/// scripts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadAs {
+    /// Through the JS wasm-bindgen generated.
+    Bindgen,
+    /// A wasm-bindgen-test binary, through its harness.
+    BindgenTest,
+    /// A WASI program, entered at `_start`.
+    Wasi,
+    /// A module with neither: `--invoke` names its entry.
+    Plain,
+}
+
+impl LoadAs {
+    /// How a module of this kind is loaded.
+    pub fn module(kind: ModuleKind) -> LoadAs {
+        match kind {
+            ModuleKind::Bindgen => LoadAs::Bindgen,
+            ModuleKind::Plain => LoadAs::Plain,
+            ModuleKind::Wasi => LoadAs::Wasi,
+        }
+    }
+}
+
+impl std::fmt::Display for LoadAs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let word = serde_json::to_value(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(word.as_str().unwrap_or_default())
+    }
+}
+
 /// What a host is told to do.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostConfig {
-    pub kind: &'static str,
+    pub kind: LoadAs,
     pub wasm: PathBuf,
     /// The JS wasm-bindgen generated, for bindgen modules.
     pub js: Option<PathBuf>,
@@ -247,7 +280,26 @@ pub struct Captured {
 
 #[cfg(test)]
 mod tests {
-    use super::RunStatus;
+    use super::{LoadAs, RunStatus};
+
+    /// Node's host script loads every kind of module the Rust side asks
+    /// for, under the same words.
+    #[test]
+    fn node_s_host_script_loads_every_kind_of_module() {
+        let script = include_str!("../host/node-host.js");
+        let switch = &script[script.find("switch (config.kind)").unwrap()..];
+        for kind in [
+            LoadAs::Bindgen,
+            LoadAs::BindgenTest,
+            LoadAs::Wasi,
+            LoadAs::Plain,
+        ] {
+            assert!(
+                switch.contains(&format!("case '{kind}':")),
+                "node-host.js has no case for {kind}"
+            );
+        }
+    }
 
     /// Every status word the host scripts can report is one the Rust side
     /// knows: the two sides of the contract are checked against each

@@ -141,11 +141,7 @@ pub(crate) fn host_config(
         _ => Default::default(),
     };
     Ok(HostConfig {
-        kind: match module.unit.kind {
-            ModuleKind::Bindgen => "bindgen",
-            ModuleKind::Plain => "plain",
-            ModuleKind::Wasi => "wasi",
-        },
+        kind: host::LoadAs::module(module.unit.kind),
         wasm: module.wasm.clone(),
         js: module.js.clone(),
         invoke: host.invoke.clone(),
@@ -188,7 +184,10 @@ pub(crate) fn sample_interval_micros(host: &HostOptions) -> u32 {
 /// the calls the clock found too short to time the time they took.
 fn samples_by_default(module: &BuiltModule, args: &HostOptions, host: &dyn Host) -> bool {
     let own_sampler = args.node_arg.iter().any(|a| a.starts_with("--cpu-prof"));
-    module.instrument == Some("host") && !args.no_sample && !own_sampler && host.samples()
+    module.instrument == Some(build::Instrument::Timed)
+        && !args.no_sample
+        && !own_sampler
+        && host.samples()
 }
 
 /// `--timeout` in milliseconds; a day stands for none.

@@ -20,7 +20,7 @@ use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 use super::host::{Captured, Host, HostConfig, HostResult};
 use super::wasmtime_sampler::Samples;
 use crate::build::ModuleKind;
-use crate::run::host::RunStatus;
+use crate::run::host::{LoadAs, RunStatus};
 
 /// The wasmtime this binary embeds (kept with the pin in Cargo.toml).
 const WASMTIME_VERSION: &str = "48.0.8";
@@ -205,7 +205,7 @@ impl Host for Wasmtime {
         let program_started = Instant::now();
         let outcome = match (&config.invoke, config.kind) {
             (Some(name), _) => invoke(&mut store, &instance, name, &config.args),
-            (None, "wasi") => instance
+            (None, LoadAs::Wasi) => instance
                 .get_typed_func::<(), ()>(&mut store, "_start")
                 .and_then(|start| start.call(&mut store, ()))
                 .map(|()| None)

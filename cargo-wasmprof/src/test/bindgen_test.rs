@@ -164,7 +164,12 @@ pub fn run(
             filtered,
             nocapture: args.nocapture,
         }),
-        ..test_config("bindgen-test", &bindgen_wasm, run_dir, session)
+        ..test_config(
+            crate::run::host::LoadAs::BindgenTest,
+            &bindgen_wasm,
+            run_dir,
+            session,
+        )
     };
     let (result, _) = run_cmd::launch(host.as_mut(), &config, run_dir, false)?;
     Ok(Some((result, config)))

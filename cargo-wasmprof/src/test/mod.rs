@@ -83,7 +83,8 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         command: command_line.clone(),
         small: prepared.small,
         offline: args.cargo.offline,
-        sample: build::instrument_mode(&build_args) == Some("host") && !args.host_args.no_sample,
+        sample: build::instrument_mode(&build_args) == Some(build::Instrument::Timed)
+            && !args.host_args.no_sample,
         copy_of: prepared
             .shadow
             .as_ref()

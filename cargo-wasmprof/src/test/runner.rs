@@ -16,8 +16,8 @@ use super::session::Session;
 use crate::build::wasm_info;
 use crate::profile;
 use crate::run::collect::{self, RunContext};
-use crate::run::host::RunStatus;
 use crate::run::host::{self, HostConfig, HostResult};
+use crate::run::host::{LoadAs, RunStatus};
 use crate::run::options::HostKind;
 use crate::run::{self as run_cmd, wasi};
 
@@ -92,7 +92,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
                 // The package's own directory, as `cargo test` gives it.
                 wasi: wasi::config(&session.host_args, &session.original(&cwd))?,
                 harness_tests: true,
-                ..test_config("wasi", &wasm, &run_dir, &session)
+                ..test_config(LoadAs::Wasi, &wasm, &run_dir, &session)
             };
             let (result, _) = run_cmd::launch(host.as_mut(), &config, &run_dir, false)?;
             if result.status == RunStatus::Trap && !harness_args.iter().any(|a| a == "--nocapture")
@@ -130,12 +130,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
 /// How a test binary is run, but for what its kind adds: no entry point of
 /// wasmprof's choosing, the engine's sampler when the build is timed, each
 /// binary bounded by `--timeout`.
-pub fn test_config(
-    kind: &'static str,
-    wasm: &Path,
-    run_dir: &Path,
-    session: &Session,
-) -> HostConfig {
+pub fn test_config(kind: LoadAs, wasm: &Path, run_dir: &Path, session: &Session) -> HostConfig {
     HostConfig {
         kind,
         wasm: wasm.to_path_buf(),
