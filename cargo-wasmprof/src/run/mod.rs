@@ -1,7 +1,6 @@
 //! `cargo wasmprof run`: build, run in a host, save the profile, summarise.
 
 pub mod browser;
-pub mod collect;
 pub mod files;
 pub mod host;
 mod interrupt;
@@ -9,6 +8,7 @@ pub mod node;
 pub mod options;
 mod rustc_names;
 mod serve;
+pub mod snapshot_to_profile;
 pub mod wasi;
 #[cfg(feature = "wasmtime")]
 mod wasmtime_host;
@@ -27,9 +27,9 @@ use crate::cli::{CargoArgs, RunArgs};
 use crate::profile;
 use crate::run::host::RunStatus;
 use crate::ui;
-use collect::RunContext;
 use host::{Captured, Host, HostConfig, HostResult};
 use options::{HostKind, HostOptions};
+use snapshot_to_profile::RunContext;
 
 /// Without `--timeout` the run is bounded only by this (V8 needs a number).
 const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -281,7 +281,7 @@ pub(crate) fn save_profile(
             snapshot_path.display()
         )
     })?;
-    let mut profile = collect::to_profile(&snapshot, result, context);
+    let mut profile = snapshot_to_profile::to_profile(&snapshot, result, context);
     let dir = profile::profiles_dir(target_dir);
     let path = profile::new_profile_path(&dir, &module.unit.package);
     let samples = samples_path.filter(|p| p.exists());

@@ -15,10 +15,10 @@ use super::doctest::Found;
 use super::session::Session;
 use crate::build::wasm_info;
 use crate::profile;
-use crate::run::collect::{self, RunContext};
 use crate::run::host::{self, HostConfig, HostResult};
 use crate::run::host::{LoadAs, RunStatus};
 use crate::run::options::HostKind;
+use crate::run::snapshot_to_profile::{self, RunContext};
 use crate::run::{self as run_cmd, wasi};
 
 /// What kind of test binary a module is.
@@ -235,7 +235,7 @@ fn save(
         entry: format!("test binary {name}"),
         small: session.small,
     };
-    let mut profile = collect::to_profile(&snapshot, result, context);
+    let mut profile = snapshot_to_profile::to_profile(&snapshot, result, context);
     if super::doctest::is_doctest_binary(wasm) && result.harness_tests.is_empty() {
         name_doctest(&mut profile, wasm, result, session)?;
     } else if super::doctest::is_doctest_binary(wasm) {
