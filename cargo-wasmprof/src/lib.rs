@@ -16,4 +16,6 @@ pub mod rewrite;
 pub mod run;
 pub mod sampled;
 pub mod test;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod ui;

@@ -6,7 +6,7 @@
 use clap::CommandFactory;
 
 use super::CargoCli;
-use crate::report::testing::assert_golden;
+use crate::testing::assert_golden;
 
 /// The subcommands a user runs (the hidden test runner is not one).
 const SUBCOMMANDS: &[&str] = &["build", "run", "test", "bench", "report"];

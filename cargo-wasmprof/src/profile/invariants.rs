@@ -95,7 +95,7 @@ fn nanos(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
+    use crate::testing::ProfileBuilder;
 
     const MS: f64 = 1e6;
 

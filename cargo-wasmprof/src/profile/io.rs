@@ -455,7 +455,7 @@ mod tests {
     #[test]
     fn merging_adds_the_futures_of_the_same_path() {
         let run = |polls, latency: f64| {
-            crate::report::testing::ProfileBuilder::timed()
+            crate::testing::ProfileBuilder::timed()
                 .path(&["app::run", "app::load"], 2, 1e6)
                 .future(&["app::run", "app::load"], polls, 2, 0, Some(latency))
                 .build()

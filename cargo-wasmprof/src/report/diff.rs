@@ -276,7 +276,7 @@ pub fn path_changes(base: &Profile, new: &Profile) -> Vec<Option<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
+    use crate::testing::ProfileBuilder;
 
     fn base() -> Profile {
         ProfileBuilder::timed()

@@ -422,7 +422,7 @@ const SCRIPT: &str = include_str!("flamegraph.js");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::{appendix_b, ProfileBuilder};
+    use crate::testing::{appendix_b, ProfileBuilder};
 
     #[test]
     fn every_wide_frame_is_drawn_with_its_calls_and_share() {

@@ -69,7 +69,7 @@ pub fn parse_folded(text: &str) -> Result<Vec<(Vec<String>, u64)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::{appendix_b, assert_golden, recursion};
+    use crate::testing::{appendix_b, assert_golden, recursion};
 
     #[test]
     fn folded_stacks_match_golden() {

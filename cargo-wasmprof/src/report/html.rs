@@ -183,7 +183,7 @@ fn page_title(profile: &Profile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::{appendix_b, ProfileBuilder};
+    use crate::testing::{appendix_b, ProfileBuilder};
 
     #[test]
     fn the_page_holds_everything_and_fetches_nothing() {
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn counted_functions_are_flagged_for_the_page() {
-        let profile = crate::report::testing::ProfileBuilder::timed()
+        let profile = crate::testing::ProfileBuilder::timed()
             .path(&["main"], 1, 5.0)
             .counted("get", 9)
             .build();

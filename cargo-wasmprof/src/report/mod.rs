@@ -22,8 +22,6 @@ pub mod pprof;
 pub mod speedscope;
 pub mod stacks;
 pub mod summary;
-#[cfg(test)]
-pub(crate) mod testing;
 pub mod time_kind;
 mod units;
 
@@ -142,7 +140,7 @@ mod tests {
 
     #[test]
     fn an_empty_profile_renders_in_every_format() {
-        let profile = testing::ProfileBuilder::untimed().build();
+        let profile = crate::testing::ProfileBuilder::untimed().build();
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
             let rendered = render(&profile, format, &mut bytes);
@@ -159,7 +157,7 @@ mod tests {
 
     #[test]
     fn an_inconsistent_profile_is_an_error_not_a_panic() {
-        let mut profile = testing::appendix_b(true);
+        let mut profile = crate::testing::appendix_b(true);
         profile.nodes[3].function = Some(99);
         for &format in Format::value_variants() {
             let err = render(&profile, format, &mut Vec::new()).unwrap_err();
@@ -170,7 +168,7 @@ mod tests {
 
     #[test]
     fn every_format_renders() {
-        let profile = testing::appendix_b(true);
+        let profile = crate::testing::appendix_b(true);
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
             let rendered = render(&profile, format, &mut bytes);
@@ -189,8 +187,8 @@ mod tests {
 /// drifts unnoticed (`WASMPROF_BLESS=1` rewrites them).
 #[cfg(test)]
 mod golden {
-    use super::testing::{appendix_b, assert_golden};
     use super::*;
+    use crate::testing::{appendix_b, assert_golden};
 
     fn rendered(format: Format) -> String {
         let mut bytes = Vec::new();

@@ -303,7 +303,7 @@ fn describe_stack(names: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
+    use crate::testing::ProfileBuilder;
 
     #[test]
     fn a_complete_run_has_no_warnings() {

@@ -172,7 +172,7 @@ impl<'a> File<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::{appendix_b, ProfileBuilder};
+    use crate::testing::{appendix_b, ProfileBuilder};
 
     #[test]
     fn events_nest_and_last_as_long_as_each_path() {
@@ -243,7 +243,7 @@ mod tests {
         let schema: Value =
             serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
         let validator = jsonschema::validator_for(&schema).unwrap();
-        for profile in [appendix_b(true), crate::report::testing::recursion(false)] {
+        for profile in [appendix_b(true), crate::testing::recursion(false)] {
             let file = speedscope(&profile);
             let errors: Vec<String> = validator
                 .iter_errors(&file)

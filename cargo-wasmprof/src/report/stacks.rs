@@ -173,7 +173,7 @@ impl Stacks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
+    use crate::testing::ProfileBuilder;
 
     #[test]
     fn weights_are_times_or_calls() {

@@ -103,7 +103,7 @@ fn ranked(graph: &CallGraph) -> Vec<FunctionId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::{appendix_b, assert_golden, recursion};
+    use crate::testing::{appendix_b, assert_golden, recursion};
 
     #[test]
     fn timed_summary_matches_golden() {

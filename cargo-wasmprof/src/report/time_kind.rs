@@ -98,7 +98,7 @@ pub fn of_functions(profile: &Profile) -> Vec<TimeKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
+    use crate::testing::ProfileBuilder;
 
     #[test]
     fn every_kind_is_told_apart() {

@@ -87,7 +87,7 @@ impl CountedNodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::{node_at, ProfileBuilder};
+    use crate::testing::{node_at, ProfileBuilder};
 
     #[test]
     fn each_path_of_counted_functions_gets_one_node_under_its_caller() {

@@ -116,7 +116,7 @@ pub fn attribute(profile: &mut Profile, samples: &Profile) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::testing::ProfileBuilder;
+    use crate::testing::ProfileBuilder;
 
     /// `main` calls `shared` through `from_a` (3 calls) and `from_b` (1).
     fn instrumented() -> Profile {

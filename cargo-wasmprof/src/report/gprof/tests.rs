@@ -2,7 +2,7 @@
 //! programs (tests/data/gnu-gprof), and against golden files.
 
 use super::*;
-use crate::report::testing::{appendix_b, assert_golden, recursion, ProfileBuilder};
+use crate::testing::{appendix_b, assert_golden, recursion, ProfileBuilder};
 
 fn render(profile: &Profile) -> String {
     GprofWriter::new(profile).render()

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use super::*;
 use crate::report::callgraph::CallGraph;
-use crate::report::testing::{appendix_b, recursion, FullDisk, ProfileBuilder};
+use crate::testing::{appendix_b, recursion, FullDisk, ProfileBuilder};
 
 fn encode(profile: &Profile) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -133,7 +133,7 @@ fn untimed_profiles_have_only_calls() {
 
 #[test]
 fn futures_add_polls_and_latency_sample_types() {
-    let profile = crate::report::testing::ProfileBuilder::timed()
+    let profile = crate::testing::ProfileBuilder::timed()
         .path(&["app::batch"], 1, 1e6)
         .path(&["app::batch", "app::load"], 3, 6e6)
         .future(&["app::batch", "app::load"], 9, 2, 1, Some(50e6))
