@@ -38,9 +38,9 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
     let mut config = host_config(&module, &host_options, &run_dir)?;
     files::copy_module_into(&mut config, &run_dir.join("module"))?;
     let token = new_token();
-    let site = page::site(&config, args.host.page.as_deref(), &run_dir, &token, true)?;
+    let page = page::served_page(&config, args.host.page.as_deref(), &run_dir, &token, true)?;
     let ip = args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
-    let server = server::Server::start(ip, site.site)?;
+    let server = server::Server::start(ip, page.files)?;
     if !ip.is_loopback() {
         ui::warning(&format!(
             "listening on {ip}: other machines on the network can load this page (saving a \
@@ -51,10 +51,10 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
         format!(
             "http://<this machine's address>:{}{}",
             server.addr().port(),
-            site.start_path
+            page.start_path
         )
     } else {
-        format!("http://{}{}", server.addr(), site.start_path)
+        format!("http://{}{}", server.addr(), page.start_path)
     };
     interrupt::catch_ctrl_c();
     ui::status(

@@ -97,9 +97,9 @@ impl Host for Browser {
         let mut config = config.clone();
         files::copy_module_into(&mut config, &run_dir.join("module"))?;
         let token = new_token();
-        let site = page::site(&config, self.user_page.as_deref(), run_dir, &token, false)?;
-        let server = server::Server::start(IpAddr::V4(Ipv4Addr::LOCALHOST), site.site)?;
-        let url = format!("http://{}{}", server.addr(), site.start_path);
+        let page = page::served_page(&config, self.user_page.as_deref(), run_dir, &token, false)?;
+        let server = server::Server::start(IpAddr::V4(Ipv4Addr::LOCALHOST), page.files)?;
+        let url = format!("http://{}{}", server.addr(), page.start_path);
         let grace = self.grace;
         let result = {
             let chromium = self.chromium()?;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use super::server::{Site, Substitute};
+use super::server::{ServedFiles, Substitute};
 use crate::markup::{escape, script_json};
 use crate::run::files::HOST_API_JS;
 use crate::run::host::HostConfig;
@@ -26,21 +26,21 @@ export const addArcData = api.addArcData;\n\
 export const setArcData = api.setArcData;\n\
 export const printResults = api.printResults;\n";
 
-/// A site ready to serve, and the path the browser opens first.
-pub struct PageSite {
-    pub site: Site,
+/// The files ready to serve, and the path the browser opens first.
+pub struct ServedPage {
+    pub files: ServedFiles,
     pub start_path: String,
 }
 
-/// Builds the site for one run: the module (already copied to
+/// Builds what one run serves: the module (already copied to
 /// `module_dir`) behind the generated page, or behind the user's page.
-pub fn site(
+pub fn served_page(
     config: &HostConfig,
     user_page: Option<&Path>,
     run_dir: &Path,
     token: &str,
     with_overlay: bool,
-) -> Result<PageSite> {
+) -> Result<ServedPage> {
     let module_dir = config
         .wasm
         .parent()
@@ -115,8 +115,8 @@ pub fn site(
             );
             generated.insert("/".to_owned(), html.clone().into_bytes());
             generated.insert("/index.html".to_owned(), html.into_bytes());
-            Ok(PageSite {
-                site: Site {
+            Ok(ServedPage {
+                files: ServedFiles {
                     root: module_dir,
                     generated,
                     substitutes: Vec::new(),
@@ -141,8 +141,8 @@ pub fn site(
                 "token": token,
                 "moduleNames": format!("{stem}.js and {stem}_bg.wasm, or trunk's {stem}-HASH.js"),
             });
-            Ok(PageSite {
-                site: Site {
+            Ok(ServedPage {
+                files: ServedFiles {
                     root,
                     generated,
                     substitutes: substitutes(config)?,

@@ -2,7 +2,7 @@
 //! process on the machine and, through DNS rebinding, by any web page the
 //! person has open, so it lets no one else in:
 //!
-//! - it serves only this run's files: the site's root, the files wasmprof
+//! - it serves only this run's files: the page's directory, the files wasmprof
 //!   generates (`/__wasmprof/…`) and the module files it substitutes; a path
 //!   with `..`, an encoded separator or a symbolic link is refused;
 //! - it answers only requests whose `Host` is the address it is bound to
@@ -39,7 +39,7 @@ pub const TOKEN_HEADER: &str = "X-Wasmprof-Token";
 pub const MAX_UPLOAD_BYTES: u64 = 256 << 20;
 
 /// What a server serves.
-pub struct Site {
+pub struct ServedFiles {
     /// The directory files are served from.
     pub root: PathBuf,
     /// Files wasmprof generates, by URL path (`/__wasmprof/host-api.js`).
@@ -79,17 +79,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `ip` on a port the system chooses, and serves `site`.
-    pub fn start(ip: IpAddr, site: Site) -> Result<Server> {
-        let root = site
+    /// Binds `ip` on a port the system chooses, and serves `files`.
+    pub fn start(ip: IpAddr, files: ServedFiles) -> Result<Server> {
+        let root = files
             .root
             .canonicalize()
-            .with_context(|| format!("cannot serve {}", site.root.display()))?;
-        let site = Site { root, ..site };
+            .with_context(|| format!("cannot serve {}", files.root.display()))?;
+        let files = ServedFiles { root, ..files };
         let (uploads_tx, uploads) = mpsc::channel();
         let bound = http::Bound::new(SocketAddr::new(ip, 0))?;
         let handler = Handler {
-            site,
+            files,
             addr: bound.addr()?,
             uploads: Mutex::new(uploads_tx),
             saved: AtomicU32::new(0),
@@ -111,7 +111,7 @@ impl Server {
 }
 
 struct Handler {
-    site: Site,
+    files: ServedFiles,
     /// The server's own address.
     addr: SocketAddr,
     uploads: Mutex<Sender<Upload>>,
@@ -162,7 +162,7 @@ impl Handler {
     }
 
     fn file(&self, path: &str) -> Reply {
-        if let Some(bytes) = self.site.generated.get(path) {
+        if let Some(bytes) = self.files.generated.get(path) {
             return ok(bytes.clone(), content_type(path));
         }
         let path = if path.ends_with('/') {
@@ -170,7 +170,7 @@ impl Handler {
         } else {
             path.to_owned()
         };
-        if let Some(file) = self.site.substitutes.iter().find_map(|s| (s.0)(&path)) {
+        if let Some(file) = self.files.substitutes.iter().find_map(|s| (s.0)(&path)) {
             return match std::fs::read(&file) {
                 Ok(bytes) => ok(bytes, content_type(&path)),
                 Err(_) => refusal(404, "the instrumented build has no such file"),
@@ -195,10 +195,10 @@ impl Handler {
             return refusal(404, "no such file in this run");
         };
         let kind = content_type(&path);
-        match (&self.site.inject_into_html, kind) {
+        match (&self.files.inject_into_html, kind) {
             (Some(snippet), "text/html; charset=utf-8") => {
                 let html = integrity::recompute(&String::from_utf8_lossy(&bytes), |path| {
-                    self.site.substitutes.iter().find_map(|s| (s.0)(path))
+                    self.files.substitutes.iter().find_map(|s| (s.0)(path))
                 });
                 ok(inject(&html, snippet).into_bytes(), kind)
             }
@@ -216,15 +216,15 @@ impl Handler {
         {
             return None;
         }
-        let joined = self.site.root.join(relative);
+        let joined = self.files.root.join(relative);
         // A symbolic link anywhere on the way makes the two differ.
         let real = joined.canonicalize().ok()?;
-        (real == joined && real.starts_with(&self.site.root)).then_some(real)
+        (real == joined && real.starts_with(&self.files.root)).then_some(real)
     }
 
     fn upload(&self, request: &mut Request) -> Reply {
         let token = request.header(TOKEN_HEADER).unwrap_or_default();
-        if !constant_time_eq(token.as_bytes(), self.site.token.as_bytes()) {
+        if !constant_time_eq(token.as_bytes(), self.files.token.as_bytes()) {
             return refusal(403, "a profile is accepted only from this run's own page");
         }
         match request.content_length {
@@ -263,10 +263,10 @@ impl Handler {
     /// Writes an upload under a name of the server's choosing, never over
     /// another file.
     fn save(&self, bytes: &[u8]) -> Result<PathBuf> {
-        std::fs::create_dir_all(&self.site.upload_dir)?;
+        std::fs::create_dir_all(&self.files.upload_dir)?;
         loop {
             let n = self.saved.fetch_add(1, Ordering::Relaxed);
-            let path = self.site.upload_dir.join(format!("snapshot-{n}.bin"));
+            let path = self.files.upload_dir.join(format!("snapshot-{n}.bin"));
             match File::options().write(true).create_new(true).open(&path) {
                 Ok(mut file) => {
                     std::io::Write::write_all(&mut file, bytes)?;

@@ -16,7 +16,7 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("site");
+    let root = dir.path().join("files");
     std::fs::create_dir_all(root.join("pkg")).unwrap();
     std::fs::write(
         root.join("index.html"),
@@ -31,7 +31,7 @@ fn fixture() -> Fixture {
     let instrumented = dir.path().join("instrumented_bg.wasm");
     std::fs::write(&instrumented, b"\0asm-instrumented").unwrap();
     let uploads = dir.path().join("uploads");
-    let site = Site {
+    let files = ServedFiles {
         root,
         generated: HashMap::from([("/__wasmprof/host-api.js".to_owned(), b"// api".to_vec())]),
         substitutes: vec![Substitute(Box::new(move |path| {
@@ -41,7 +41,7 @@ fn fixture() -> Fixture {
         token: TOKEN.into(),
         upload_dir: uploads.clone(),
     };
-    let server = Server::start(IpAddr::V4(Ipv4Addr::LOCALHOST), site).unwrap();
+    let server = Server::start(IpAddr::V4(Ipv4Addr::LOCALHOST), files).unwrap();
     Fixture {
         _dir: dir,
         outside,
