@@ -15,7 +15,7 @@ use crate::cli::{BenchArgs, BuildArgs, CrateWideArgs, Timer};
 use crate::run::host::{self, Captured, Host, HostResult};
 use crate::run::options::HostOptions;
 use crate::run::{self, files, seconds_or_millis};
-use crate::ui;
+use crate::terminal;
 
 /// The builds compared, in the order they run: a label, the timer of an
 /// instrumented build (`None`: plain), and whether the engine's sampler runs
@@ -66,7 +66,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         host.check_kind(unit.kind)?;
     }
     if !args.cargo.release && args.cargo.profile.is_none() {
-        ui::warning(
+        terminal::warning(
             "benchmarking the dev profile, which is not optimised: add --release to measure \
              what you ship",
         );
@@ -111,7 +111,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         });
     }
 
-    ui::status(
+    terminal::status(
         "Warming up",
         &format!("one run of each build in {}", host.describe()),
     );
@@ -127,13 +127,13 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         outputs.push(output.stdout);
     }
     if uninstrumented {
-        ui::warning(
+        terminal::warning(
             "no function of this program is instrumented, so the builds are alike: annotate \
              functions with #[wasmprof::instrument] or add --instrument-all",
         );
     }
     if let Some(differs) = first_different_output(&builds, &outputs) {
-        ui::warning(&format!(
+        terminal::warning(&format!(
             "the {differs} build printed something other than the plain build: is the \
              program's output deterministic?"
         ));
@@ -146,9 +146,9 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     while round < args.runs || (round < most && noise_is_wide(&builds)) {
         round += 1;
         if round <= args.runs {
-            ui::status("Running", &format!("round {round} of {}", args.runs));
+            terminal::status("Running", &format!("round {round} of {}", args.runs));
         } else {
-            ui::status(
+            terminal::status(
                 "Running",
                 &format!(
                     "round {round} (at most {most}): the plain build against itself still \

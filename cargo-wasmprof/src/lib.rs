@@ -8,14 +8,14 @@
 pub mod bench;
 pub mod build;
 pub mod cli;
-pub mod markup;
+pub mod html_text;
 pub mod profile;
 pub mod report;
 pub mod report_command;
 pub mod rewrite;
 pub mod run;
 pub mod sampled;
+pub mod terminal;
 pub mod test;
 #[cfg(test)]
 pub(crate) mod testing;
-pub mod ui;

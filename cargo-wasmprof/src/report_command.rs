@@ -63,7 +63,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
             if let Some(pct) = args.fail_if_slower {
                 let failures = diff::too_slow(&compared, &args.function, pct)?;
                 for failure in &failures {
-                    crate::ui::error(failure);
+                    crate::terminal::error(failure);
                 }
                 if !failures.is_empty() {
                     code = 1;
@@ -97,7 +97,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
             let base_path = base_path_for(output);
             write_file(&base_path, |out| report::render(base, Format::Pprof, out))?;
             write_file(output, |out| report::render(&profile, Format::Pprof, out))?;
-            crate::ui::status(
+            crate::terminal::status(
                 "Compare",
                 &format!(
                     "go tool pprof -diff_base {} {}",
@@ -151,7 +151,7 @@ fn load(
             Some(_) => {}
         }
         if !input.problems.is_empty() {
-            crate::ui::warning(&format!(
+            crate::terminal::warning(&format!(
                 "{}: left out or repaired {}",
                 path.display(),
                 input.problems.describe()
@@ -225,7 +225,7 @@ fn write_file(
         let _ = std::fs::remove_file(&partial);
     }
     written?;
-    crate::ui::status("Wrote", &path.display().to_string());
+    crate::terminal::status("Wrote", &path.display().to_string());
     Ok(())
 }
 

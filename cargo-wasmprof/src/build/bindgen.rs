@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::ui;
+use crate::terminal;
 
 /// Finds a `wasm-bindgen` of exactly `version`, installing one if needed.
 pub fn find_or_install(version: &str, offline: bool) -> Result<PathBuf> {
@@ -40,7 +40,7 @@ pub fn find_or_install(version: &str, offline: bool) -> Result<PathBuf> {
             describe_path_version(path_version.as_deref())
         );
     }
-    ui::status(
+    terminal::status(
         "Installing",
         &format!(
             "wasm-bindgen-cli {version} into {} to match the wasm-bindgen crate ({}; once, a few minutes)",

@@ -18,7 +18,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::{BuildArgs, Timer};
 use crate::rewrite::plan::{self, Settings, ShadowBuild};
-use crate::ui;
+use crate::terminal;
 pub use workspace::{ModuleKind, Unit, Workspace};
 
 /// A module ready to run.
@@ -247,7 +247,7 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                 bail!("--target {target} is not a WebAssembly target");
             }
             toolchain::ensure_target(&target, root, args.cargo.offline)?;
-            ui::status(
+            terminal::status(
                 "Building",
                 &format!(
                     "{} for {target} ({})",
@@ -290,7 +290,7 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
                 args.cargo.offline,
             )?;
             check_module(&module)?;
-            ui::status("Finished", &format!("{}", module.wasm.display()));
+            terminal::status("Finished", &format!("{}", module.wasm.display()));
             Ok(BuiltModule {
                 instrument,
                 small,
@@ -371,7 +371,7 @@ fn finish_module(
         .context("the crate uses wasm-bindgen but its version could not be determined")?;
     if let Some(resolved) = &unit.bindgen_version {
         if resolved != &version {
-            ui::warning(&format!(
+            terminal::warning(&format!(
                 "the module was built with wasm-bindgen {version} but Cargo.lock resolves {resolved}; using {version}"
             ));
         }
@@ -395,7 +395,7 @@ fn check_module(module: &BuiltModule) -> Result<()> {
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
     let info = wasm_info::inspect(&bytes)?;
     if !info.has_names {
-        ui::warning(&format!(
+        terminal::warning(&format!(
             "{} has no name section: sampling profiles and stack traces will show wasm-function[N]",
             module.wasm.display()
         ));

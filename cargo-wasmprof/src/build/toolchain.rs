@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::ui;
+use crate::terminal;
 
 /// Makes sure `target`'s standard library is installed, adding it with
 /// rustup when rustup manages the toolchain.
@@ -19,7 +19,7 @@ pub fn ensure_target(target: &str, workspace_root: &Path, offline: bool) -> Resu
     if offline || !has_rustup() {
         bail!("the Rust standard library for {target} is not installed; run `{add_command}`");
     }
-    ui::status(
+    terminal::status(
         "Installing",
         &format!("the {target} target (`{add_command}`)"),
     );

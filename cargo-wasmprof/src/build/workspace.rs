@@ -128,7 +128,7 @@ impl Workspace {
             match self.unit_for(package, cargo.bin.as_deref()) {
                 Ok(unit) => units.push(unit),
                 Err(e) if explicit => return Err(e),
-                Err(e) => crate::ui::note(&format!("skipping {}: {e:#}", package.name)),
+                Err(e) => crate::terminal::note(&format!("skipping {}: {e:#}", package.name)),
             }
         }
         if units.is_empty() {

@@ -19,7 +19,7 @@ use anyhow::Context;
 
 use super::stacks::{Stacks, Unit};
 use super::units::human_duration;
-use crate::markup::escape;
+use crate::html_text::escape;
 use crate::profile::Profile;
 
 /// How the graph is drawn.

@@ -29,7 +29,7 @@ mod index;
 use std::io::Write;
 
 use super::callgraph::{CallGraph, FunctionId};
-use super::notes;
+use super::preamble;
 use super::units::{human_duration_ascii, TimeUnit};
 use crate::profile::{Profile, TimerMode};
 
@@ -66,9 +66,9 @@ impl<'a> GprofWriter<'a> {
     /// The whole report as text.
     pub fn render(&self) -> String {
         let mut text = String::new();
-        text.push_str(&notes::run_line(self.profile));
+        text.push_str(&preamble::run_line(self.profile));
         text.push('\n');
-        for warning in notes::warnings(self.profile) {
+        for warning in preamble::warnings(self.profile) {
             text.push_str(&warning);
             text.push('\n');
         }

@@ -17,10 +17,10 @@ use serde_json::json;
 
 use super::callgraph::CallGraph;
 use super::flamegraph::{self, FlameOptions};
-use super::notes;
+use super::preamble;
 use super::summary::render_summary;
 use super::time_kind::TimeKind;
-use crate::markup::{escape, script_json};
+use crate::html_text::{escape, script_json};
 use crate::profile::Profile;
 
 const SCRIPT: &str = include_str!("html/report.js");
@@ -97,8 +97,8 @@ pub fn render_html(profile: &Profile) -> String {
     let data = json!({
         "title": title,
         "sampled": sampled,
-        "runLine": notes::run_line(profile),
-        "notes": notes::warnings(profile),
+        "runLine": preamble::run_line(profile),
+        "notes": preamble::warnings(profile),
         "meta": {
             "package": run.package,
             "module": run.module,

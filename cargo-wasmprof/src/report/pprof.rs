@@ -41,7 +41,7 @@ use prost::Message;
 
 use super::callgraph::OVERFLOW_NAME;
 use super::node_times::NodeTimes;
-use super::notes;
+use super::preamble;
 use crate::profile::{FunctionTier, Profile};
 
 /// Frames kept at each end of a stack that is too deep.
@@ -230,8 +230,8 @@ impl Tables {
             str: strings.intern("counted"),
             ..Default::default()
         });
-        let mut comment = vec![strings.intern(&notes::run_line(profile))];
-        for warning in notes::warnings(profile) {
+        let mut comment = vec![strings.intern(&preamble::run_line(profile))];
+        for warning in preamble::warnings(profile) {
             comment.push(strings.intern(&warning));
         }
         let header = proto::Profile {

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::callgraph::{CallGraph, FunctionId};
-use super::notes;
+use super::preamble;
 use super::units::human_duration;
 use crate::profile::Profile;
 
@@ -25,9 +25,9 @@ pub fn write_summary(profile: &Profile, top: usize, out: &mut dyn Write) -> anyh
 /// The summary as text; `profile` must be valid.
 pub fn render_summary(profile: &Profile, top: usize) -> String {
     let graph = CallGraph::build(profile);
-    let mut text = notes::run_line(profile);
+    let mut text = preamble::run_line(profile);
     text.push('\n');
-    for warning in notes::warnings(profile) {
+    for warning in preamble::warnings(profile) {
         text.push_str(&warning);
         text.push('\n');
     }

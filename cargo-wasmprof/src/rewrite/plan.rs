@@ -22,7 +22,7 @@ use super::modules::normalize;
 use super::shadow::{self, ShadowRoot};
 use super::size::DEFAULT_MIN_SIZE;
 use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, CORE_RUNTIME, RENAMED_RUNTIME};
-use crate::ui;
+use crate::terminal;
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -138,7 +138,7 @@ pub fn manifest_config(package: &Package) -> Result<ManifestConfig> {
                 })?;
                 config.count_small = Some(on);
             }
-            other => ui::warning(&format!(
+            other => terminal::warning(&format!(
                 "{}: unknown key `{other}` (known: instrument, include, exclude, min-size, count-small)",
                 place()
             )),
@@ -227,7 +227,7 @@ pub fn prepare(
             (None, None) => None,
         };
         if let Some(flag) = flag {
-            ui::warning(&format!(
+            terminal::warning(&format!(
                 "{flag} applies to crate-wide instrumentation, and no crate is instrumented \
                  crate-wide (use --instrument-all or --instrument-crate NAME)"
             ));
@@ -259,7 +259,7 @@ pub fn prepare(
             )
         })?;
         for warning in &rewritten.warnings {
-            ui::warning(warning);
+            terminal::warning(warning);
         }
         if rewritten.stats.allocators > 0 {
             let message = format!(
@@ -269,16 +269,16 @@ pub fn prepare(
                 package.name
             );
             if chosen.place != Place::Workspace {
-                ui::warning(&format!("{message}; `{}` is left as it is", package.name));
+                terminal::warning(&format!("{message}; `{}` is left as it is", package.name));
                 left_as_is.insert(package.id.repr.clone());
                 continue;
             }
-            ui::warning(&format!(
+            terminal::warning(&format!(
                 "{message}; its impl is left out, put #[wasmprof::skip] on the functions it calls"
             ));
         }
         if let Some(warning) = build_script_warning(package) {
-            ui::warning(&warning);
+            terminal::warning(&warning);
         }
         if chosen.functions {
             describe(package, &rewritten.stats, &spec.filter);
@@ -995,7 +995,7 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
     } else {
         format!(" (left out: {})", left_out.join(", "))
     };
-    ui::status(
+    terminal::status(
         "Rewriting",
         &format!(
             "{} v{}: {} functions instrumented crate-wide{counted}{extra}",

@@ -26,7 +26,7 @@ use crate::build::{self, BuiltModule, ModuleKind, Workspace};
 use crate::cli::{CargoArgs, RunArgs};
 use crate::profile;
 use crate::run::host::RunStatus;
-use crate::ui;
+use crate::terminal;
 use host::{Captured, Host, HostConfig, HostResult};
 use options::{HostKind, HostOptions};
 use snapshot_to_profile::RunContext;
@@ -54,13 +54,13 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     if samples_by_default(&module, &host_options, host.as_ref()) {
         config.sample_interval_micros = Some(sample_interval_micros(&host_options));
     }
-    ui::status(
+    terminal::status(
         "Running",
         &format!("{} in {} ({entry})", module.wasm.display(), host.describe()),
     );
     let result = launch(host.as_mut(), &config, &run_dir, false)?.0;
     drop(host);
-    ui::status(
+    terminal::status(
         "Ran",
         &format!(
             "for {} (exit status {})",
@@ -69,7 +69,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         ),
     );
     if let Some(value) = &result.return_value {
-        ui::status("Returned", &value.to_string());
+        terminal::status("Returned", &value.to_string());
     }
     save_profile(
         &module,
@@ -83,7 +83,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     // The run's files served their purpose; what matters is in the profile.
     let _ = std::fs::remove_dir_all(&run_dir);
     if !result.status.finished() {
-        ui::warning(&format!(
+        terminal::warning(&format!(
             "the program did not finish: {}",
             result.message.as_deref().unwrap_or(result.status.as_str())
         ));
@@ -252,7 +252,7 @@ pub(crate) fn save_profile(
             std::fs::copy(samples, &kept).with_context(|| {
                 format!("could not copy {} to {}", samples.display(), kept.display())
             })?;
-            ui::status(
+            terminal::status(
                 "Samples",
                 &format!("{} (`cargo wasmprof report --input` it)", kept.display()),
             );
@@ -261,12 +261,12 @@ pub(crate) fn save_profile(
     }
     if !result.snapshot {
         match &result.snapshot_error {
-            Some(e) => ui::warning(&format!("could not read the profile out of the module: {e}")),
-            None if !result.status.finished() => ui::warning(&format!(
+            Some(e) => terminal::warning(&format!("could not read the profile out of the module: {e}")),
+            None if !result.status.finished() => terminal::warning(&format!(
                 "no profile could be collected: {}",
                 result.message.as_deref().unwrap_or(result.status.as_str())
             )),
-            None => ui::warning(
+            None => terminal::warning(
                 "the module has no wasmprof data: no #[wasmprof::instrument] function was compiled in, \
                  or the program failed before the module was loaded",
             ),
@@ -295,14 +295,14 @@ pub(crate) fn save_profile(
     drop(stderr);
     announce_profile(&path, profile.run.complete);
     if let Some(line) = samples_line {
-        ui::status("Samples", &line);
+        terminal::status("Samples", &line);
     }
     Ok(Some(path))
 }
 
 /// The status line naming a saved profile.
 pub(crate) fn announce_profile(path: &Path, complete: bool) {
-    ui::status(
+    terminal::status(
         "Profile",
         &format!(
             "{}{} (`cargo wasmprof report` to read it)",

@@ -165,7 +165,7 @@ impl Host for Node {
                 )
             })?),
             Err(_) => {
-                crate::ui::warning(&format!(
+                crate::terminal::warning(&format!(
                     "Node ended ({status}) without reporting how the run went"
                 ));
                 None

@@ -16,12 +16,12 @@ use crate::build::{ModuleKind, Workspace};
 use crate::cli::RunArgs;
 use crate::run::host::RunStatus;
 use crate::run::options::HostKind;
-use crate::ui;
+use crate::terminal;
 
 pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
     let host_options = args.host.options();
     if args.host.timeout.is_some() || args.host.until_exit || args.host.sample {
-        ui::warning(
+        terminal::warning(
             "--timeout, --until-exit and --sample do not apply to --serve, which runs until Ctrl-C \
              in a browser wasmprof does not drive",
         );
@@ -42,7 +42,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
     let ip = args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let server = server::Server::start(ip, page.files)?;
     if !ip.is_loopback() {
-        ui::warning(&format!(
+        terminal::warning(&format!(
             "listening on {ip}: other machines on the network can load this page (saving a \
              profile still needs the token in the page)"
         ));
@@ -57,7 +57,7 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
         format!("http://{}{}", server.addr(), page.start_path)
     };
     interrupt::catch_ctrl_c();
-    ui::status(
+    terminal::status(
         "Serving",
         &format!(
             "{shown} ({entry}); open it in a browser, use the app, then press \"Save profile\" \
@@ -99,13 +99,13 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
         ) {
             Ok(Some(_)) => saved += 1,
             Ok(None) => {}
-            Err(e) => ui::warning(&format!("an upload could not be saved: {e:#}")),
+            Err(e) => terminal::warning(&format!("an upload could not be saved: {e:#}")),
         }
         let _ = std::fs::remove_file(&upload.path);
     }
     drop(server);
     let _ = std::fs::remove_dir_all(&run_dir);
-    ui::status(
+    terminal::status(
         "Stopped",
         &format!(
             "serving; {saved} profile{} saved",

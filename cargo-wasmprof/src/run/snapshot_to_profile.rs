@@ -169,7 +169,7 @@ fn functions(snapshot: &Snapshot, wasm: &str) -> Vec<Function> {
     if markers.iter().any(|(marker, _)| marker.is_some()) {
         match rustc_names::marker_names(std::path::Path::new(wasm)) {
             Ok(names) => rustc_names::rename(&mut functions, &markers, &names),
-            Err(e) => crate::ui::warning(&format!(
+            Err(e) => crate::terminal::warning(&format!(
                 "functions keep the names the macro gave them: {wasm} is unreadable ({e:#})"
             )),
         }

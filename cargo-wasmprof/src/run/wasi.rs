@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use super::host::WasiConfig;
 use crate::run::options::HostOptions;
-use crate::ui;
+use crate::terminal;
 
 /// The preopens and environment the flags ask for, relative paths taken
 /// from `cwd`.
@@ -51,7 +51,7 @@ pub fn config(args: &HostOptions, cwd: &Path) -> Result<WasiConfig> {
                 Ok(value) => {
                     env.insert(variable.clone(), value);
                 }
-                Err(_) => ui::warning(&format!(
+                Err(_) => terminal::warning(&format!(
                     "--env {variable}: no such variable here, so the program does not get it"
                 )),
             },

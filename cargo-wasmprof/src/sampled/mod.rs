@@ -66,7 +66,7 @@ impl Options {
         let names = crate::build::wasm_info::function_names(&bytes)
             .with_context(|| format!("--module {}", module.display()))?;
         if names.is_empty() {
-            crate::ui::warning(&format!(
+            crate::terminal::warning(&format!(
                 "--module {} has no function names (no name section): wasm-function[N] frames stay as they are",
                 module.display()
             ));

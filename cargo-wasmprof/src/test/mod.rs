@@ -24,7 +24,7 @@ use crate::build::{self, wasmprof_dir, Workspace};
 use crate::cli::{BuildArgs, TestArgs};
 use crate::run::host;
 use crate::run::options::{HostKind, HostOptions};
-use crate::ui;
+use crate::terminal;
 use session::{Session, SESSION_VAR};
 
 /// The two targets tests build for.
@@ -66,7 +66,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         .map(|s| s.crates.iter().map(|(_, stats)| stats.macro_tests).sum())
         .unwrap_or_default();
     if tests.is_empty() && macro_tests == 0 {
-        ui::warning("no #[test] or #[wasm_bindgen_test] function was found to mark");
+        terminal::warning("no #[test] or #[wasm_bindgen_test] function was found to mark");
     }
     let target_dir = workspace.target_dir(&args.cargo);
     let session_dir = new_session_dir(&target_dir)?;
@@ -95,7 +95,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     let manifest = manifest_to_test(args, workspace, &cwd)?;
     let mut command = cargo_test(args, &build_args, &prepared, &target, &manifest)?;
     command.env(SESSION_VAR, &session_file);
-    ui::status(
+    terminal::status(
         "Testing",
         &format!(
             "{} for {target} ({})",
@@ -115,7 +115,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         Some(gathered) => {
             results::save(&gathered, &target_dir, &session.package, args)?;
         }
-        None => ui::warning(
+        None => terminal::warning(
             "no test binary left a profile (did the build fail, or did no test binary run?)",
         ),
     }

@@ -12,7 +12,7 @@ use crate::cli::TestArgs;
 use crate::profile::{self, Function, Profile};
 use crate::report::human_duration;
 use crate::rewrite::Planned;
-use crate::ui;
+use crate::terminal;
 
 /// The merged profile of a test run and the tests in it.
 pub struct Gathered {
@@ -57,7 +57,7 @@ pub fn gather(
     for path in &paths {
         match profile::read_profile(path) {
             Ok(profile) => profiles.push(profile),
-            Err(e) => ui::warning(&format!("a test binary's profile is unreadable: {e}")),
+            Err(e) => terminal::warning(&format!("a test binary's profile is unreadable: {e}")),
         }
     }
     // Run information comes from the first profile: a test binary's, not a
@@ -159,7 +159,7 @@ pub fn save(gathered: &Gathered, target_dir: &Path, package: &str, args: &TestAr
             let file = per_test_dir.join(format!("{}.wasmprof.json", file_name_of(&test.name)));
             profile::write_profile(&one, &file)?;
         }
-        ui::status(
+        terminal::status(
             "Per test",
             &format!(
                 "{} profiles in {} (`cargo wasmprof report --input FILE`)",

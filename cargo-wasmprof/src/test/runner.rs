@@ -97,7 +97,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
             let (result, _) = run_cmd::launch(host.as_mut(), &config, &run_dir, false)?;
             if result.status == RunStatus::Trap && !harness_args.iter().any(|a| a == "--nocapture")
             {
-                crate::ui::note(&format!(
+                crate::terminal::note(&format!(
                     "{name}: a test trapped. A wasm32-wasip1 test binary aborts on a panic, before \
                      the harness can print the test's name and output: run again with \
                      `-- --nocapture` to see its message (the summary names the test that did \
@@ -119,7 +119,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
     save(&session, &wasm, &name, &result, &config)?;
     let _ = std::fs::remove_dir_all(&run_dir);
     if !(result.status.finished() || result.status == RunStatus::Trap) {
-        crate::ui::warning(&format!(
+        crate::terminal::warning(&format!(
             "{name}: {}",
             result.message.as_deref().unwrap_or(result.status.as_str())
         ));
@@ -210,7 +210,7 @@ fn save(
 ) -> Result<()> {
     let snapshot_path = &config.snapshot_out;
     if !result.snapshot {
-        crate::ui::warning(&format!(
+        crate::terminal::warning(&format!(
             "{name}: no profile could be read out of the test binary{}",
             match (&result.snapshot_error, &result.message) {
                 (Some(e), _) | (None, Some(e)) => format!(" ({e})"),
@@ -264,7 +264,7 @@ fn save(
     if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {
         match crate::sampled::read_input(&config.cpuprofile_out, &Default::default()) {
             Ok(samples) => crate::sampled::apply_to_run(&mut profile, &samples),
-            Err(e) => crate::ui::warning(&format!(
+            Err(e) => crate::terminal::warning(&format!(
                 "{name}: the engine's samples are unreadable ({e:#}); calls too short to time \
                  keep no time of their own"
             )),

@@ -313,7 +313,9 @@ fn sandbox_flags() -> &'static [&'static str] {
     if unsafe { libc::geteuid() } == 0 {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
-            crate::ui::note("running as root, so Chromium runs without its sandbox (--no-sandbox)")
+            crate::terminal::note(
+                "running as root, so Chromium runs without its sandbox (--no-sandbox)",
+            )
         });
         &["--no-sandbox"]
     } else {

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::server::{ServedFiles, Substitute};
-use crate::markup::{escape, script_json};
+use crate::html_text::{escape, script_json};
 use crate::run::files::HOST_API_JS;
 use crate::run::host::HostConfig;
 

@@ -206,7 +206,7 @@ impl PageRun<'_> {
                     // a failure is its own end.
                     if matches!(end, End::Settled(_)) && result.status == RunStatus::Ok {
                         if let Some(pending) = pulled.pending_work {
-                            crate::ui::warning(&format!(
+                            crate::terminal::warning(&format!(
                                 "the page went quiet for {} ms with {pending} still pending, and \
                                  the run ended there: the profile may miss what they would have \
                                  run. Pass --until-exit (and call wasmprof::exit) to wait for the \
@@ -222,7 +222,9 @@ impl PageRun<'_> {
             }
             if self.config.sample_interval_micros.is_some() {
                 if let Err(e) = self.save_samples(&session) {
-                    crate::ui::warning(&format!("the engine's samples were not saved: {e:#}"));
+                    crate::terminal::warning(&format!(
+                        "the engine's samples were not saved: {e:#}"
+                    ));
                 }
             }
             // What the page said while it was being read.
