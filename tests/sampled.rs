@@ -17,7 +17,7 @@ fn fixture(name: &str) -> String {
 
 /// Total sampled time of a fixture, in ms, as the library reads it.
 fn total_ms(name: &str, hide_idle: bool) -> f64 {
-    let input = cargo_wasmprof::sampled::read_input(
+    let input = cargo_wasmprof::input::read(
         std::path::Path::new(&fixture(name)),
         &cargo_wasmprof::sampled::Options {
             hide_idle,
@@ -166,7 +166,7 @@ fn run_with_samples(args: &[&str], hot: &str) {
     assert!(interval > 50_000.0 && interval < 5_000_000.0, "{interval}");
     // The instrumented counts are untouched by the sampler.
     assert!(calls_by_function(&profile).values().all(|&c| c > 0));
-    let input = cargo_wasmprof::sampled::read_input(
+    let input = cargo_wasmprof::input::read(
         std::path::Path::new(&samples),
         &cargo_wasmprof::sampled::Options::default(),
     )

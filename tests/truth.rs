@@ -222,8 +222,7 @@ fn sampled_time_in(run: &Run, names: &[&str]) -> f64 {
         .as_deref()
         .expect("the samples are saved beside the profile");
     let input =
-        cargo_wasmprof::sampled::read_input(std::path::Path::new(samples), &Default::default())
-            .unwrap();
+        cargo_wasmprof::input::read(std::path::Path::new(samples), &Default::default()).unwrap();
     let samples = input.profile;
     let self_nanos = samples.self_nanos();
     (0..samples.nodes.len())

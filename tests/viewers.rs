@@ -97,8 +97,7 @@ fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_engine_profile() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("samples.cpuprofile");
     cpuprofile_of(Path::new(&samples), &file);
-    let read =
-        cargo_wasmprof::sampled::read_input(Path::new(&samples), &Default::default()).unwrap();
+    let read = cargo_wasmprof::input::read(Path::new(&samples), &Default::default()).unwrap();
     let expected = gprof_times(&read.profile);
     let rows = bottom_up_rows(&file);
     let wasm: Vec<&BottomUpRow> = rows

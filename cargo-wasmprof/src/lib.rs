@@ -9,6 +9,7 @@ pub mod bench;
 pub mod build;
 pub mod cli;
 pub mod html_text;
+pub mod input;
 pub mod profile;
 pub mod report;
 pub mod report_command;

@@ -137,7 +137,7 @@ fn load(
     let mut timeline = Vec::new();
     let mut first_kind = None;
     for path in inputs {
-        let input = sampled::read_input(path, options)?;
+        let input = crate::input::read(path, options)?;
         match first_kind {
             None => first_kind = Some((input.kind, path)),
             Some((kind, first)) if kind != input.kind => bail!(

@@ -241,8 +241,8 @@ mod tests {
         let mut file = std::fs::File::create(&path).unwrap();
         write_cpuprofile(&profile, &mut file).unwrap();
         drop(file);
-        let read = crate::sampled::read_input(&path, &Default::default()).unwrap();
-        assert_eq!(read.kind, crate::sampled::InputKind::CpuProfile);
+        let read = crate::input::read(&path, &Default::default()).unwrap();
+        assert_eq!(read.kind, crate::input::InputKind::CpuProfile);
         let totals = |p: &Profile| -> HashMap<String, (f64, f64)> {
             let graph = crate::report::CallGraph::build(p);
             graph

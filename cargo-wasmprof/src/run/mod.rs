@@ -329,7 +329,7 @@ fn keep_samples(
     std::fs::copy(samples, &kept)
         .with_context(|| format!("could not copy {} to {}", samples.display(), kept.display()))?;
     profile.run.samples_file = Some(kept.display().to_string());
-    let read = crate::sampled::read_input(&kept, &crate::sampled::Options::default());
+    let read = crate::input::read(&kept, &crate::sampled::Options::default());
     Ok(match read {
         Ok(input) => {
             crate::sampled::apply_to_run(profile, &input);

@@ -11,42 +11,20 @@
 
 mod counted;
 pub mod coverage;
-mod cpuprofile;
+pub(crate) mod cpuprofile;
 pub mod hybrid;
 mod matching;
-mod trace;
+pub(crate) mod trace;
 pub mod tree;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use crate::profile::{self, Profile};
-
-/// What a profile file is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    /// A wasmprof profile, from `cargo wasmprof run`.
-    Wasmprof,
-    /// A `.cpuprofile` (or `Profiler.stop`'s result).
-    CpuProfile,
-    /// A JS Self-Profiling API trace.
-    SelfProfilingTrace,
-}
-
-impl fmt::Display for InputKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            InputKind::Wasmprof => "a wasmprof profile",
-            InputKind::CpuProfile => "a .cpuprofile",
-            InputKind::SelfProfilingTrace => "a JS Self-Profiling trace",
-        })
-    }
-}
 
 /// How sampled inputs are read.
 #[derive(Debug, Clone, Default)]
@@ -101,20 +79,10 @@ impl Problems {
     }
 }
 
-/// One input file, read and converted.
-pub struct Input {
-    pub kind: InputKind,
-    pub profile: Profile,
-    pub problems: Problems,
-    /// A sampling profile's samples in time order (empty for a wasmprof
-    /// profile, which has no order in time).
-    pub timeline: Vec<tree::Span>,
-}
-
 /// Puts `samples`, the engine's samples of the run `profile` measured, on
 /// it: without a clock they give the times (a hybrid profile); with one,
 /// the time of the calls too short to time.
-pub fn apply_to_run(profile: &mut Profile, samples: &Input) {
+pub fn apply_to_run(profile: &mut Profile, samples: &crate::input::Input) {
     profile.timer.sample_interval_nanos = samples.profile.timer.sample_interval_nanos;
     match profile.timer.mode {
         profile::TimerMode::None => hybrid::attribute(profile, &samples.profile),
@@ -125,47 +93,9 @@ pub fn apply_to_run(profile: &mut Profile, samples: &Input) {
     }
 }
 
-/// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
-/// telling them apart by their content.
-pub fn read_input(path: &Path, options: &Options) -> Result<Input> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read profile {}", path.display()))?;
-    let kind = detect(&bytes, path)?;
-    let source = path.display().to_string();
-    let mut problems = Problems::default();
-    let (profile, timeline) = match kind {
-        InputKind::Wasmprof => (profile::parse_profile(&bytes, path)?, Vec::new()),
-        InputKind::CpuProfile => {
-            let parsed = parse_cpuprofile(&bytes)
-                .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
-            // The text is no longer needed: a large profile should not be
-            // held twice while it is converted.
-            drop(bytes);
-            cpuprofile::convert(&parsed, &source, options, &mut problems)
-        }
-        InputKind::SelfProfilingTrace => {
-            let parsed: trace::Trace = serde_json::from_slice(&bytes).with_context(|| {
-                format!(
-                    "{} is not a readable JS Self-Profiling trace ({{resources, frames, stacks, samples}})",
-                    path.display()
-                )
-            })?;
-            drop(bytes);
-            trace::convert(&parsed, &source, options, &mut problems)
-        }
-    };
-    profile::validate(&profile).map_err(|what| {
-        anyhow::anyhow!("{} gave an inconsistent profile: {what}", path.display())
-    })?;
-    Ok(Input {
-        kind,
-        profile,
-        problems,
-        timeline,
-    })
-}
-
-fn parse_cpuprofile(bytes: &[u8]) -> serde_json::Result<cpuprofile::CpuProfile> {
+/// A `.cpuprofile` as Node writes it, or wrapped as `Profiler.stop` returns
+/// it (`{"profile": …}`).
+pub(crate) fn parse_cpuprofile(bytes: &[u8]) -> serde_json::Result<cpuprofile::CpuProfile> {
     #[derive(Deserialize)]
     struct Peek {
         profile: Option<IgnoredAny>,
@@ -176,66 +106,6 @@ fn parse_cpuprofile(bytes: &[u8]) -> serde_json::Result<cpuprofile::CpuProfile> 
     } else {
         serde_json::from_slice(bytes)
     }
-}
-
-/// Which kind of file `bytes` hold, from their top-level keys.
-fn detect(bytes: &[u8], path: &Path) -> Result<InputKind> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Keys {
-        format: Option<IgnoredAny>,
-        nodes: Option<IgnoredAny>,
-        profile: Option<IgnoredAny>,
-        frames: Option<IgnoredAny>,
-        stacks: Option<IgnoredAny>,
-        time_deltas: Option<IgnoredAny>,
-        trace_events: Option<IgnoredAny>,
-    }
-    let keys: Keys = match serde_json::from_slice(bytes) {
-        Ok(keys) => keys,
-        Err(e) if e.is_eof() => bail!(
-            "{} is corrupt or truncated: the JSON ends at line {}, column {}",
-            path.display(),
-            e.line(),
-            e.column()
-        ),
-        Err(e) => bail!(
-            "{} is not a wasmprof profile, a .cpuprofile nor a Self-Profiling trace: it is \
-             not a JSON object ({e})",
-            path.display()
-        ),
-    };
-    Ok(match keys {
-        Keys {
-            format: Some(_), ..
-        } => InputKind::Wasmprof,
-        Keys {
-            profile: Some(_), ..
-        } => InputKind::CpuProfile,
-        Keys {
-            frames: Some(_), ..
-        }
-        | Keys {
-            stacks: Some(_), ..
-        } => InputKind::SelfProfilingTrace,
-        Keys { nodes: Some(_), .. }
-        | Keys {
-            time_deltas: Some(_),
-            ..
-        } => InputKind::CpuProfile,
-        _ => bail!(
-            "{} is a kind of file wasmprof does not read: neither a wasmprof profile, a \
-             Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}) nor a JS Self-Profiling \
-             trace ({{frames, stacks, samples}}){}",
-            path.display(),
-            if keys.trace_events.is_some() {
-                "; this looks like a Chrome trace (traceEvents): save a .cpuprofile from \
-                 DevTools' JavaScript Profiler or `node --cpu-prof` instead"
-            } else {
-                ""
-            }
-        ),
-    })
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::input::{read as read_input, Input, InputKind};
 use crate::report::CallGraph;
 
 fn fixture(name: &str) -> PathBuf {

@@ -262,7 +262,7 @@ fn save(
     // The samples give the calls too short to time their time; the file
     // goes with the run's directory.
     if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {
-        match crate::sampled::read_input(&config.cpuprofile_out, &Default::default()) {
+        match crate::input::read(&config.cpuprofile_out, &Default::default()) {
             Ok(samples) => crate::sampled::apply_to_run(&mut profile, &samples),
             Err(e) => crate::terminal::warning(&format!(
                 "{name}: the engine's samples are unreadable ({e:#}); calls too short to time \
