@@ -371,3 +371,85 @@ impl std::io::Write for FullDisk {
         Ok(())
     }
 }
+
+/// A small profile of three nodes: `main` (100 ns, once) calling `add`
+/// (40 ns, five times).
+pub(crate) fn demo_profile() -> Profile {
+    Profile {
+        format: FORMAT.into(),
+        created_unix_nanos: 1,
+        run: RunInfo {
+            package: Some("demo".into()),
+            module: "demo.wasm".into(),
+            module_sha256: "00".into(),
+            host: "node v20".into(),
+            command: vec!["cargo".into(), "wasmprof".into(), "run".into()],
+            entry: "start".into(),
+            complete: true,
+            incomplete_reason: None,
+            exit_code: 0,
+            wall_nanos: 10,
+            min_size: None,
+            max_nodes: None,
+            samples_file: None,
+            small_counted: false,
+        },
+        timer: TimerInfo {
+            mode: TimerMode::Host,
+            resolution_nanos: Some(1000.0),
+            clock_cost_nanos: None,
+            sample_interval_nanos: None,
+            hybrid: None,
+            coverage: None,
+        },
+        functions: vec![
+            Function {
+                name: "demo::main".into(),
+                file: "src/main.rs".into(),
+                line: 3,
+                column: None,
+                tier: None,
+                calls: None,
+                is_async: false,
+                rustc_name: None,
+                is_test: false,
+            },
+            Function {
+                name: "demo::add".into(),
+                file: "src/main.rs".into(),
+                line: 9,
+                column: None,
+                tier: None,
+                calls: None,
+                is_async: false,
+                rustc_name: None,
+                is_test: false,
+            },
+        ],
+        nodes: vec![
+            Node::root(),
+            Node {
+                parent: Some(0),
+                function: Some(0),
+                calls: 1,
+                inclusive_nanos: 100.0,
+                open: false,
+                partly_timed: false,
+                sampled: false,
+                samples: 0,
+            },
+            Node {
+                parent: Some(1),
+                function: Some(1),
+                calls: 5,
+                inclusive_nanos: 40.0,
+                open: false,
+                partly_timed: false,
+                sampled: false,
+                samples: 0,
+            },
+        ],
+        overflow_calls: 0,
+        futures: Vec::new(),
+    }
+}

@@ -162,231 +162,22 @@ pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError>
     fs::rename(&temporary, path).map_err(write_err)
 }
 
-/// Adds `future` (of another profile) to the futures of `node` (see
-/// [`Latency::combined`](super::Latency::combined) for the median).
-fn merge_future(into: &mut Profile, node: usize, future: &super::FutureStats) {
-    let Some(merged) = into.futures.iter_mut().find(|f| f.node == node) else {
-        into.futures.push(super::FutureStats {
-            node,
-            ..future.clone()
-        });
-        return;
-    };
-    merged.polls += future.polls;
-    merged.completions += future.completions;
-    merged.cancellations += future.cancellations;
-    merged.pending += future.pending;
-    merged.pending_nanos += future.pending_nanos;
-    merged.latency = super::Latency::combined(merged.latency.take(), future.latency.as_ref());
-}
-
-/// Merges several profiles of the same program into one: nodes with the same
-/// stack of function names are added together. Run information is taken
-/// from the first profile; the merged profile is complete only if all are.
-pub fn merge(profiles: Vec<Profile>) -> Option<Profile> {
-    let mut profiles = profiles.into_iter();
-    let mut merged = profiles.next()?;
-    for other in profiles {
-        merge_into(&mut merged, &other);
-    }
-    Some(merged)
-}
-
-fn merge_into(into: &mut Profile, other: &Profile) {
-    use std::collections::HashMap;
-    into.timer.clock_cost_nanos = match (into.timer.clock_cost_nanos, other.timer.clock_cost_nanos)
-    {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
-    let mut function_ids: HashMap<(String, String, u32, Option<u32>), usize> = into
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| ((f.name.clone(), f.file.clone(), f.line, f.column), i))
-        .collect();
-    let function_map: Vec<usize> = other
-        .functions
-        .iter()
-        .map(|f| {
-            let key = (f.name.clone(), f.file.clone(), f.line, f.column);
-            let mut added = false;
-            let id = *function_ids.entry(key).or_insert_with(|| {
-                added = true;
-                into.functions.push(f.clone());
-                into.functions.len() - 1
-            });
-            // A counted function's calls are the function's, not a node's.
-            if !added {
-                if let Some(calls) = f.calls {
-                    let merged = &mut into.functions[id];
-                    merged.calls = Some(merged.calls.unwrap_or(0) + calls);
-                }
-            }
-            id
-        })
-        .collect();
-    let mut child_index: HashMap<(usize, Option<usize>), usize> = into
-        .nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, n)| n.parent.map(|p| ((p, n.function), i)))
-        .collect();
-    let mut node_map = vec![Profile::ROOT; other.nodes.len()];
-    for (index, node) in other.nodes.iter().enumerate().skip(1) {
-        let parent = node_map[node.parent.unwrap_or(Profile::ROOT)];
-        let function = node.function.map(|f| function_map[f]);
-        let target = *child_index.entry((parent, function)).or_insert_with(|| {
-            into.nodes.push(super::model::Node {
-                parent: Some(parent),
-                function,
-                calls: 0,
-                inclusive_nanos: 0.0,
-                open: false,
-                partly_timed: false,
-                sampled: false,
-                samples: 0,
-            });
-            into.nodes.len() - 1
-        });
-        let merged = &mut into.nodes[target];
-        merged.calls += node.calls;
-        merged.inclusive_nanos += node.inclusive_nanos;
-        merged.open |= node.open;
-        merged.partly_timed |= node.partly_timed;
-        merged.sampled |= node.sampled;
-        merged.samples += node.samples;
-        node_map[index] = target;
-    }
-    for future in &other.futures {
-        merge_future(into, node_map[future.node], future);
-    }
-    into.overflow_calls += other.overflow_calls;
-    into.run.wall_nanos += other.run.wall_nanos;
-    if let (Some(into), Some(other)) = (&mut into.timer.hybrid, &other.timer.hybrid) {
-        into.samples += other.samples;
-        into.matched_samples += other.matched_samples;
-        for unmatched in &other.unmatched {
-            match into
-                .unmatched
-                .iter_mut()
-                .find(|u| u.reason == unmatched.reason)
-            {
-                Some(same) => {
-                    same.samples += unmatched.samples;
-                    same.nanos += unmatched.nanos;
-                }
-                None => into.unmatched.push(unmatched.clone()),
-            }
-        }
-    }
-    if !other.run.complete {
-        into.run.complete = false;
-        into.run.incomplete_reason = into
-            .run
-            .incomplete_reason
-            .take()
-            .or_else(|| other.run.incomplete_reason.clone());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::model::*;
-
-    pub(crate) fn sample() -> Profile {
-        Profile {
-            format: FORMAT.into(),
-            created_unix_nanos: 1,
-            run: RunInfo {
-                package: Some("demo".into()),
-                module: "demo.wasm".into(),
-                module_sha256: "00".into(),
-                host: "node v20".into(),
-                command: vec!["cargo".into(), "wasmprof".into(), "run".into()],
-                entry: "start".into(),
-                complete: true,
-                incomplete_reason: None,
-                exit_code: 0,
-                wall_nanos: 10,
-                min_size: None,
-                max_nodes: None,
-                samples_file: None,
-                small_counted: false,
-            },
-            timer: TimerInfo {
-                mode: TimerMode::Host,
-                resolution_nanos: Some(1000.0),
-                clock_cost_nanos: None,
-                sample_interval_nanos: None,
-                hybrid: None,
-                coverage: None,
-            },
-            functions: vec![
-                Function {
-                    name: "demo::main".into(),
-                    file: "src/main.rs".into(),
-                    line: 3,
-                    column: None,
-                    tier: None,
-                    calls: None,
-                    is_async: false,
-                    rustc_name: None,
-                    is_test: false,
-                },
-                Function {
-                    name: "demo::add".into(),
-                    file: "src/main.rs".into(),
-                    line: 9,
-                    column: None,
-                    tier: None,
-                    calls: None,
-                    is_async: false,
-                    rustc_name: None,
-                    is_test: false,
-                },
-            ],
-            nodes: vec![
-                Node::root(),
-                Node {
-                    parent: Some(0),
-                    function: Some(0),
-                    calls: 1,
-                    inclusive_nanos: 100.0,
-                    open: false,
-                    partly_timed: false,
-                    sampled: false,
-                    samples: 0,
-                },
-                Node {
-                    parent: Some(1),
-                    function: Some(1),
-                    calls: 5,
-                    inclusive_nanos: 40.0,
-                    open: false,
-                    partly_timed: false,
-                    sampled: false,
-                    samples: 0,
-                },
-            ],
-            overflow_calls: 0,
-            futures: Vec::new(),
-        }
-    }
 
     #[test]
     fn round_trips_through_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.json");
-        write_profile(&sample(), &path).unwrap();
-        assert_eq!(read_profile(&path).unwrap(), sample());
+        write_profile(&crate::testing::demo_profile(), &path).unwrap();
+        assert_eq!(read_profile(&path).unwrap(), crate::testing::demo_profile());
         assert!(!path.with_extension("json.partial").exists());
     }
 
     #[test]
     fn truncated_file_is_a_json_error_naming_the_file() {
-        let text = serde_json::to_string(&sample()).unwrap();
+        let text = serde_json::to_string(&crate::testing::demo_profile()).unwrap();
         let err =
             parse_profile(&text.as_bytes()[..text.len() / 2], Path::new("x.json")).unwrap_err();
         assert!(matches!(err, ProfileError::Json { .. }), "{err}");
@@ -395,7 +186,7 @@ mod tests {
 
     #[test]
     fn newer_major_version_is_refused_for_its_version() {
-        let mut value = serde_json::to_value(sample()).unwrap();
+        let mut value = serde_json::to_value(crate::testing::demo_profile()).unwrap();
         value["format"] = "wasmprof/3".into();
         value["something_new"] = 1.into();
         let err = parse_profile(value.to_string().as_bytes(), Path::new("x.json")).unwrap_err();
@@ -404,10 +195,10 @@ mod tests {
 
     #[test]
     fn a_version_1_file_with_node_objects_is_still_read() {
-        let mut value = serde_json::to_value(sample()).unwrap();
+        let mut value = serde_json::to_value(crate::testing::demo_profile()).unwrap();
         value["format"] = "wasmprof/1".into();
         value["nodes"] = serde_json::to_value(
-            sample()
+            crate::testing::demo_profile()
                 .nodes
                 .iter()
                 .map(|n| {
@@ -420,7 +211,7 @@ mod tests {
         )
         .unwrap();
         let read = parse_profile(value.to_string().as_bytes(), Path::new("x.json")).unwrap();
-        assert_eq!(read.nodes, sample().nodes);
+        assert_eq!(read.nodes, crate::testing::demo_profile().nodes);
     }
 
     #[test]
@@ -431,43 +222,19 @@ mod tests {
 
     #[test]
     fn dangling_indices_are_inconsistent_not_a_panic() {
-        let mut profile = sample();
+        let mut profile = crate::testing::demo_profile();
         profile.nodes[2].function = Some(7);
         assert!(validate(&profile).unwrap_err().contains("function 7"));
-        let mut profile = sample();
+        let mut profile = crate::testing::demo_profile();
         profile.nodes[1].parent = Some(2);
         assert!(validate(&profile).is_err());
     }
 
     #[test]
     fn self_time_is_inclusive_less_children() {
-        assert_eq!(sample().self_nanos(), vec![0.0, 60.0, 40.0]);
-    }
-
-    #[test]
-    fn merging_adds_matching_paths() {
-        let merged = merge(vec![sample(), sample()]).unwrap();
-        assert_eq!(merged.nodes.len(), 3);
-        assert_eq!(merged.nodes[2].calls, 10);
-        assert_eq!(merged.nodes[1].inclusive_nanos, 200.0);
-    }
-
-    #[test]
-    fn merging_adds_the_futures_of_the_same_path() {
-        let run = |polls, latency: f64| {
-            crate::testing::ProfileBuilder::timed()
-                .path(&["app::run", "app::load"], 2, 1e6)
-                .future(&["app::run", "app::load"], polls, 2, 0, Some(latency))
-                .build()
-        };
-        let merged = merge(vec![run(5, 10e6), run(7, 30e6)]).unwrap();
-        assert_eq!(merged.futures.len(), 1);
-        let future = &merged.futures[0];
-        assert_eq!(merged.nodes[future.node].calls, 4);
-        assert_eq!((future.polls, future.completions), (12, 4));
-        let latency = future.latency.as_ref().unwrap();
-        assert_eq!((latency.count, latency.max_nanos), (4, 30e6));
-        assert_eq!(latency.total_nanos, 80e6);
-        assert!(validate(&merged).is_ok());
+        assert_eq!(
+            crate::testing::demo_profile().self_nanos(),
+            vec![0.0, 60.0, 40.0]
+        );
     }
 }

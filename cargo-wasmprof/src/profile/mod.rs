@@ -3,10 +3,12 @@
 mod columns;
 mod invariants;
 mod io;
+mod merge;
 mod model;
 mod store;
 
-pub use io::{merge, parse_profile, read_profile, validate, write_profile, ProfileError};
+pub use io::{parse_profile, read_profile, validate, write_profile, ProfileError};
+pub use merge::merge;
 pub use model::{
     CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo, Latency, Node, Profile, RunInfo,
     TimerInfo, TimerMode, UnmatchedSamples, FORMAT, FORMAT_MAJOR,
