@@ -12,7 +12,6 @@ pub mod html_text;
 pub mod input;
 pub mod profile;
 pub mod report;
-pub mod report_command;
 pub mod rewrite;
 pub mod run;
 pub mod sampled;

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cargo_wasmprof::cli::{CargoCli, Command};
-use cargo_wasmprof::{bench, build, report_command, run, test};
+use cargo_wasmprof::{bench, build, report, run, test};
 
 fn main() -> ExitCode {
     let CargoCli::Wasmprof(cli) = CargoCli::parse_from(args_for_clap());
@@ -49,6 +49,6 @@ fn execute(command: Command) -> anyhow::Result<i32> {
             test::test(&args, &workspace, command_line)
         }
         Command::TestRunner(args) => test::runner::run(&args.args),
-        Command::Report(args) => report_command::report(&args),
+        Command::Report(args) => report::command::report(&args),
     }
 }

@@ -6,6 +6,7 @@
 //! apportioning anything, so the formats never disagree.
 
 pub mod callgraph;
+pub mod command;
 pub mod cpuprofile_out;
 mod cycles;
 pub mod diff;
