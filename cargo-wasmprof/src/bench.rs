@@ -12,7 +12,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::build::{self, BuiltModule, Workspace};
 use crate::cli::{BenchArgs, BuildArgs, CrateWideArgs, Timer};
-use crate::run::host::{self, Captured, Host, HostResult};
+use crate::run::host::{Captured, Host, HostResult};
+use crate::run::hosts;
 use crate::run::options::HostOptions;
 use crate::run::{self, files, seconds_or_millis};
 use crate::terminal;
@@ -61,7 +62,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
-    let mut host = host::select(args.host_kind, &host_options)?;
+    let mut host = hosts::select(args.host_kind, &host_options)?;
     for unit in workspace.units(&args.cargo)? {
         host.check_kind(unit.kind)?;
     }

@@ -66,8 +66,7 @@ pub struct FunctionStats {
     pub time: TimeKind,
 }
 
-/// What the text reports put after a count-only function's name.
-pub const COUNTED_MARK: &str = " (counted)";
+pub use super::time_kind::COUNTED_MARK;
 /// What the text reports put after an async function's name.
 pub const ASYNC_MARK: &str = " (async)";
 

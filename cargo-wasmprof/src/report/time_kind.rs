@@ -7,6 +7,9 @@ use serde::Serialize;
 
 use crate::profile::{FunctionTier, Node, Profile, TimerMode};
 
+/// What the text reports put after a count-only function's name.
+pub const COUNTED_MARK: &str = " (counted)";
+
 /// How a function's or a call path's time was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -31,7 +34,7 @@ impl TimeKind {
             TimeKind::Measured => "",
             TimeKind::PartlyTimed => " (partly timed)",
             TimeKind::Sampled => " (sampled)",
-            TimeKind::NotMeasured => super::callgraph::COUNTED_MARK,
+            TimeKind::NotMeasured => COUNTED_MARK,
         }
     }
 

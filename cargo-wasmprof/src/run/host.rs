@@ -11,7 +11,6 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::build::ModuleKind;
-use crate::run::options::{HostKind, HostOptions};
 
 /// A program that runs instrumented modules: Node or a browser.
 pub trait Host {
@@ -37,40 +36,6 @@ pub trait Host {
         run_dir: &Path,
         capture: bool,
     ) -> Result<(Option<HostResult>, Captured)>;
-}
-
-/// Finds the host the flags ask for, before anything is built.
-pub fn select(kind: HostKind, args: &HostOptions) -> Result<Box<dyn Host>> {
-    Ok(match kind {
-        HostKind::Node => Box::new(super::node::Node::locate(args)?),
-        HostKind::Browser => Box::new(super::browser::Browser::locate(args)?),
-        HostKind::Wasmtime => wasmtime(args)?,
-    })
-}
-
-#[cfg(feature = "wasmtime")]
-fn wasmtime(args: &HostOptions) -> Result<Box<dyn Host>> {
-    let others = [
-        (
-            args.node.is_some() || !args.node_arg.is_empty(),
-            "--node and --node-arg",
-        ),
-        (
-            args.browser.is_some() || !args.browser_arg.is_empty() || args.page.is_some(),
-            "--browser, --browser-arg and --page",
-        ),
-    ];
-    if let Some((_, flags)) = others.iter().find(|(given, _)| *given) {
-        anyhow::bail!("{flags} are not for --host wasmtime");
-    }
-    Ok(Box::new(super::wasmtime_host::Wasmtime::new()?))
-}
-
-#[cfg(not(feature = "wasmtime"))]
-fn wasmtime(_: &HostOptions) -> Result<Box<dyn Host>> {
-    anyhow::bail!(
-        "this cargo-wasmprof was built without wasmtime: reinstall it with its default features"
-    )
 }
 
 /// How the host script loads and enters the module (`config.kind` in the

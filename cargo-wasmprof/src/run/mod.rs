@@ -3,6 +3,7 @@
 pub mod browser;
 pub mod files;
 pub mod host;
+pub mod hosts;
 mod interrupt;
 pub mod node;
 pub mod options;
@@ -43,7 +44,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         return serve::serve(args, workspace, command_line);
     }
     // Before the long build: is there a host at all, and can it run this?
-    let mut host = host::select(args.build.host, &host_options)?;
+    let mut host = hosts::select(args.build.host, &host_options)?;
     for unit in workspace.units(&args.build.cargo)? {
         host.check_kind(unit.kind)?;
     }
@@ -332,7 +333,7 @@ fn keep_samples(
     let read = crate::input::read(&kept, &crate::sampled::Options::default());
     Ok(match read {
         Ok(input) => {
-            crate::sampled::apply_to_run(profile, &input);
+            crate::sampled::apply_to_run(profile, &input.profile, &input.timeline);
             let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
             format!(
                 "{} ({count} samples{}; `cargo wasmprof report --input` it)",

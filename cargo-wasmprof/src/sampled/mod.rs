@@ -82,13 +82,11 @@ impl Problems {
 /// Puts `samples`, the engine's samples of the run `profile` measured, on
 /// it: without a clock they give the times (a hybrid profile); with one,
 /// the time of the calls too short to time.
-pub fn apply_to_run(profile: &mut Profile, samples: &crate::input::Input) {
-    profile.timer.sample_interval_nanos = samples.profile.timer.sample_interval_nanos;
+pub fn apply_to_run(profile: &mut Profile, samples: &Profile, timeline: &[tree::Span]) {
+    profile.timer.sample_interval_nanos = samples.timer.sample_interval_nanos;
     match profile.timer.mode {
-        profile::TimerMode::None => hybrid::attribute(profile, &samples.profile),
-        profile::TimerMode::Host => {
-            coverage::cover_untimed(profile, &samples.profile, &samples.timeline)
-        }
+        profile::TimerMode::None => hybrid::attribute(profile, samples),
+        profile::TimerMode::Host => coverage::cover_untimed(profile, samples, timeline),
         profile::TimerMode::Sampled | profile::TimerMode::Hybrid => {}
     }
 }

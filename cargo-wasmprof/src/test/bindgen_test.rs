@@ -11,7 +11,8 @@ use clap::Parser;
 use super::runner::{check_host, test_config, Binary};
 use super::session::Session;
 use crate::build::{bindgen, wasm_info::WasmInfo};
-use crate::run::host::{self, BindgenTests, HostConfig, HostResult};
+use crate::run::host::{BindgenTests, HostConfig, HostResult};
+use crate::run::hosts;
 use crate::run::options::HostKind;
 use crate::run::{self as run_cmd};
 
@@ -143,7 +144,7 @@ pub fn run(
         return Ok(None);
     }
     let kind = host_for(session.host, info, wasm)?;
-    let mut host = host::select(kind, &session.host_args)?;
+    let mut host = hosts::select(kind, &session.host_args)?;
     let version = info.bindgen_version.as_deref().with_context(|| {
         format!(
             "{} carries no wasm-bindgen version: was it built with wasm-bindgen?",

@@ -22,7 +22,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::build::{self, wasmprof_dir, Workspace};
 use crate::cli::{BuildArgs, TestArgs};
-use crate::run::host;
+use crate::run::hosts;
 use crate::run::options::{HostKind, HostOptions};
 use crate::terminal;
 use session::{Session, SESSION_VAR};
@@ -39,7 +39,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     // Before the long build: is the host there? (Node at least, without
     // --host: a run_in_browser binary finds out about Chromium when it runs.)
     let host_options = args.host_args.options();
-    drop(host::select(
+    drop(hosts::select(
         args.host.unwrap_or(HostKind::Node),
         &host_options,
     )?);

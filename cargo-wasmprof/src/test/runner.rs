@@ -15,8 +15,9 @@ use super::doctest::Found;
 use super::session::Session;
 use crate::build::wasm_info;
 use crate::profile;
-use crate::run::host::{self, HostConfig, HostResult};
+use crate::run::host::{HostConfig, HostResult};
 use crate::run::host::{LoadAs, RunStatus};
+use crate::run::hosts;
 use crate::run::options::HostKind;
 use crate::run::snapshot_to_profile::{self, RunContext};
 use crate::run::{self as run_cmd, wasi};
@@ -84,7 +85,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
         Binary::Wasi => {
             let kind = session.host.unwrap_or(HostKind::Node);
             check_host(kind, binary, &wasm.display().to_string())?;
-            let mut host = host::select(kind, &session.host_args)?;
+            let mut host = hosts::select(kind, &session.host_args)?;
             let config = HostConfig {
                 argv: std::iter::once(name.clone())
                     .chain(harness_args.iter().cloned())
@@ -263,7 +264,9 @@ fn save(
     // goes with the run's directory.
     if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {
         match crate::input::read(&config.cpuprofile_out, &Default::default()) {
-            Ok(samples) => crate::sampled::apply_to_run(&mut profile, &samples),
+            Ok(samples) => {
+                crate::sampled::apply_to_run(&mut profile, &samples.profile, &samples.timeline)
+            }
             Err(e) => crate::terminal::warning(&format!(
                 "{name}: the engine's samples are unreadable ({e:#}); calls too short to time \
                  keep no time of their own"
