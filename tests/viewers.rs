@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use cargo_wasmprof::report::CallGraph;
-use wasmprof_tests::devtools::{bottom_up_rows, BottomUpRow};
+use wasmprof_tests::devtools::bottom_up_rows;
+use wasmprof_tests::shown::Row;
 use wasmprof_tests::speedscope::sandwich_rows;
 use wasmprof_tests::*;
 
@@ -32,20 +33,21 @@ fn total_slack_ms(total_ms: f64) -> f64 {
     SELF_SLACK_MS + total_ms * 5e-4
 }
 
-/// Each function DevTools shows has the report's times, to the digits
-/// DevTools shows.
+/// Each function a viewer shows has the report's times, to the digits the
+/// viewer shows.
 fn assert_same_times<'a>(
-    rows: impl IntoIterator<Item = &'a BottomUpRow>,
+    viewer: &str,
+    rows: impl IntoIterator<Item = &'a Row>,
     expected: &BTreeMap<String, (f64, f64)>,
 ) {
     for row in rows {
         let Some(&(self_ms, total_ms)) = expected.get(&row.name) else {
-            panic!("DevTools shows {row:?}, which the report does not have");
+            panic!("{viewer} shows {row:?}, which the report does not have");
         };
         assert!(
             row.self_time.matches(self_ms, SELF_SLACK_MS)
                 && row.total_time.matches(total_ms, total_slack_ms(total_ms)),
-            "{}: DevTools shows self {:?}, total {:?}; the report has {self_ms:.3} ms, {total_ms:.3} ms",
+            "{viewer}: {}: shows self {:?}, total {:?}; the report has {self_ms:.4} ms, {total_ms:.4} ms",
             row.name,
             row.self_time,
             row.total_time
@@ -53,13 +55,14 @@ fn assert_same_times<'a>(
     }
 }
 
-fn cpuprofile_of(input: &Path, out: &Path) {
+/// `cargo wasmprof report --input INPUT --format FORMAT -o OUT`.
+fn report_as(input: &Path, format: &str, out: &Path) {
     wasmprof(&[
         "report",
         "--input",
         input.to_str().unwrap(),
         "--format",
-        "cpuprofile",
+        format,
         "-o",
         out.to_str().unwrap(),
     ])
@@ -72,7 +75,7 @@ fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_instrumented_run() 
     run.assert_success();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("appendix-b.cpuprofile");
-    cpuprofile_of(&run.profile_path(), &file);
+    report_as(&run.profile_path(), "cpuprofile", &file);
     let rows = bottom_up_rows(&file);
     let expected = gprof_times(&run.profile());
     // Every function with time of its own is there, `add` with its 52.5
@@ -83,7 +86,7 @@ fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_instrumented_run() 
             assert!(shown.contains(&name.as_str()), "{name} missing: {shown:?}");
         }
     }
-    assert_same_times(&rows, &expected);
+    assert_same_times("DevTools", &rows, &expected);
 }
 
 /// The `.cpuprofile` that `report` writes from the engine's own samples.
@@ -96,16 +99,16 @@ fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_engine_profile() {
     let samples = run.profile().run.samples_file.expect("a .cpuprofile");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("samples.cpuprofile");
-    cpuprofile_of(Path::new(&samples), &file);
+    report_as(Path::new(&samples), "cpuprofile", &file);
     let read = cargo_wasmprof::input::read(Path::new(&samples), &Default::default()).unwrap();
     let expected = gprof_times(&read.profile);
     let rows = bottom_up_rows(&file);
-    let wasm: Vec<&BottomUpRow> = rows
+    let wasm: Vec<&Row> = rows
         .iter()
         .filter(|r| r.name.starts_with("appendix_b::"))
         .collect();
     assert!(wasm.len() >= 6, "{rows:?}");
-    assert_same_times(wasm, &expected);
+    assert_same_times("DevTools", wasm, &expected);
 }
 
 /// speedscope imports the speedscope JSON and the `.cpuprofile` with the
@@ -121,16 +124,7 @@ fn speedscope_sandwich_shows_the_report_s_times() {
         ("cpuprofile", "Chrome CPU Profile"),
     ] {
         let file = dir.path().join(format!("appendix-b.{format}.json"));
-        wasmprof(&[
-            "report",
-            "--input",
-            run.profile_path().to_str().unwrap(),
-            "--format",
-            format,
-            "-o",
-            file.to_str().unwrap(),
-        ])
-        .assert_success();
+        report_as(&run.profile_path(), format, &file);
         let (imported_as, rows) = sandwich_rows(&file);
         assert_eq!(imported_as, importer, "{format}");
         let shown: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
@@ -140,16 +134,6 @@ fn speedscope_sandwich_shows_the_report_s_times() {
                 "{format}: {name} missing: {shown:?}"
             );
         }
-        for row in &rows {
-            let (self_ms, total_ms) = expected[&row.name];
-            assert!(
-                row.self_time.matches(self_ms, SELF_SLACK_MS)
-                    && row.total_time.matches(total_ms, total_slack_ms(total_ms)),
-                "{format}: {}: speedscope shows self {:?}, total {:?}; the report has {self_ms:.4} ms, {total_ms:.4} ms",
-                row.name,
-                row.self_time,
-                row.total_time
-            );
-        }
+        assert_same_times(&format!("speedscope ({format})"), &rows, &expected);
     }
 }

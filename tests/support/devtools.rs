@@ -7,22 +7,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::shown::{shown, Shown};
+use crate::shown::{shown, Row};
 use crate::PageProbe;
 
 const FRONT_END: &str = "devtools://devtools/bundled/inspector.html";
 
 /// Loading a large profile takes DevTools a few seconds.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// One row of the Bottom-up view: a function with the self and total
-/// times DevTools shows for it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BottomUpRow {
-    pub name: String,
-    pub self_time: Shown,
-    pub total_time: Shown,
-}
 
 /// Helpers in the front end's page: the panel's elements live in shadow
 /// roots, out of `querySelector`'s reach.
@@ -64,7 +55,7 @@ const BOTTOM_UP_ROWS: &str = "(() => { \
 
 /// Loads `cpuprofile` in DevTools' Performance panel and returns its
 /// Bottom-up rows, top-level only (one per function).
-pub fn bottom_up_rows(cpuprofile: &Path) -> Vec<BottomUpRow> {
+pub fn bottom_up_rows(cpuprofile: &Path) -> Vec<Row> {
     let mut page = PageProbe::open_sized(FRONT_END, Some((1400, 900)));
     page.eval(HELPERS);
     // A click before the front end is ready is lost: click until it is
@@ -109,7 +100,7 @@ pub fn bottom_up_rows(cpuprofile: &Path) -> Vec<BottomUpRow> {
     rows.as_array()
         .unwrap()
         .iter()
-        .map(|row| BottomUpRow {
+        .map(|row| Row {
             name: row[0].as_str().unwrap().to_owned(),
             self_time: shown(row[1].as_str().unwrap()),
             total_time: shown(row[2].as_str().unwrap()),

@@ -1,6 +1,15 @@
 //! Times as the viewers print them (`169.9 ms`, `169.90ms (55%)`,
 //! `99.61µs`, `1.5 s`), read back with the rounding their digits imply.
 
+/// One function's row in a viewer's table: its name, and the self and
+/// total times shown for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub self_time: Shown,
+    pub total_time: Shown,
+}
+
 /// A time as a viewer shows it: in milliseconds, and how far the value
 /// behind it can be from it (half the last digit shown).
 #[derive(Debug, Clone, Copy, PartialEq)]

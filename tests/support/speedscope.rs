@@ -5,16 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::shown::{shown, Shown};
+use crate::shown::{shown, Row};
 use crate::{repo_root, PageProbe};
-
-/// One row of the Sandwich view's table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SandwichRow {
-    pub name: String,
-    pub total_time: Shown,
-    pub self_time: Shown,
-}
 
 fn app() -> PathBuf {
     let app = repo_root().join("tests/viewers/node_modules/speedscope/dist/release/index.html");
@@ -34,7 +26,7 @@ const SANDWICH: &str = "(() => { \
 
 /// Imports `file` in speedscope and returns the Sandwich view's rows,
 /// with the name of the importer speedscope chose.
-pub fn sandwich_rows(file: &Path) -> (String, Vec<SandwichRow>) {
+pub fn sandwich_rows(file: &Path) -> (String, Vec<Row>) {
     let url = format!("file://{}", app().display());
     let mut page = PageProbe::open_sized(&url, Some((1400, 900)));
     page.choose_file("document.querySelector('input[type=file]')", file);
@@ -54,7 +46,7 @@ pub fn sandwich_rows(file: &Path) -> (String, Vec<SandwichRow>) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|row| SandwichRow {
+        .map(|row| Row {
             total_time: shown(row[0].as_str().unwrap()),
             self_time: shown(row[1].as_str().unwrap()),
             name: row[2].as_str().unwrap().to_owned(),
