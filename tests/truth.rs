@@ -236,7 +236,7 @@ fn sampled_time_in(run: &Run, names: &[&str]) -> f64 {
             .iter()
             .rev()
             .map(|&f| name(f))
-            .find(|n| n.contains("wasmprof_core::") || n.starts_with("long_call::"))
+            .find(|n| cargo_wasmprof::sampled::is_runtime(n) || n.starts_with("long_call::"))
             .is_some_and(|n| !n.starts_with("long_call::"))
     };
     (0..samples.nodes.len())

@@ -55,7 +55,7 @@ struct Measured {
 pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     let host_options = args.host.options();
     run::one_package(&args.cargo, "bench")?;
-    if args.host.until_exit {
+    if host_options.until_exit {
         bail!(
             "--until-exit cannot be benchmarked: in the plain build `wasmprof::exit` does \
              nothing, so that run would never end"

@@ -48,7 +48,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     for unit in workspace.units(&args.build.cargo)? {
         host.check_kind(unit.kind)?;
     }
-    let (module, entry) = build_module_for(args, workspace, args.build.host)?;
+    let (module, entry) = build_module_for(args, &host_options, workspace, args.build.host)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, &host_options, &run_dir)?;
@@ -95,19 +95,20 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
 /// Builds the one module `run` runs, for `host`, and finds its entry point.
 fn build_module_for(
     args: &RunArgs,
+    host_options: &HostOptions,
     workspace: &Workspace,
     host: HostKind,
 ) -> Result<(BuiltModule, String)> {
     let build_args = crate::cli::BuildArgs {
         host,
         // A hybrid profile's samples must see every instrumented call.
-        sampled: args.host.sample,
+        sampled: host_options.sample,
         ..args.build.clone()
     };
     let module = build::build(&build_args, workspace)?
         .pop()
         .context("nothing was built")?;
-    let entry = entry_point(&module, &args.host.options())?;
+    let entry = entry_point(&module, host_options)?;
     Ok((module, entry))
 }
 

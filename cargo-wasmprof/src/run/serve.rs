@@ -20,7 +20,7 @@ use crate::terminal;
 
 pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
     let host_options = args.host.options();
-    if args.host.timeout.is_some() || args.host.until_exit || args.host.sample {
+    if host_options.timeout.is_some() || host_options.until_exit || host_options.sample {
         terminal::warning(
             "--timeout, --until-exit and --sample do not apply to --serve, which runs until Ctrl-C \
              in a browser wasmprof does not drive",
@@ -32,13 +32,19 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
             "--serve serves a page, and a WASI binary cannot run in one: use --host node"
         );
     }
-    let (module, entry) = build_module_for(args, workspace, HostKind::Browser)?;
+    let (module, entry) = build_module_for(args, &host_options, workspace, HostKind::Browser)?;
     let target_dir = workspace.target_dir(&args.build.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, &host_options, &run_dir)?;
     files::copy_module_into(&mut config, &run_dir.join("module"))?;
     let token = new_token();
-    let page = page::served_page(&config, args.host.page.as_deref(), &run_dir, &token, true)?;
+    let page = page::served_page(
+        &config,
+        host_options.page.as_deref(),
+        &run_dir,
+        &token,
+        true,
+    )?;
     let ip = args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let server = server::Server::start(ip, page.files)?;
     if !ip.is_loopback() {

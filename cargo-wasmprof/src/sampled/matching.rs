@@ -263,7 +263,7 @@ impl<'a> TreeMatcher<'a> {
 }
 
 /// Whether a frame is the profiler's runtime's own code.
-fn is_runtime(name: &str) -> bool {
+pub fn is_runtime(name: &str) -> bool {
     name.contains("wasmprof_core::") || name.contains("wasmprof_rt::")
 }
 

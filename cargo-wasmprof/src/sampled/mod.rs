@@ -14,6 +14,7 @@ pub mod coverage;
 pub(crate) mod cpuprofile;
 pub mod hybrid;
 mod matching;
+pub use matching::is_runtime;
 pub(crate) mod trace;
 pub mod tree;
 
