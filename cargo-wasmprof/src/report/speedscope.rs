@@ -140,6 +140,18 @@ impl<'a> File<'a> {
                 work.extend(children.into_iter().rev());
             }
         }
+        // A frame closes at its start plus its time, and its last callee at
+        // the sum of its callees' times, added one by one: in floating
+        // point the two can differ in the last bit, and speedscope refuses
+        // a file whose events step back ("Samples must be provided in
+        // increasing order", seen on a Leptos app's profile). Holding each
+        // event at least where the previous one was moves none by more
+        // than that bit.
+        let mut latest = 0.0f64;
+        for event in &mut events {
+            latest = latest.max(event.at);
+            event.at = latest;
+        }
         let name = profile
             .run
             .package
@@ -210,6 +222,26 @@ mod tests {
             assert_eq!((t.as_str(), n.as_str(), *at), (et, en, eat));
         }
         assert_eq!(file["profiles"][0]["endValue"], 60.0);
+    }
+
+    #[test]
+    fn events_never_step_back_when_sums_round_differently() {
+        // 0.1 + (0.2 + 0.3) < (0.1 + 0.2) + 0.3 in floating point: `main`
+        // would close before its last callee does.
+        let profile = ProfileBuilder::timed()
+            .path(&["first"], 1, 0.1)
+            .path(&["main"], 1, 0.0)
+            .path(&["main", "a"], 1, 0.2)
+            .path(&["main", "b"], 1, 0.3)
+            .build();
+        let file = speedscope(&profile);
+        let ats: Vec<f64> = file["profiles"][0]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["at"].as_f64().unwrap())
+            .collect();
+        assert!(ats.windows(2).all(|w| w[0] <= w[1]), "{ats:?}");
     }
 
     #[test]
