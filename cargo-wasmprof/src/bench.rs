@@ -10,12 +10,14 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
+use crate::build::options::{BuildOptions, CrateWideOptions, Timer};
 use crate::build::{self, BuiltModule, Workspace};
-use crate::cli::{BenchArgs, BuildArgs, CrateWideArgs, Timer};
+use crate::cli::BenchArgs;
+use crate::run::engine::{self, seconds_or_millis};
 use crate::run::host::{Captured, Host, HostResult};
 use crate::run::hosts;
 use crate::run::options::HostOptions;
-use crate::run::{self, files, seconds_or_millis};
+use crate::run::{self, files};
 use crate::terminal;
 
 /// The builds compared, in the order they run: a label, the timer of an
@@ -54,7 +56,14 @@ struct Measured {
 /// Builds, warms up, measures and prints the table on standard output.
 pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     let host_options = args.host.options();
-    run::one_package(&args.cargo, "bench")?;
+    // The flags every row shares; each row sets its timer and sampler.
+    let base = BuildOptions {
+        cargo: args.cargo.options(),
+        host: args.host_kind,
+        crate_wide: args.crate_wide.options(),
+        ..BuildOptions::default()
+    };
+    run::one_package(&base.cargo, "bench")?;
     if host_options.until_exit {
         bail!(
             "--until-exit cannot be benchmarked: in the plain build `wasmprof::exit` does \
@@ -63,16 +72,16 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     }
     // Before the long builds: is there a host at all, and can it run this?
     let mut host = hosts::select(args.host_kind, &host_options)?;
-    for unit in workspace.units(&args.cargo)? {
+    for unit in workspace.units(&base.cargo)? {
         host.check_kind(unit.kind)?;
     }
-    if !args.cargo.release && args.cargo.profile.is_none() {
+    if !base.cargo.release && base.cargo.profile.is_none() {
         terminal::warning(
             "benchmarking the dev profile, which is not optimised: add --release to measure \
              what you ship",
         );
     }
-    let target_dir = workspace.target_dir(&args.cargo);
+    let target_dir = workspace.target_dir(&base.cargo);
     let mut builds = Vec::with_capacity(BUILDS.len());
     let mut entry = String::new();
     // A host without a sampler has no hybrid row.
@@ -80,7 +89,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         .iter()
         .filter(|(_, _, sample)| !sample || host.samples());
     for &(label, timer, sample) in rows {
-        let build_args = build_args(args, timer, sample);
+        let build_args = row_build(&base, timer, sample);
         // Rows that differ only in the sampler run the same build.
         let same = builds
             .iter()
@@ -97,7 +106,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         };
         // The builds export the same: the first one answers for all.
         if builds.is_empty() {
-            entry = run::entry_point(&module, &host_options)?;
+            entry = engine::entry_point(&module, &host_options)?;
         }
         let wasm_bytes = std::fs::metadata(&module.wasm)
             .with_context(|| format!("could not read {}", module.wasm.display()))?
@@ -167,7 +176,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     let package = &builds[0].module.unit.package;
     println!(
         "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in {}",
-        crate_wide_flags(&args.crate_wide),
+        crate_wide_flags(&base.crate_wide),
         round,
         if round == 1 { "" } else { "s" },
         host.describe()
@@ -176,25 +185,23 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     Ok(())
 }
 
-/// The flags of one of the builds: cargo's and the crate-wide ones as
-/// the user gave them, the instrumentation as the row needs.
-fn build_args(args: &BenchArgs, timer: Option<Timer>, sample: bool) -> BuildArgs {
-    BuildArgs {
+/// The build of one row: the shared flags, with the row's timer (none
+/// for the plain build) and sampler.
+fn row_build(base: &BuildOptions, timer: Option<Timer>, sample: bool) -> BuildOptions {
+    BuildOptions {
         sampled: sample,
-        cargo: args.cargo.clone(),
-        host: args.host_kind,
         timer: timer.unwrap_or(Timer::Host),
         no_instrument: timer.is_none(),
-        max_nodes: None,
         crate_wide: match timer {
-            Some(_) => args.crate_wide.clone(),
-            None => CrateWideArgs::default(),
+            Some(_) => base.crate_wide.clone(),
+            None => CrateWideOptions::default(),
         },
+        ..base.clone()
     }
 }
 
 /// The crate-wide flags the instrumented builds had, for the table's title.
-fn crate_wide_flags(flags: &CrateWideArgs) -> String {
+fn crate_wide_flags(flags: &CrateWideOptions) -> String {
     let mut words = Vec::new();
     if flags.instrument_all {
         words.push("--instrument-all".to_owned());
@@ -217,9 +224,11 @@ fn run_once(
     target_dir: &Path,
 ) -> Result<(HostResult, Captured)> {
     let run_dir = files::new_run_dir(target_dir, &build.module);
-    let mut config = run::host_config(&build.module, host_args, &run_dir)?;
-    config.sample_interval_micros = build.sample.then(|| run::sample_interval_micros(host_args));
-    let outcome = run::launch(host, &config, &run_dir, true);
+    let mut config = engine::host_config(&build.module, host_args, &run_dir)?;
+    config.sample_interval_micros = build
+        .sample
+        .then(|| engine::sample_interval_micros(host_args));
+    let outcome = engine::launch(host, &config, &run_dir, true);
     let _ = std::fs::remove_dir_all(&run_dir);
     let (result, output) = outcome?;
     let finished = result.status.finished() && result.exit_code == 0;
@@ -677,12 +686,12 @@ mod tests {
 
     #[test]
     fn the_title_repeats_the_crate_wide_flags() {
-        assert_eq!(crate_wide_flags(&CrateWideArgs::default()), "");
-        let flags = CrateWideArgs {
+        assert_eq!(crate_wide_flags(&CrateWideOptions::default()), "");
+        let flags = CrateWideOptions {
             instrument_all: true,
             instrument_crate: vec!["semver".into()],
             min_size: Some(0),
-            ..CrateWideArgs::default()
+            ..CrateWideOptions::default()
         };
         assert_eq!(
             crate_wide_flags(&flags),

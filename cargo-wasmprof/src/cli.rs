@@ -144,17 +144,30 @@ impl ValueEnum for HostKind {
     }
 }
 
-/// Which timer the instrumentation reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Timer {
-    /// The host's clock around every call: counts and times.
-    Host,
-    /// No clock at all: exact counts only, the lowest overhead.
-    None,
-    /// A counter per function and nothing else, no call tree, no profile:
-    /// the floor `bench` measures every mode against.
-    #[value(skip)]
-    Floor,
+pub use crate::build::options::Timer;
+use crate::build::options::{BuildOptions, CargoOptions, CrateWideOptions};
+
+/// `--timer host|none`: clap's side of the build's `Timer` (the floor is
+/// `bench`'s own, never a flag).
+impl ValueEnum for Timer {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Timer::Host, Timer::None]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        match self {
+            Timer::Host => Some(
+                PossibleValue::new("host")
+                    .help("The host's clock around every call: counts and times"),
+            ),
+            Timer::None => Some(
+                PossibleValue::new("none")
+                    .help("No clock at all: exact counts only, the lowest overhead"),
+            ),
+            Timer::Floor => None,
+        }
+    }
 }
 
 /// Cargo's own flags, forwarded as given.
@@ -338,10 +351,62 @@ pub struct CrateWideArgs {
     pub include_path: Vec<String>,
 }
 
+impl CargoArgs {
+    /// The flags as plain options.
+    pub fn options(&self) -> CargoOptions {
+        CargoOptions {
+            package: self.package.clone(),
+            workspace: self.workspace,
+            exclude: self.exclude.clone(),
+            bin: self.bin.clone(),
+            features: self.features.clone(),
+            all_features: self.all_features,
+            no_default_features: self.no_default_features,
+            release: self.release,
+            profile: self.profile.clone(),
+            target: self.target.clone(),
+            target_dir: self.target_dir.clone(),
+            manifest_path: self.manifest_path.clone(),
+            locked: self.locked,
+            offline: self.offline,
+            verbose: self.verbose,
+            quiet: self.quiet,
+        }
+    }
+}
+
+impl BuildArgs {
+    /// The flags as plain options.
+    pub fn options(&self) -> BuildOptions {
+        BuildOptions {
+            cargo: self.cargo.options(),
+            timer: self.timer,
+            host: self.host,
+            no_instrument: self.no_instrument,
+            max_nodes: self.max_nodes,
+            crate_wide: self.crate_wide.options(),
+            sampled: self.sampled,
+        }
+    }
+}
+
 impl CrateWideArgs {
+    /// The flags as plain options.
+    pub fn options(&self) -> CrateWideOptions {
+        CrateWideOptions {
+            instrument_all: self.instrument_all,
+            instrument_crate: self.instrument_crate.clone(),
+            min_size: self.min_size,
+            count_small: self.count_small(),
+            keep_counted_frames: self.keep_counted_frames,
+            exclude_path: self.exclude_path.clone(),
+            include_path: self.include_path.clone(),
+        }
+    }
+
     /// `--count-small`/`--no-count-small`, the last given winning; `None`
     /// leaves it to the manifest, then to the default (counted).
-    pub fn count_small(&self) -> Option<bool> {
+    fn count_small(&self) -> Option<bool> {
         match (self.count_small, self.no_count_small) {
             (true, _) => Some(true),
             (_, true) => Some(false),

@@ -43,60 +43,146 @@ pub struct Input {
     pub timeline: Vec<sampled::tree::Span>,
 }
 
+/// One kind of file `report --input` reads, in the way of inferno's
+/// `Collapse`: whether a file's top-level keys are of its kind, and how to
+/// read one. A new format is one more reader in [`READERS`].
+trait Reader: Sync {
+    fn kind(&self) -> InputKind;
+    /// Whether a JSON object with these top-level keys is of this kind.
+    fn is_applicable(&self, keys: &TopLevelKeys) -> bool;
+    /// The file as a profile, with its samples in time order if it has any.
+    /// `bytes` is taken so that a large file is not held twice while it is
+    /// converted.
+    fn read(
+        &self,
+        bytes: Vec<u8>,
+        path: &Path,
+        options: &sampled::Options,
+        problems: &mut sampled::Problems,
+    ) -> Result<(Profile, Vec<sampled::tree::Span>)>;
+}
+
+/// The readers, asked in this order: the first that applies reads the file.
+static READERS: [&dyn Reader; 3] = [&WasmprofReader, &CpuProfileReader, &TraceReader];
+
+/// The top-level keys that tell the kinds apart.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TopLevelKeys {
+    format: Option<IgnoredAny>,
+    nodes: Option<IgnoredAny>,
+    profile: Option<IgnoredAny>,
+    frames: Option<IgnoredAny>,
+    stacks: Option<IgnoredAny>,
+    time_deltas: Option<IgnoredAny>,
+    trace_events: Option<IgnoredAny>,
+}
+
+struct WasmprofReader;
+
+impl Reader for WasmprofReader {
+    fn kind(&self) -> InputKind {
+        InputKind::Wasmprof
+    }
+
+    fn is_applicable(&self, keys: &TopLevelKeys) -> bool {
+        keys.format.is_some()
+    }
+
+    fn read(
+        &self,
+        bytes: Vec<u8>,
+        path: &Path,
+        _: &sampled::Options,
+        _: &mut sampled::Problems,
+    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+        // A wasmprof profile has no order in time.
+        Ok((profile::parse_profile(&bytes, path)?, Vec::new()))
+    }
+}
+
+struct CpuProfileReader;
+
+impl Reader for CpuProfileReader {
+    fn kind(&self) -> InputKind {
+        InputKind::CpuProfile
+    }
+
+    /// A `.cpuprofile`, or `Profiler.stop`'s result (`{profile: …}`).
+    fn is_applicable(&self, keys: &TopLevelKeys) -> bool {
+        let trace = keys.frames.is_some() || keys.stacks.is_some();
+        keys.profile.is_some() || (!trace && (keys.nodes.is_some() || keys.time_deltas.is_some()))
+    }
+
+    fn read(
+        &self,
+        bytes: Vec<u8>,
+        path: &Path,
+        options: &sampled::Options,
+        problems: &mut sampled::Problems,
+    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+        let parsed = sampled::parse_cpuprofile(&bytes)
+            .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
+        drop(bytes);
+        let source = path.display().to_string();
+        Ok(sampled::cpuprofile::convert(
+            &parsed, &source, options, problems,
+        ))
+    }
+}
+
+struct TraceReader;
+
+impl Reader for TraceReader {
+    fn kind(&self) -> InputKind {
+        InputKind::SelfProfilingTrace
+    }
+
+    fn is_applicable(&self, keys: &TopLevelKeys) -> bool {
+        keys.frames.is_some() || keys.stacks.is_some()
+    }
+
+    fn read(
+        &self,
+        bytes: Vec<u8>,
+        path: &Path,
+        options: &sampled::Options,
+        problems: &mut sampled::Problems,
+    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+        let parsed: sampled::trace::Trace = serde_json::from_slice(&bytes).with_context(|| {
+            format!(
+                "{} is not a readable JS Self-Profiling trace ({{resources, frames, stacks, samples}})",
+                path.display()
+            )
+        })?;
+        drop(bytes);
+        let source = path.display().to_string();
+        Ok(sampled::trace::convert(&parsed, &source, options, problems))
+    }
+}
+
 /// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
 /// telling them apart by their content.
 pub fn read(path: &Path, options: &sampled::Options) -> Result<Input> {
     let bytes =
         std::fs::read(path).with_context(|| format!("cannot read profile {}", path.display()))?;
-    let kind = detect(&bytes, path)?;
-    let source = path.display().to_string();
+    let reader = reader_for(&bytes, path)?;
     let mut problems = sampled::Problems::default();
-    let (profile, timeline) = match kind {
-        InputKind::Wasmprof => (profile::parse_profile(&bytes, path)?, Vec::new()),
-        InputKind::CpuProfile => {
-            let parsed = sampled::parse_cpuprofile(&bytes)
-                .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
-            // The text is no longer needed: a large profile should not be
-            // held twice while it is converted.
-            drop(bytes);
-            sampled::cpuprofile::convert(&parsed, &source, options, &mut problems)
-        }
-        InputKind::SelfProfilingTrace => {
-            let parsed: sampled::trace::Trace = serde_json::from_slice(&bytes).with_context(|| {
-                format!(
-                    "{} is not a readable JS Self-Profiling trace ({{resources, frames, stacks, samples}})",
-                    path.display()
-                )
-            })?;
-            drop(bytes);
-            sampled::trace::convert(&parsed, &source, options, &mut problems)
-        }
-    };
+    let (profile, timeline) = reader.read(bytes, path, options, &mut problems)?;
     profile::validate(&profile).map_err(|what| {
         anyhow::anyhow!("{} gave an inconsistent profile: {what}", path.display())
     })?;
     Ok(Input {
-        kind,
+        kind: reader.kind(),
         profile,
         problems,
         timeline,
     })
 }
 
-/// Which kind of file `bytes` hold, from their top-level keys.
-fn detect(bytes: &[u8], path: &Path) -> Result<InputKind> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Keys {
-        format: Option<IgnoredAny>,
-        nodes: Option<IgnoredAny>,
-        profile: Option<IgnoredAny>,
-        frames: Option<IgnoredAny>,
-        stacks: Option<IgnoredAny>,
-        time_deltas: Option<IgnoredAny>,
-        trace_events: Option<IgnoredAny>,
-    }
-    let keys: Keys = match serde_json::from_slice(bytes) {
+/// The reader for the file `bytes` hold, from their top-level keys.
+fn reader_for(bytes: &[u8], path: &Path) -> Result<&'static dyn Reader> {
+    let keys: TopLevelKeys = match serde_json::from_slice(bytes) {
         Ok(keys) => keys,
         Err(e) if e.is_eof() => bail!(
             "{} is corrupt or truncated: the JSON ends at line {}, column {}",
@@ -110,35 +196,67 @@ fn detect(bytes: &[u8], path: &Path) -> Result<InputKind> {
             path.display()
         ),
     };
-    Ok(match keys {
-        Keys {
-            format: Some(_), ..
-        } => InputKind::Wasmprof,
-        Keys {
-            profile: Some(_), ..
-        } => InputKind::CpuProfile,
-        Keys {
-            frames: Some(_), ..
+    if let Some(reader) = READERS.iter().find(|r| r.is_applicable(&keys)) {
+        return Ok(*reader);
+    }
+    bail!(
+        "{} is a kind of file wasmprof does not read: neither a wasmprof profile, a \
+         Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}) nor a JS Self-Profiling \
+         trace ({{frames, stacks, samples}}){}",
+        path.display(),
+        if keys.trace_events.is_some() {
+            "; this looks like a Chrome trace (traceEvents): save a .cpuprofile from \
+             DevTools' JavaScript Profiler or `node --cpu-prof` instead"
+        } else {
+            ""
         }
-        | Keys {
-            stacks: Some(_), ..
-        } => InputKind::SelfProfilingTrace,
-        Keys { nodes: Some(_), .. }
-        | Keys {
-            time_deltas: Some(_),
-            ..
-        } => InputKind::CpuProfile,
-        _ => bail!(
-            "{} is a kind of file wasmprof does not read: neither a wasmprof profile, a \
-             Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}) nor a JS Self-Profiling \
-             trace ({{frames, stacks, samples}}){}",
-            path.display(),
-            if keys.trace_events.is_some() {
-                "; this looks like a Chrome trace (traceEvents): save a .cpuprofile from \
-                 DevTools' JavaScript Profiler or `node --cpu-prof` instead"
-            } else {
-                ""
-            }
-        ),
-    })
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{reader_for, InputKind};
+    use std::path::Path;
+
+    fn kind(json: &str) -> InputKind {
+        reader_for(json.as_bytes(), Path::new("x.json"))
+            .unwrap()
+            .kind()
+    }
+
+    #[test]
+    fn each_kind_is_told_by_its_top_level_keys() {
+        assert_eq!(
+            kind(r#"{"format":"wasmprof/1","nodes":[]}"#),
+            InputKind::Wasmprof
+        );
+        assert_eq!(
+            kind(r#"{"nodes":[],"samples":[],"timeDeltas":[]}"#),
+            InputKind::CpuProfile
+        );
+        assert_eq!(kind(r#"{"timeDeltas":[]}"#), InputKind::CpuProfile);
+        assert_eq!(kind(r#"{"profile":{"nodes":[]}}"#), InputKind::CpuProfile);
+        assert_eq!(
+            kind(r#"{"frames":[],"stacks":[],"samples":[]}"#),
+            InputKind::SelfProfilingTrace
+        );
+        assert_eq!(
+            kind(r#"{"stacks":[],"nodes":[]}"#),
+            InputKind::SelfProfilingTrace
+        );
+    }
+
+    #[test]
+    fn a_file_of_no_known_kind_is_refused_with_what_to_do() {
+        let refuse = |json: &str| {
+            reader_for(json.as_bytes(), Path::new("x.json"))
+                .err()
+                .unwrap()
+                .to_string()
+        };
+        assert!(refuse(r#"{"traceEvents":[]}"#).contains("save a .cpuprofile"));
+        assert!(refuse(r#"{"a":1}"#).contains("a kind of file wasmprof does not read"));
+        assert!(refuse(r#"{"nodes":["#).contains("corrupt or truncated"));
+        assert!(refuse("[1]").contains("not a JSON object"));
+    }
 }

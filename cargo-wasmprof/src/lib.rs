@@ -8,14 +8,14 @@
 pub mod bench;
 pub mod build;
 pub mod cli;
-pub mod html_text;
+pub(crate) mod html_text;
 pub mod input;
 pub mod profile;
 pub mod report;
-pub mod rewrite;
+pub(crate) mod rewrite;
 pub mod run;
 pub mod sampled;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod test;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -29,22 +29,23 @@ fn args_for_clap() -> Vec<std::ffi::OsString> {
 fn execute(command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Build(args) => {
-            let workspace = build::Workspace::load(&args.cargo)?;
-            build::build(&args, &workspace)?;
+            let options = args.options();
+            let workspace = build::Workspace::load(&options.cargo)?;
+            build::build(&options, &workspace)?;
             Ok(0)
         }
         Command::Run(args) => {
-            let workspace = build::Workspace::load(&args.build.cargo)?;
+            let workspace = build::Workspace::load(&args.build.cargo.options())?;
             let command_line = std::env::args().collect();
             run::run(&args, &workspace, command_line)
         }
         Command::Bench(args) => {
-            let workspace = build::Workspace::load(&args.cargo)?;
+            let workspace = build::Workspace::load(&args.cargo.options())?;
             bench::bench(&args, &workspace)?;
             Ok(0)
         }
         Command::Test(args) => {
-            let workspace = build::Workspace::load(&args.cargo)?;
+            let workspace = build::Workspace::load(&args.cargo.options())?;
             let command_line = std::env::args().collect();
             test::test(&args, &workspace, command_line)
         }

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 
 /// Prints `verb message` with the verb right-aligned and, on a terminal,
 /// in bold green, as cargo does.
-pub fn status(verb: &str, message: &str) {
+pub(crate) fn status(verb: &str, message: &str) {
     let mut err = std::io::stderr().lock();
     if std::io::stderr().is_terminal() {
         let _ = writeln!(err, "\x1b[1;32m{verb:>12}\x1b[0m {message}");
@@ -15,7 +15,7 @@ pub fn status(verb: &str, message: &str) {
 }
 
 /// A note that does not stop anything.
-pub fn note(message: &str) {
+pub(crate) fn note(message: &str) {
     let mut err = std::io::stderr().lock();
     if std::io::stderr().is_terminal() {
         let _ = writeln!(err, "\x1b[1;36mnote\x1b[0m: {message}");
@@ -25,7 +25,7 @@ pub fn note(message: &str) {
 }
 
 /// A warning that does not stop anything.
-pub fn warning(message: &str) {
+pub(crate) fn warning(message: &str) {
     let mut err = std::io::stderr().lock();
     if std::io::stderr().is_terminal() {
         let _ = writeln!(err, "\x1b[1;33mwarning\x1b[0m: {message}");
@@ -36,7 +36,7 @@ pub fn warning(message: &str) {
 
 /// An error that ends the command's work with a failure status, printed
 /// where it happens (the command itself goes on to finish its output).
-pub fn error(message: &str) {
+pub(crate) fn error(message: &str) {
     let mut err = std::io::stderr().lock();
     if std::io::stderr().is_terminal() {
         let _ = writeln!(err, "\x1b[1;31merror\x1b[0m: {message}");

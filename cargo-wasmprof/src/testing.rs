@@ -19,7 +19,7 @@ pub(crate) struct ProfileBuilder {
 }
 
 /// The node reached by exactly this path of function names from the root.
-pub fn node_at(profile: &Profile, path: &[&str]) -> usize {
+pub(crate) fn node_at(profile: &Profile, path: &[&str]) -> usize {
     (0..profile.nodes.len())
         .find(|&i| {
             let names: Vec<&str> = profile
@@ -33,11 +33,11 @@ pub fn node_at(profile: &Profile, path: &[&str]) -> usize {
 }
 
 impl ProfileBuilder {
-    pub fn timed() -> Self {
+    pub(crate) fn timed() -> Self {
         Self::new(TimerMode::Host)
     }
 
-    pub fn untimed() -> Self {
+    pub(crate) fn untimed() -> Self {
         Self::new(TimerMode::None)
     }
 
@@ -81,14 +81,14 @@ impl ProfileBuilder {
         }
     }
 
-    pub fn package(mut self, package: &str) -> Self {
+    pub(crate) fn package(mut self, package: &str) -> Self {
         self.profile.run.package = Some(package.into());
         self
     }
 
     /// Adds `calls` calls and `self_nanos` of self time to the node at the
     /// end of `path` (function names, outermost first).
-    pub fn path(mut self, path: &[&str], calls: u64, self_nanos: f64) -> Self {
+    pub(crate) fn path(mut self, path: &[&str], calls: u64, self_nanos: f64) -> Self {
         let node = self.node(path);
         self.profile.nodes[node].calls += calls;
         self.self_nanos[node] += self_nanos;
@@ -96,7 +96,7 @@ impl ProfileBuilder {
     }
 
     /// Adds a count-only function: `calls` calls, no node.
-    pub fn counted(mut self, name: &str, calls: u64) -> Self {
+    pub(crate) fn counted(mut self, name: &str, calls: u64) -> Self {
         let function = self.function(name);
         let f = &mut self.profile.functions[function];
         f.tier = Some(crate::profile::FunctionTier::Counted);
@@ -107,7 +107,7 @@ impl ProfileBuilder {
     /// Makes the function at the end of `path` async, with these figures
     /// for its futures there; pending ones are the calls left over, each
     /// completed one took `latency_nanos`.
-    pub fn future(
+    pub(crate) fn future(
         mut self,
         path: &[&str],
         polls: u64,
@@ -138,7 +138,7 @@ impl ProfileBuilder {
 
     /// Marks every node of `path` as still running: like the runtime, the
     /// file then has no time for them (their children's time is known).
-    pub fn open(mut self, path: &[&str]) -> Self {
+    pub(crate) fn open(mut self, path: &[&str]) -> Self {
         for depth in 1..=path.len() {
             let node = self.node(&path[..depth]);
             self.profile.nodes[node].open = true;
@@ -192,7 +192,7 @@ impl ProfileBuilder {
         self.profile.functions.len() - 1
     }
 
-    pub fn build(mut self) -> Profile {
+    pub(crate) fn build(mut self) -> Profile {
         for future in &mut self.profile.futures {
             let calls = self.profile.nodes[future.node].calls;
             future.pending = calls.saturating_sub(future.completions + future.cancellations);

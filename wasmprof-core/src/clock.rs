@@ -4,7 +4,7 @@
 
 /// Whether calls are timed at all (`--timer host`) or only counted
 /// (`--timer none`, which reads no clock).
-pub const TIMED: bool = !cfg!(wasmprof_timer_none);
+pub(crate) const TIMED: bool = !cfg!(wasmprof_timer_none);
 
 #[cfg(all(target_family = "wasm", wasmprof_enabled, not(wasmprof_timer_none)))]
 mod imp {
@@ -16,7 +16,7 @@ mod imp {
     }
 
     #[inline(always)]
-    pub fn now() -> f64 {
+    pub(super) fn now() -> f64 {
         // SAFETY: a host function that takes nothing and returns a number.
         unsafe { host_get_time() }
     }
@@ -27,7 +27,7 @@ mod imp {
     use std::sync::OnceLock;
     use std::time::Instant;
 
-    pub fn now() -> f64 {
+    pub(super) fn now() -> f64 {
         static ORIGIN: OnceLock<Instant> = OnceLock::new();
         ORIGIN.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
     }
@@ -40,13 +40,13 @@ mod imp {
 mod imp {
     /// No clock: counts only, or instrumentation off.
     #[inline(always)]
-    pub fn now() -> f64 {
+    pub(super) fn now() -> f64 {
         0.0
     }
 }
 
 /// The current time in milliseconds, or zero when calls are not timed.
 #[inline(always)]
-pub fn now() -> f64 {
+pub(crate) fn now() -> f64 {
     if TIMED { imp::now() } else { 0.0 }
 }

@@ -23,7 +23,7 @@ mod imp {
         fn host_exit(code: i32);
     }
 
-    pub fn exit(code: i32) {
+    pub(super) fn exit(code: i32) {
         // SAFETY: a host function that takes a number and returns nothing.
         unsafe { host_exit(code) }
     }
@@ -32,5 +32,5 @@ mod imp {
 #[cfg(not(all(target_family = "wasm", wasmprof_enabled)))]
 mod imp {
     #[inline(always)]
-    pub fn exit(_code: i32) {}
+    pub(super) fn exit(_code: i32) {}
 }

@@ -24,101 +24,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::clock;
+use crate::future_stats::FutureStats;
 use crate::guard::{begin_timed, end_frame};
 use crate::site::Site;
 use crate::state::{ONE_TREE, ThreadState, with_thread};
-use crate::tree::{NodeId, ROOT, Random};
-
-/// Latencies kept exactly per call path; past this many, a uniform sample
-/// of them (a reservoir), from which the median is estimated.
-const LATENCIES_KEPT: usize = 4096;
-
-/// What the runtime knows of the futures of one call path.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct FutureStats {
-    pub node: NodeId,
-    pub polls: u64,
-    pub completions: u64,
-    pub cancellations: u64,
-    /// CPU time (ms) of the futures still pending: polled, not finished.
-    pub pending_time: f64,
-    pub latency: Latency,
-}
-
-/// Latencies of completed futures, in milliseconds.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Latency {
-    pub count: u64,
-    pub total: f64,
-    pub max: f64,
-    kept: Vec<f64>,
-}
-
-impl Latency {
-    fn record(&mut self, ms: f64, random: &mut Random) {
-        self.count += 1;
-        self.total += ms;
-        self.max = self.max.max(ms);
-        if self.kept.len() < LATENCIES_KEPT {
-            self.kept.push(ms);
-        } else {
-            // Algorithm R: the n-th latency replaces a kept one with
-            // probability kept/n, which keeps the sample uniform.
-            let at = random.below(self.count);
-            if let Some(slot) = self.kept.get_mut(at as usize) {
-                *slot = ms;
-            }
-        }
-    }
-
-    /// The median of the kept latencies: exact up to [`LATENCIES_KEPT`]
-    /// completions, an estimate past them.
-    pub fn median(&self) -> f64 {
-        if self.kept.is_empty() {
-            return 0.0;
-        }
-        let mut sorted = self.kept.clone();
-        sorted.sort_by(f64::total_cmp);
-        let mid = sorted.len() / 2;
-        if sorted.len() % 2 == 0 {
-            (sorted[mid - 1] + sorted[mid]) / 2.0
-        } else {
-            sorted[mid]
-        }
-    }
-}
-
-/// Every call path of a thread that created a future, found by node.
-#[derive(Debug)]
-pub(crate) struct Futures {
-    /// Index into `stats` by node id; `u32::MAX` for none.
-    slot_of: Vec<u32>,
-    pub stats: Vec<FutureStats>,
-}
-
-impl Futures {
-    pub const fn new() -> Self {
-        Futures {
-            slot_of: Vec::new(),
-            stats: Vec::new(),
-        }
-    }
-
-    fn slot(&mut self, node: NodeId) -> u32 {
-        let index = node as usize;
-        if self.slot_of.len() <= index {
-            self.slot_of.resize(index + 1, u32::MAX);
-        }
-        if self.slot_of[index] == u32::MAX {
-            self.slot_of[index] = self.stats.len() as u32;
-            self.stats.push(FutureStats {
-                node,
-                ..FutureStats::default()
-            });
-        }
-        self.slot_of[index]
-    }
-}
+use crate::tree::{NodeId, ROOT};
 
 /// The future of an instrumented `async fn`: the function's body as an
 /// `async` block, and where its call was recorded.
@@ -167,7 +77,7 @@ impl<F: Future> Instrumented<F> {
     ) -> Self {
         let function = site.id(self_type);
         let record = with_thread(|thread| {
-            thread.calibrate();
+            crate::calibration::calibrate(thread);
             if at_root {
                 thread.current = ROOT;
                 thread.timed.clear();

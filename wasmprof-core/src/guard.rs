@@ -14,6 +14,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::clock;
+use crate::frame::TimedFrame;
 use crate::site::Site;
 use crate::state::{ONE_TREE, ThreadState, with_thread};
 use crate::tree::NodeId;
@@ -35,23 +36,6 @@ pub struct Guard {
 
 /// Node value for a call that could not be recorded (thread teardown).
 const UNRECORDED: NodeId = u32::MAX;
-
-/// What the exit of a timed call needs.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TimedFrame {
-    pub(crate) node: NodeId,
-    /// Timed calls made before this one's clock was read.
-    timed_before: u64,
-    /// Count-only calls made before it.
-    counted_before: u64,
-    /// Clock reading at entry.
-    pub(crate) start: f64,
-    /// The time added for the timed calls made within it: its own time is
-    /// never less. Its span holds theirs; only the clock reads taken out
-    /// of both, as measured at start-up and a little off in a busy loop,
-    /// could make it come out less.
-    pub(crate) children: f64,
-}
 
 /// Enters the function of `site`. `self_type` names the `Self` type of a
 /// method; it is called once, when the site registers.
@@ -158,7 +142,7 @@ fn enter_slow(
     parent: NodeId,
 ) -> u64 {
     let function = site.id(self_type);
-    thread.calibrate();
+    crate::calibration::calibrate(thread);
     let node = thread.tree.child(parent, function);
     // An overflow node stands for many parents: never a site's cache.
     if !thread.tree.is_overflow(node) {

@@ -8,10 +8,13 @@
 //! proc-macro2, quote, unicode-ident) can be instrumented too: `cargo
 //! wasmprof` writes their guards as calls of [`__instrument_body!`].
 
+mod calibration;
 mod clock;
 mod count;
 mod exit;
+mod frame;
 mod future;
+mod future_stats;
 mod guard;
 #[doc(hidden)]
 pub mod harness;

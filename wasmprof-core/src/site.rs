@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// What the reports know of a function.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FunctionInfo {
+pub(crate) struct FunctionInfo {
     /// `crate::module::Type::method`.
     pub name: String,
     pub file: &'static str,
@@ -34,23 +34,17 @@ pub struct FunctionInfo {
 /// writes them. That is the surest name of the function around it, and the
 /// one the engines' samplers show, so `cargo wasmprof` reads the name there
 /// (`Site::new` keeps the one the macro gave for other targets).
-pub type Marker = fn() -> usize;
+pub(crate) type Marker = fn() -> usize;
 
 /// A marker's slot in the function table: its pointer's value, on wasm.
 pub(crate) fn marker_slot(marker: Marker) -> u32 {
     marker as usize as u32
 }
 
-/// How a function is instrumented.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tier {
-    /// Its calls are nodes of the tree: counted, timed, with their callees.
-    Full,
-    /// Its calls are counted, nothing more: no node, no time of its own
-    /// (it is its callers' self time), callers not tracked (see
-    /// [`crate::count`]).
-    Counted,
-}
+/// How a function is instrumented (part of the snapshot's wire format):
+/// `Full`, its calls are nodes of the tree; `Counted`, counted only (see
+/// [`crate::count`]).
+pub(crate) use wasmprof_wire::Tier;
 
 /// The static behind one `#[wasmprof::instrument]` function.
 #[derive(Debug)]
@@ -190,7 +184,7 @@ pub(crate) fn register_function(function: FunctionInfo) -> u32 {
 }
 
 /// A copy of the function table.
-pub fn functions() -> Vec<FunctionInfo> {
+pub(crate) fn functions() -> Vec<FunctionInfo> {
     lock_functions().clone()
 }
 

@@ -8,6 +8,8 @@
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
 
+use crate::frame::TimedFrame;
+use crate::future_stats::Futures;
 use crate::tree::{CallTree, DEFAULT_CAP, NodeId, ROOT};
 
 /// WebAssembly without the atomics feature has one thread and so one tree.
@@ -33,9 +35,9 @@ pub(crate) struct ThreadState {
     /// the same, to see whether they still are.
     pub random: crate::tree::Random,
     /// The timed calls still running, innermost last.
-    pub timed: Vec<crate::guard::TimedFrame>,
+    pub timed: Vec<TimedFrame>,
     /// What the futures of async functions did, per call path.
-    pub futures: crate::future::Futures,
+    pub futures: Futures,
     /// The node of the test the harness is running, and the depth of the
     /// timed calls under it (see `harness.rs`).
     pub harness: Option<(NodeId, usize)>,
@@ -52,43 +54,10 @@ impl ThreadState {
             timed_total: 0,
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
             timed: Vec::new(),
-            futures: crate::future::Futures::new(),
+            futures: Futures::new(),
             harness: None,
         }
     }
-
-    /// Measures the clock's own cost, once, before the first call is timed:
-    /// the least of several rounds of reads back to back. A busy moment of
-    /// the machine slows a round, and a cost measured too high is taken out
-    /// of every timed call too many times (in Chromium, where a read costs
-    /// microseconds, a caller lost milliseconds that way); one measured a
-    /// little low leaves the reads' true cost in the times, which is the
-    /// safer error.
-    #[cold]
-    pub fn calibrate(&mut self) {
-        if self.clock_cost >= 0.0 || !crate::clock::TIMED {
-            return;
-        }
-        self.clock_cost = least_read_cost(crate::clock::now);
-        self.probe_cost = crate::count::measure_probe_cost(self.clock_cost);
-    }
-}
-
-/// What one read of `clock` costs, in its units: the least, over a few
-/// rounds, of a round's reads back to back divided by their number.
-pub(crate) fn least_read_cost(mut clock: impl FnMut() -> f64) -> f64 {
-    const ROUNDS: u32 = 5;
-    const READS: u32 = 200;
-    (0..ROUNDS)
-        .map(|_| {
-            let first = clock();
-            let mut last = first;
-            for _ in 0..READS {
-                last = clock();
-            }
-            ((last - first) / f64::from(READS)).max(0.0)
-        })
-        .fold(f64::INFINITY, f64::min)
 }
 
 impl Drop for ThreadState {
@@ -136,23 +105,4 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R>
     // SAFETY: single-threaded, and no caller of `with_thread` runs user code
     // or calls `with_thread` again while it holds the reference.
     Some(f(unsafe { &mut *STATE.0.get() }))
-}
-
-#[cfg(test)]
-mod calibration_tests {
-    use super::least_read_cost;
-
-    #[test]
-    fn a_slow_round_does_not_make_the_clock_look_slow() {
-        // Reads cost 1 unit each, but one round (a busy moment) 30.
-        let mut now = 0.0;
-        let mut reads = 0u32;
-        let cost = least_read_cost(|| {
-            reads += 1;
-            let round = (reads - 1) / 201;
-            now += if round == 2 { 30.0 } else { 1.0 };
-            now
-        });
-        assert_eq!(cost, 1.0);
-    }
 }

@@ -8,19 +8,19 @@
 //! only their paths are lost.
 
 /// Index of a node in a [`CallTree`].
-pub type NodeId = u32;
+pub(crate) use wasmprof_wire::NodeId;
 
-/// The root: the host, which calls into the module "spontaneously".
-pub const ROOT: NodeId = 0;
 /// The function id of the root.
-pub const NO_FUNCTION: u32 = u32::MAX;
+pub(crate) use wasmprof_wire::NO_FUNCTION;
 /// The function id of the overflow node.
-pub const OVERFLOW_FUNCTION: u32 = u32::MAX - 1;
+pub(crate) use wasmprof_wire::OVERFLOW_FUNCTION;
+/// The root: the host, which calls into the module "spontaneously".
+pub(crate) use wasmprof_wire::ROOT;
 /// Index meaning "none" in the sibling and child links.
 const NONE: NodeId = u32::MAX;
 /// Bound on the number of nodes: `cargo wasmprof --max-nodes N` (through
 /// the build script), else 2^20, about 40 MiB of nodes at most.
-pub const DEFAULT_CAP: usize = match option_env!("WASMPROF_MAX_NODES_VALUE") {
+pub(crate) const DEFAULT_CAP: usize = match option_env!("WASMPROF_MAX_NODES_VALUE") {
     Some(text) => parse_cap(text),
     None => 1 << 20,
 };
@@ -39,7 +39,7 @@ const fn parse_cap(text: &str) -> usize {
 
 /// One calling context.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     pub parent: NodeId,
     pub function: u32,
     first_child: NodeId,
@@ -66,13 +66,13 @@ pub struct Node {
 /// A call shorter than this many clock reads' cost is too short to time:
 /// the reads would cost more than the call and drown what it measures.
 /// Counts stay exact.
-pub const TINY_IN_CLOCK_COSTS: f64 = 10.0;
+pub(crate) const TINY_IN_CLOCK_COSTS: f64 = 10.0;
 /// The longest period between probes of a node whose calls are short.
-pub const MAX_PERIOD: u32 = 1024;
+pub(crate) const MAX_PERIOD: u32 = 1024;
 
 /// The tree itself. Node 0 is the root; a parent always precedes its children.
 #[derive(Clone, Debug)]
-pub struct CallTree {
+pub(crate) struct CallTree {
     nodes: Vec<Node>,
     cap: usize,
     overflow: NodeId,
@@ -82,7 +82,7 @@ pub struct CallTree {
 
 impl CallTree {
     /// An empty tree; the root is created on first use so this can be `const`.
-    pub const fn new(cap: usize) -> Self {
+    pub(crate) const fn new(cap: usize) -> Self {
         CallTree {
             nodes: Vec::new(),
             cap,
@@ -92,14 +92,14 @@ impl CallTree {
     }
 
     /// All nodes, root first; empty if nothing was ever entered.
-    pub fn nodes(&self) -> &[Node] {
+    pub(crate) fn nodes(&self) -> &[Node] {
         &self.nodes
     }
 
     /// Whether `node` is the `<overflow>` node or a function's overflow
     /// node under it.
     #[inline]
-    pub fn is_overflow(&self, node: NodeId) -> bool {
+    pub(crate) fn is_overflow(&self, node: NodeId) -> bool {
         self.overflow != NONE
             && (node == self.overflow
                 || self
@@ -109,19 +109,19 @@ impl CallTree {
     }
 
     /// The `<overflow>` node, if the cap was ever reached.
-    pub fn overflow(&self) -> Option<NodeId> {
+    pub(crate) fn overflow(&self) -> Option<NodeId> {
         (self.overflow != NONE).then_some(self.overflow)
     }
 
     /// The configured node cap.
-    pub fn cap(&self) -> usize {
+    pub(crate) fn cap(&self) -> usize {
         self.cap
     }
 
     /// Finds or creates the child of `parent` for `function`. Past the cap,
     /// and anywhere below the overflow node, the answer is the function's
     /// overflow node.
-    pub fn child(&mut self, parent: NodeId, function: u32) -> NodeId {
+    pub(crate) fn child(&mut self, parent: NodeId, function: u32) -> NodeId {
         if self.nodes.is_empty() {
             self.nodes.push(Node::new(NONE, NO_FUNCTION));
         }
@@ -193,7 +193,7 @@ impl CallTree {
     /// `function` may be `None` when the caller knows that `cached` can only
     /// be a node of its own function.
     #[inline(always)]
-    pub fn enter_cached(
+    pub(crate) fn enter_cached(
         &mut self,
         cached: NodeId,
         parent: NodeId,
@@ -212,7 +212,11 @@ impl CallTree {
     /// newest child is this function's node, counts a call through it and
     /// returns it with whether this call is to be timed.
     #[inline(always)]
-    pub fn enter_first_child(&mut self, parent: NodeId, function: u32) -> Option<(NodeId, bool)> {
+    pub(crate) fn enter_first_child(
+        &mut self,
+        parent: NodeId,
+        function: u32,
+    ) -> Option<(NodeId, bool)> {
         let child = self.nodes.get(parent as usize)?.first_child;
         let node = self.nodes.get_mut(child as usize)?;
         if node.function != function {
@@ -225,7 +229,7 @@ impl CallTree {
     /// Counts one call through `node`; returns whether this call is to be
     /// timed.
     #[inline(always)]
-    pub fn enter(&mut self, node: NodeId) -> bool {
+    pub(crate) fn enter(&mut self, node: NodeId) -> bool {
         match self.nodes.get_mut(node as usize) {
             Some(n) => {
                 n.calls += 1;
@@ -253,7 +257,7 @@ impl CallTree {
     /// again. A call that `made_timed_calls` is never too short: its
     /// children's time was added, and it holds theirs.
     #[inline(always)]
-    pub fn add_time(
+    pub(crate) fn add_time(
         &mut self,
         node: NodeId,
         elapsed: f64,
@@ -280,7 +284,7 @@ impl CallTree {
     /// Counts the creation of a future through `node`: an async function's
     /// call. Its polls are all timed (they are few and long beside a
     /// clock read), so every call counts as timed.
-    pub fn count_future(&mut self, node: NodeId) {
+    pub(crate) fn count_future(&mut self, node: NodeId) {
         if let Some(n) = self.nodes.get_mut(node as usize) {
             n.calls += 1;
             if crate::clock::TIMED {
@@ -292,14 +296,14 @@ impl CallTree {
     /// Adds time measured for `node` outside [`add_time`](Self::add_time):
     /// the polls of its futures, every one timed, and the time moved along
     /// the tree for a poll run outside its caller.
-    pub fn add_exact_time(&mut self, node: NodeId, elapsed: f64) {
+    pub(crate) fn add_exact_time(&mut self, node: NodeId, elapsed: f64) {
         if let Some(n) = self.nodes.get_mut(node as usize) {
             n.inclusive += elapsed;
         }
     }
 
     /// Marks a call through `node` as one that never returned.
-    pub fn mark_abandoned(&mut self, node: NodeId) {
+    pub(crate) fn mark_abandoned(&mut self, node: NodeId) {
         if let Some(n) = self.nodes.get_mut(node as usize) {
             n.abandoned = true;
         }
@@ -307,7 +311,7 @@ impl CallTree {
 
     /// The parent of `node`; `None` for the root or a node that does not
     /// exist.
-    pub fn parent_of(&self, node: NodeId) -> Option<NodeId> {
+    pub(crate) fn parent_of(&self, node: NodeId) -> Option<NodeId> {
         self.nodes
             .get(node as usize)
             .map(|n| n.parent)
@@ -316,7 +320,7 @@ impl CallTree {
 
     /// Adds every path of `other` into this tree (used to gather the trees of
     /// finished threads on native targets).
-    pub fn merge_from(&mut self, other: &CallTree) {
+    pub(crate) fn merge_from(&mut self, other: &CallTree) {
         let mut map = vec![ROOT; other.nodes.len()];
         for (index, node) in other.nodes.iter().enumerate().skip(1) {
             let target = self.child(map[node.parent as usize], node.function);
@@ -362,10 +366,10 @@ impl Node {
 /// A small, fast pseudo-random generator (xorshift64) for sampling
 /// decisions; statistical quality is all that matters here.
 #[derive(Clone, Debug)]
-pub struct Random(u64);
+pub(crate) struct Random(u64);
 
 impl Random {
-    pub const fn new(seed: u64) -> Self {
+    pub(crate) const fn new(seed: u64) -> Self {
         Random(if seed == 0 {
             0x9e37_79b9_7f4a_7c15
         } else {
@@ -384,13 +388,13 @@ impl Random {
     }
 
     /// Uniform in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((self.unit() * n as f64) as u64).min(n.saturating_sub(1))
     }
 
     /// Failures before the first success, success having probability
     /// 1/`period`: how many calls to leave untimed.
-    pub fn geometric(&mut self, period: u32) -> u32 {
+    pub(crate) fn geometric(&mut self, period: u32) -> u32 {
         if period <= 1 {
             return 0;
         }

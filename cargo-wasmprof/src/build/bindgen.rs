@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use crate::terminal;
 
 /// Finds a `wasm-bindgen` of exactly `version`, installing one if needed.
-pub fn find_or_install(version: &str, offline: bool) -> Result<PathBuf> {
+pub(crate) fn find_or_install(version: &str, offline: bool) -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("WASM_BINDGEN") {
         let path = PathBuf::from(path);
         return match cli_version(&path) {
@@ -116,7 +116,7 @@ fn exe(name: &str) -> String {
 /// then renamed into `out_dir`, so that a run copying the module out of
 /// `out_dir` while another `cargo wasmprof` regenerates it reads whole
 /// files, never half-written ones.
-pub fn generate(
+pub(crate) fn generate(
     cli: &Path,
     wasm: &Path,
     out_dir: &Path,

@@ -11,7 +11,7 @@ use cargo_metadata::Message;
 use super::failure::{BuildFailed, Diagnostics};
 use super::workspace::Unit;
 use super::{Instrument, KeptFrames};
-use crate::cli::CargoArgs;
+use crate::build::options::CargoOptions;
 
 /// The export the host reads; binaries do not export it by themselves.
 const SNAPSHOT_EXPORT: &str = "__wasmprof_snapshot";
@@ -19,8 +19,8 @@ const SNAPSHOT_EXPORT: &str = "__wasmprof_snapshot";
 /// `harness.rs`): a test binary exports nothing but `_start` unless asked.
 const HARNESS_EXPORT: &str = "__wasmprof_harness_test";
 
-pub struct CargoBuild<'a> {
-    pub cargo: &'a CargoArgs,
+pub(super) struct CargoBuild<'a> {
+    pub cargo: &'a CargoOptions,
     pub unit: &'a Unit,
     pub target: &'a str,
     pub target_dir: &'a Path,
@@ -43,7 +43,7 @@ pub struct CargoBuild<'a> {
 
 impl CargoBuild<'_> {
     /// Builds and returns the path of the `.wasm` cargo produced.
-    pub fn run(&self) -> Result<PathBuf> {
+    pub(super) fn run(&self) -> Result<PathBuf> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command.args(self.args());
@@ -154,7 +154,7 @@ impl CargoBuild<'_> {
     }
 
     /// The cargo profile these flags select.
-    pub fn profile_name(&self) -> String {
+    pub(super) fn profile_name(&self) -> String {
         profile_name(self.cargo)
     }
 }
@@ -223,7 +223,7 @@ fn rustflags(instrument: Option<Instrument>, extra: &[String]) -> Vec<String> {
 }
 
 /// `dev`, `release` or the `--profile` given.
-pub fn profile_name(cargo: &CargoArgs) -> String {
+pub fn profile_name(cargo: &CargoOptions) -> String {
     match (&cargo.profile, cargo.release) {
         (Some(profile), _) => profile.clone(),
         (None, true) => "release".to_owned(),

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 /// Calls `transfer` with every file under `from` and the same place under
 /// `to`, creating `to`'s directories on the way.
-pub fn each_file(
+pub(crate) fn each_file(
     from: &Path,
     to: &Path,
     transfer: &mut dyn FnMut(&Path, &Path) -> std::io::Result<()>,

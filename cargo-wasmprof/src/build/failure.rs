@@ -13,7 +13,7 @@ use crate::rewrite::Planned;
 
 /// What cargo's standard error said about the failure.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Diagnostics {
+pub(crate) struct Diagnostics {
     /// `error: could not compile `NAME``: the packages that failed.
     pub failed_packages: Vec<String>,
     /// Where the errors (not the warnings) are: file and line.
@@ -27,7 +27,7 @@ const MAX_LOCATIONS: usize = 64;
 
 impl Diagnostics {
     /// Reads one line of cargo's (rendered) standard error.
-    pub fn scan(&mut self, line: &str) {
+    pub(crate) fn scan(&mut self, line: &str) {
         if let Some(rest) = line.strip_prefix("error: could not compile `") {
             if let Some((name, _)) = rest.split_once('`') {
                 if !self.failed_packages.iter().any(|p| p == name) {
@@ -63,7 +63,7 @@ impl Diagnostics {
 /// `cargo build` failed for `package`.
 #[derive(Debug, thiserror::Error)]
 #[error("cargo build failed for `{package}` (see the errors above)")]
-pub struct BuildFailed {
+pub(crate) struct BuildFailed {
     pub package: String,
     pub diagnostics: Diagnostics,
 }
@@ -71,7 +71,7 @@ pub struct BuildFailed {
 /// What to tell the user when the failed packages include crates that were
 /// rewritten (`rewritten`: their names; `functions`: what was instrumented
 /// in them, by crate name); `None` when the rewrite is not involved.
-pub fn explain(
+pub(crate) fn explain(
     failed: &BuildFailed,
     rewritten: &[String],
     functions: &[(String, Planned)],

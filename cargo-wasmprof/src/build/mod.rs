@@ -1,22 +1,23 @@
 //! `cargo wasmprof build`: from a cargo package to an instrumented module a
 //! host can run.
 
-pub mod bindgen;
+pub(crate) mod bindgen;
 mod cargo;
-pub mod dir_walk;
-pub mod failure;
+pub(crate) mod dir_walk;
+pub(crate) mod failure;
+pub mod options;
 mod toolchain;
 
 pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
 pub use toolchain::ensure_target;
 pub mod wasm_info;
-pub mod workspace;
+pub(crate) mod workspace;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{BuildArgs, Timer};
+use crate::build::options::{BuildOptions, Timer};
 use crate::rewrite::plan::{self, Settings, ShadowBuild};
 use crate::terminal;
 pub use workspace::{ModuleKind, Unit, Workspace};
@@ -68,7 +69,7 @@ impl Instrument {
 }
 
 /// The instrumentation mode these flags ask for.
-pub fn instrument_mode(args: &BuildArgs) -> Option<Instrument> {
+pub fn instrument_mode(args: &BuildOptions) -> Option<Instrument> {
     if args.no_instrument {
         return None;
     }
@@ -106,7 +107,7 @@ impl KeptFrames {
 }
 
 /// The frames a build with these flags keeps.
-pub fn kept_frames(args: &BuildArgs) -> KeptFrames {
+pub fn kept_frames(args: &BuildOptions) -> KeptFrames {
     let sampled = match instrument_mode(args) {
         Some(Instrument::Timed) => true,
         Some(Instrument::CountOnly) => args.sampled,
@@ -163,7 +164,7 @@ fn blame_the_rewrite(error: anyhow::Error, shadow: &Option<ShadowBuild>) -> anyh
 /// Rewrites what the flags ask for (and, with `tests`, the selected
 /// packages' tests) and says where cargo is to build.
 pub fn prepare(
-    args: &BuildArgs,
+    args: &BuildOptions,
     workspace: &Workspace,
     packages: &[&cargo_metadata::Package],
     tests: bool,
@@ -213,7 +214,7 @@ pub fn prepare(
 }
 
 /// Builds every selected unit.
-pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>> {
+pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModule>> {
     let units = workspace.units(&args.cargo)?;
     let instrument = instrument_mode(args);
     let root = workspace.metadata.workspace_root.as_std_path();
@@ -304,7 +305,7 @@ pub fn build(args: &BuildArgs, workspace: &Workspace) -> Result<Vec<BuiltModule>
 /// `--instrument-crate`, `instrument = "all"` in a manifest) into a shadow
 /// copy, if there are any.
 fn crate_wide(
-    args: &BuildArgs,
+    args: &BuildOptions,
     workspace: &Workspace,
     selected: &[&cargo_metadata::Package],
     target_dir: &Path,
@@ -315,7 +316,7 @@ fn crate_wide(
         instrument_all: args.crate_wide.instrument_all,
         crates: args.crate_wide.instrument_crate.clone(),
         min_size: args.crate_wide.min_size,
-        count_small: args.crate_wide.count_small(),
+        count_small: args.crate_wide.count_small,
         include: args.crate_wide.include_path.clone(),
         exclude: args.crate_wide.exclude_path.clone(),
         tests,
@@ -335,13 +336,17 @@ fn crate_wide(
             .into_std_path_buf(),
     ];
     target_dirs.dedup();
-    plan::prepare(
+    let prepared = plan::prepare(
         &settings,
         &workspace.metadata,
         selected,
         &target_dirs,
         &absolute(mode_dir)?,
-    )
+    )?;
+    for message in &prepared.messages {
+        message.print();
+    }
+    Ok(prepared.build)
 }
 
 /// Runs wasm-bindgen for bindgen units; others are ready as cargo left them.

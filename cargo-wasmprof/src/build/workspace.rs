@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use cargo_metadata::{Metadata, MetadataCommand, Package, TargetKind};
 
-use crate::cli::CargoArgs;
+use crate::build::options::CargoOptions;
 
 /// How a module is loaded and entered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    pub fn load(cargo: &CargoArgs) -> Result<Self> {
+    pub fn load(cargo: &CargoOptions) -> Result<Self> {
         let mut command = MetadataCommand::new();
         if let Some(path) = &cargo.manifest_path {
             command.manifest_path(path);
@@ -69,7 +69,7 @@ impl Workspace {
     }
 
     /// The target directory (`--target-dir`, else cargo's).
-    pub fn target_dir(&self, cargo: &CargoArgs) -> PathBuf {
+    pub fn target_dir(&self, cargo: &CargoOptions) -> PathBuf {
         cargo
             .target_dir
             .clone()
@@ -77,7 +77,7 @@ impl Workspace {
     }
 
     /// The packages cargo would build for these flags.
-    pub fn selected_packages(&self, cargo: &CargoArgs) -> Result<Vec<&Package>> {
+    pub fn selected_packages(&self, cargo: &CargoOptions) -> Result<Vec<&Package>> {
         let members: Vec<&Package> = self.metadata.workspace_packages();
         if !cargo.package.is_empty() {
             return cargo
@@ -121,7 +121,7 @@ impl Workspace {
 
     /// What to build of each selected package. A package chosen by name that
     /// cannot become a module is an error; with `--workspace` it is skipped.
-    pub fn units(&self, cargo: &CargoArgs) -> Result<Vec<Unit>> {
+    pub fn units(&self, cargo: &CargoOptions) -> Result<Vec<Unit>> {
         let explicit = !cargo.workspace;
         let mut units = Vec::new();
         for package in self.selected_packages(cargo)? {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// Parses `--timeout`: `30`, `30s`, `500ms`, `2m`, `1h`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit() && c != '.')

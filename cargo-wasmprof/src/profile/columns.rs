@@ -36,7 +36,7 @@ struct Columns {
     samples: Vec<u64>,
 }
 
-pub fn serialize<S: Serializer>(nodes: &[Node], serializer: S) -> Result<S::Ok, S::Error> {
+pub(super) fn serialize<S: Serializer>(nodes: &[Node], serializer: S) -> Result<S::Ok, S::Error> {
     let flag = |n: &Node| {
         u8::from(n.open) * OPEN
             + u8::from(n.partly_timed) * PARTLY_TIMED
@@ -63,7 +63,9 @@ pub fn serialize<S: Serializer>(nodes: &[Node], serializer: S) -> Result<S::Ok, 
     .serialize(serializer)
 }
 
-pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Node>, D::Error> {
+pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Node>, D::Error> {
     deserializer.deserialize_any(NodesVisitor)
 }
 

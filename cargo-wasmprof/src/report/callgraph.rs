@@ -30,10 +30,10 @@ use crate::profile::{FunctionTier, Profile, TimerMode};
 
 /// Index into [`CallGraph::functions`]: the index in `Profile::functions`, or
 /// `Profile::functions.len()` for the `<overflow>` pseudo-function.
-pub type FunctionId = usize;
+pub(crate) type FunctionId = usize;
 
 /// The name shown for calls the runtime could not place in the tree.
-pub const OVERFLOW_NAME: &str = "<overflow>";
+pub(crate) const OVERFLOW_NAME: &str = "<overflow>";
 
 /// What one function did over the whole run.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,9 +66,9 @@ pub struct FunctionStats {
     pub time: TimeKind,
 }
 
-pub use super::time_kind::COUNTED_MARK;
+pub(crate) use super::time_kind::COUNTED_MARK;
 /// What the text reports put after an async function's name.
-pub const ASYNC_MARK: &str = " (async)";
+pub(crate) const ASYNC_MARK: &str = " (async)";
 
 impl FunctionStats {
     /// The name, marked with what its time is (a sampling profile's rows

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::build::options::CargoOptions;
 use crate::build::Workspace;
-use crate::cli::{CargoArgs, ReportArgs};
+use crate::cli::ReportArgs;
 use crate::profile::{self, Profile};
-use crate::report::{self, diff, flamegraph, Format};
+use crate::report::{self, diff, Format, RenderOptions};
 use crate::sampled;
 
 /// Renders the report; the exit status is 1 when `--fail-if-slower` fails.
@@ -36,57 +37,21 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     if args.format == Format::Flamechart && inputs.len() > 1 {
         bail!("a flame chart shows one run in time order: give one --input");
     }
-    if args.icicle && args.format != Format::Flamegraph {
-        bail!("--icicle is for --format flamegraph");
+    let options = RenderOptions {
+        format: args.format,
+        icicle: args.icicle,
+        timeline: &timeline,
+        base: base.as_ref(),
+    };
+    if args.fail_if_slower.is_some() && (base.is_none() || args.format != Format::Gprof) {
+        bail!(
+            "--fail-if-slower goes with the comparison table (--diff BASE, --format gprof, the \
+             default)"
+        );
     }
-    let mut code = 0;
     match (&base, args.format) {
-        (None, format) => {
-            let flame = flamegraph::FlameOptions {
-                icicle: args.icicle,
-                ..Default::default()
-            };
-            emit(args, |out| match format {
-                Format::Flamegraph => flamegraph::write_flamegraph(&profile, &flame, out),
-                Format::Flamechart => {
-                    report::flamechart::write_flamechart(&profile, &timeline, out)
-                }
-                _ => report::render(&profile, format, out),
-            })?;
-        }
-        (Some(base), Format::Gprof) => {
-            let compared = diff::diff(base, &profile)?;
-            emit(args, |out| {
-                out.write_all(diff::render_diff(&compared, None).as_bytes())
-                    .context("cannot write the comparison")
-            })?;
-            if let Some(pct) = args.fail_if_slower {
-                let failures = diff::too_slow(&compared, &args.function, pct)?;
-                for failure in &failures {
-                    crate::terminal::error(failure);
-                }
-                if !failures.is_empty() {
-                    code = 1;
-                }
-            }
-        }
-        (Some(base), Format::Flamegraph) => {
-            refuse_fail_if_slower(args)?;
-            diff::diff(base, &profile)?;
-            let flame = flamegraph::FlameOptions {
-                icicle: args.icicle,
-                diff: Some(diff::path_changes(base, &profile)),
-                title: Some(format!(
-                    "{}: change against the base (red slower, blue faster, purple new)",
-                    profile.run.package.as_deref().unwrap_or("profile")
-                )),
-            };
-            emit(args, |out| {
-                flamegraph::write_flamegraph(&profile, &flame, out)
-            })?;
-        }
+        // Two files: the new profile, and the base beside it.
         (Some(base), Format::Pprof) => {
-            refuse_fail_if_slower(args)?;
             diff::diff(base, &profile)?;
             let Some(output) = &args.output else {
                 bail!(
@@ -95,8 +60,9 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
                 );
             };
             let base_path = base_path_for(output);
-            write_file(&base_path, |out| report::render(base, Format::Pprof, out))?;
-            write_file(output, |out| report::render(&profile, Format::Pprof, out))?;
+            let pprof = RenderOptions::format(Format::Pprof);
+            write_file(&base_path, |out| report::render(base, &pprof, out))?;
+            write_file(output, |out| report::render(&profile, &pprof, out))?;
             crate::terminal::status(
                 "Compare",
                 &format!(
@@ -105,26 +71,20 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
                     output.display()
                 ),
             );
+            Ok(0)
         }
-        (Some(_), other) => bail!(
-            "--diff compares with --format gprof (a table), flamegraph or pprof, not {}",
-            format_name(other)
-        ),
+        _ => {
+            emit(args, |out| report::render(&profile, &options, out))?;
+            let Some((base, pct)) = base.as_ref().zip(args.fail_if_slower) else {
+                return Ok(0);
+            };
+            let failures = diff::too_slow(&diff::diff(base, &profile)?, &args.function, pct)?;
+            for failure in &failures {
+                crate::terminal::error(failure);
+            }
+            Ok(i32::from(!failures.is_empty()))
+        }
     }
-    Ok(code)
-}
-
-fn refuse_fail_if_slower(args: &ReportArgs) -> Result<()> {
-    if args.fail_if_slower.is_some() {
-        bail!("--fail-if-slower goes with the comparison table (--format gprof, the default)");
-    }
-    Ok(())
-}
-
-fn format_name(format: Format) -> String {
-    clap::ValueEnum::to_possible_value(&format)
-        .map(|v| v.get_name().to_owned())
-        .unwrap_or_default()
 }
 
 /// Reads and merges profiles of one kind; with one input, also its
@@ -177,7 +137,7 @@ fn emit(
             if args.format.is_binary() && std::io::stdout().is_terminal() {
                 bail!(
                     "{} output is binary: write it to a file with -o FILE (e.g. -o profile.{})",
-                    format_name(args.format),
+                    args.format.name(),
                     args.format.extension()
                 );
             }
@@ -246,9 +206,9 @@ fn latest_in_workspace(args: &ReportArgs) -> Result<PathBuf> {
     let target_dir = match &args.target_dir {
         Some(dir) => dir.clone(),
         None => {
-            let cargo = CargoArgs {
+            let cargo = CargoOptions {
                 manifest_path: args.manifest_path.clone(),
-                ..CargoArgs::default()
+                ..CargoOptions::default()
             };
             let workspace = Workspace::load(&cargo).context(
                 "no --input was given and this is not a cargo project; pass --input FILE",

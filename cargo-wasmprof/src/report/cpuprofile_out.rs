@@ -29,7 +29,6 @@ use std::io::Write;
 
 use anyhow::{bail, Context};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::stacks::{Stacks, Unit};
 use crate::profile::Profile;
@@ -57,7 +56,7 @@ fn sample_interval_micros(total_micros: f64) -> f64 {
     1_000.0 * 2f64.powi(exponent)
 }
 
-pub fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
     let file = CpuProfile::from_profile(profile)?;
     let mut buffered = std::io::BufWriter::new(out);
     serde_json::to_writer(&mut buffered, &file).context("cannot write the .cpuprofile")?;
@@ -67,8 +66,9 @@ pub fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Resul
         .context("cannot write the .cpuprofile")
 }
 
-/// The file as JSON, for tests and tools that want a value.
-pub fn cpuprofile(profile: &Profile) -> anyhow::Result<Value> {
+/// The file as JSON, for the tests.
+#[cfg(test)]
+fn cpuprofile(profile: &Profile) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::to_value(CpuProfile::from_profile(profile)?)?)
 }
 

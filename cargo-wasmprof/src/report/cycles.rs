@@ -10,7 +10,10 @@
 /// The strongly connected components of a directed graph on `0..vertex_count`
 /// given by its edges. Returns the component of every vertex; components are
 /// numbered in the order Tarjan's algorithm completes them.
-pub fn strongly_connected_components(vertex_count: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+pub(super) fn strongly_connected_components(
+    vertex_count: usize,
+    edges: &[(usize, usize)],
+) -> Vec<usize> {
     let successors = adjacency(vertex_count, edges);
     let mut state = Tarjan {
         index_of: vec![None; vertex_count],

@@ -17,7 +17,7 @@ use crate::profile::Profile;
 
 /// One function on either side.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FunctionChange {
+pub(crate) struct FunctionChange {
     pub name: String,
     /// `None`: not in that profile.
     pub base: Option<Side>,
@@ -25,7 +25,7 @@ pub struct FunctionChange {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Side {
+pub(crate) struct Side {
     pub calls: u64,
     pub self_nanos: f64,
     pub total_nanos: f64,
@@ -40,17 +40,17 @@ impl FunctionChange {
         })
     }
 
-    pub fn self_change(&self) -> f64 {
+    pub(crate) fn self_change(&self) -> f64 {
         Self::side(&self.new).self_nanos - Self::side(&self.base).self_nanos
     }
 
-    pub fn calls_change(&self) -> i128 {
+    pub(crate) fn calls_change(&self) -> i128 {
         i128::from(Self::side(&self.new).calls) - i128::from(Self::side(&self.base).calls)
     }
 }
 
 /// The comparison of two profiles.
-pub struct Diff {
+pub(crate) struct Diff {
     pub functions: Vec<FunctionChange>,
     pub base_total: f64,
     pub new_total: f64,
@@ -60,7 +60,7 @@ pub struct Diff {
 
 /// Compares `new` with `base`; both must be of one kind (both timed, or
 /// both counts only; both counted, or both sampled).
-pub fn diff(base: &Profile, new: &Profile) -> anyhow::Result<Diff> {
+pub(crate) fn diff(base: &Profile, new: &Profile) -> anyhow::Result<Diff> {
     super::ensure_valid(base)?;
     super::ensure_valid(new)?;
     let (b, n) = (base.timer.mode, new.timer.mode);
@@ -142,7 +142,7 @@ fn signed_duration(nanos: f64) -> String {
 }
 
 /// The table: the totals, then every function that changed, most first.
-pub fn render_diff(diff: &Diff, top: Option<usize>) -> String {
+pub(crate) fn render_diff(diff: &Diff, top: Option<usize>) -> String {
     let mut text = String::new();
     if diff.timed {
         text.push_str(&format!(
@@ -215,7 +215,7 @@ pub fn render_diff(diff: &Diff, top: Option<usize>) -> String {
 
 /// `--fail-if-slower PCT`: why the new profile is too slow, if it is. The
 /// named functions' inclusive times are checked, or the total.
-pub fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> anyhow::Result<Vec<String>> {
+pub(crate) fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> anyhow::Result<Vec<String>> {
     if !diff.timed {
         bail!("--fail-if-slower needs times, and these profiles have counts only (--timer none)");
     }
@@ -253,7 +253,7 @@ pub fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> anyhow::Result<V
 /// For the differential flame graph: per node of `new`, how the self
 /// weight of the same call path changed, as a fraction of the base's
 /// (`None` where the base has no such path or had none of it).
-pub fn path_changes(base: &Profile, new: &Profile) -> Vec<Option<f64>> {
+pub(crate) fn path_changes(base: &Profile, new: &Profile) -> Vec<Option<f64>> {
     let base_stacks = Stacks::build(base);
     let new_stacks = Stacks::build(new);
     let mut base_paths: BTreeMap<Vec<&str>, f64> = BTreeMap::new();

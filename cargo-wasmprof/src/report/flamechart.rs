@@ -19,7 +19,7 @@ use crate::sampled::tree::Span;
 /// drawn as gaps.
 const IDLE: &[&str] = &["(idle)"];
 
-pub fn write_flamechart(
+pub(crate) fn write_flamechart(
     profile: &Profile,
     timeline: &[Span],
     out: &mut dyn Write,
@@ -29,7 +29,7 @@ pub fn write_flamechart(
         .context("cannot write the flame chart")
 }
 
-pub fn render_flamechart(profile: &Profile, timeline: &[Span]) -> anyhow::Result<String> {
+pub(crate) fn render_flamechart(profile: &Profile, timeline: &[Span]) -> anyhow::Result<String> {
     if timeline.is_empty() {
         bail!(
             "a flame chart needs samples in time order: give one engine profile (a \

@@ -24,7 +24,7 @@ use crate::profile::Profile;
 
 /// How the graph is drawn.
 #[derive(Debug, Clone, Default)]
-pub struct FlameOptions {
+pub(crate) struct FlameOptions {
     /// Callers above their callees (top-down).
     pub icicle: bool,
     /// Differential colouring: per node (of this profile), how its self
@@ -49,7 +49,7 @@ const MAX_FRAMES: usize = 12_000;
 /// Roughly the advance of a 12px monospace character.
 const CHAR_WIDTH: f64 = 7.2;
 
-pub fn write_flamegraph(
+pub(crate) fn write_flamegraph(
     profile: &Profile,
     options: &FlameOptions,
     out: &mut dyn Write,
@@ -59,7 +59,7 @@ pub fn write_flamegraph(
 }
 
 /// The SVG document.
-pub fn render_flamegraph(profile: &Profile, options: &FlameOptions) -> String {
+pub(crate) fn render_flamegraph(profile: &Profile, options: &FlameOptions) -> String {
     let stacks = Stacks::build(profile);
     let total = stacks.total();
     let drawn = drawn_frames(&stacks, total);
@@ -373,7 +373,7 @@ fn own_name(name: &str) -> &str {
 /// A stable colour: the crate's band of hues, and within it a hue and a
 /// lightness of the function's own, so that a crate is known by its colour
 /// and two neighbours of one crate still differ.
-pub fn colour(name: &str, root: bool) -> String {
+pub(crate) fn colour(name: &str, root: bool) -> String {
     if root {
         return "rgb(200,200,200)".to_owned();
     }
@@ -388,7 +388,7 @@ pub fn colour(name: &str, root: bool) -> String {
     format!("hsl({hue},{saturation}%,{lightness}%)")
 }
 
-pub fn diff_colour(change: Option<f64>, root: bool) -> String {
+pub(crate) fn diff_colour(change: Option<f64>, root: bool) -> String {
     if root {
         return "rgb(200,200,200)".to_owned();
     }

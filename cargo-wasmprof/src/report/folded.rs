@@ -15,12 +15,12 @@ use anyhow::Context;
 use super::stacks::Stacks;
 use crate::profile::Profile;
 
-pub fn write_folded(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_folded(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
     out.write_all(render_folded(profile).as_bytes())
         .context("cannot write the folded stacks")
 }
 
-pub fn render_folded(profile: &Profile) -> String {
+pub(crate) fn render_folded(profile: &Profile) -> String {
     let stacks = Stacks::build(profile);
     let mut lines: Vec<String> = (1..stacks.frames.len())
         .filter_map(|node| {
@@ -44,8 +44,9 @@ pub fn render_folded(profile: &Profile) -> String {
 }
 
 /// Reads folded stacks back: each path and its weight (summed if a path
-/// comes twice, as tools allow).
-pub fn parse_folded(text: &str) -> Result<Vec<(Vec<String>, u64)>, String> {
+/// comes twice, as tools allow). The tests read what was written with it.
+#[cfg(test)]
+fn parse_folded(text: &str) -> Result<Vec<(Vec<String>, u64)>, String> {
     let mut stacks: Vec<(Vec<String>, u64)> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

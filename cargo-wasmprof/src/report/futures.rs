@@ -14,7 +14,7 @@ use crate::profile::{Latency, Profile};
 /// One async function, over all its call paths (the rows of the JSON
 /// report's `async_functions`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AsyncFunction {
+pub(crate) struct AsyncFunction {
     /// Index in `Profile::functions`.
     #[serde(rename = "id")]
     pub function: usize,
@@ -27,7 +27,7 @@ pub struct AsyncFunction {
 
 /// One call path of an async function.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AsyncPath {
+pub(crate) struct AsyncPath {
     pub node: usize,
     /// Function names from the outermost caller down to the async function.
     pub path: Vec<String>,
@@ -37,7 +37,7 @@ pub struct AsyncPath {
 
 /// What the futures of one function or path did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// Futures created.
     pub calls: u64,
     pub completions: u64,
@@ -54,7 +54,7 @@ pub struct Figures {
 
 impl Figures {
     /// Polls per future created.
-    pub fn polls_per_call(&self) -> f64 {
+    pub(crate) fn polls_per_call(&self) -> f64 {
         if self.calls == 0 {
             0.0
         } else {
@@ -77,7 +77,7 @@ impl Figures {
 }
 
 /// The async functions of `profile`, most CPU time first, then most calls.
-pub fn summarize(profile: &Profile) -> Vec<AsyncFunction> {
+pub(crate) fn summarize(profile: &Profile) -> Vec<AsyncFunction> {
     let mut functions: Vec<AsyncFunction> = Vec::new();
     for future in &profile.futures {
         let Some(node) = profile.nodes.get(future.node) else {
@@ -144,7 +144,7 @@ pub fn summarize(profile: &Profile) -> Vec<AsyncFunction> {
 
 /// Whether the function's median latency is exact: it has one path (the
 /// median over several paths is only the busiest path's).
-pub fn median_is_exact(function: &AsyncFunction) -> bool {
+pub(crate) fn median_is_exact(function: &AsyncFunction) -> bool {
     function.paths.len() == 1
 }
 

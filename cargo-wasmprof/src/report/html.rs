@@ -26,12 +26,12 @@ use crate::profile::Profile;
 const SCRIPT: &str = include_str!("html/report.js");
 const STYLE: &str = include_str!("html/report.css");
 
-pub fn write_html(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_html(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
     out.write_all(render_html(profile).as_bytes())
         .context("cannot write the HTML report")
 }
 
-pub fn render_html(profile: &Profile) -> String {
+pub(crate) fn render_html(profile: &Profile) -> String {
     let graph = CallGraph::build(profile);
     // An engine's profile counts samples, not calls: its table shows them.
     let sampled = profile.timer.mode == crate::profile::TimerMode::Sampled;

@@ -68,7 +68,7 @@ use super::time_kind::TimeKind;
 use crate::profile::{FunctionTier, Profile};
 
 /// The `format` value of the document.
-pub const REPORT_FORMAT: &str = "wasmprof-report/1";
+pub(crate) const REPORT_FORMAT: &str = "wasmprof-report/1";
 
 /// Writes the JSON document described in the module docs, pretty-printed
 /// and followed by a newline.

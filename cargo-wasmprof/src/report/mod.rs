@@ -5,25 +5,25 @@
 //! calling-context tree per function and per caller→callee arc without
 //! apportioning anything, so the formats never disagree.
 
-pub mod callgraph;
+pub(crate) mod callgraph;
 pub mod command;
-pub mod cpuprofile_out;
+pub(crate) mod cpuprofile_out;
 mod cycles;
-pub mod diff;
-pub mod flamechart;
-pub mod flamegraph;
-pub mod folded;
-pub mod futures;
-pub mod gprof;
-pub mod html;
-pub mod json;
+pub(crate) mod diff;
+pub(crate) mod flamechart;
+pub(crate) mod flamegraph;
+pub(crate) mod folded;
+pub(crate) mod futures;
+pub(crate) mod gprof;
+pub(crate) mod html;
+pub(crate) mod json;
 mod node_times;
 pub mod pprof;
 mod preamble;
-pub mod speedscope;
-pub mod stacks;
-pub mod summary;
-pub mod time_kind;
+pub(crate) mod speedscope;
+pub(crate) mod stacks;
+pub(crate) mod summary;
+pub(crate) mod time_kind;
 mod units;
 
 use std::io::Write;
@@ -69,6 +69,13 @@ impl Format {
         matches!(self, Format::Pprof)
     }
 
+    /// The name `--format` takes.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map(|v| v.get_name().to_owned())
+            .unwrap_or_default()
+    }
+
     /// The usual file name extension, without the dot.
     pub fn extension(self) -> &'static str {
         match self {
@@ -84,11 +91,50 @@ impl Format {
     }
 }
 
-/// Writes `profile` to `out` in `format`. An inconsistent profile (see
-/// [`crate::profile::validate`]) and write errors are returned as errors.
-pub fn render(profile: &Profile, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+/// How to render a profile: everything a format may need besides the
+/// profile, as plain data that the command line fills in (the layout of
+/// inferno's `Options`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderOptions<'a> {
+    pub format: Format,
+    /// Flame graphs grow downwards, from the root at the top.
+    pub icicle: bool,
+    /// A sampling profile's samples in time order: what a flame chart
+    /// draws.
+    pub timeline: &'a [crate::sampled::tree::Span],
+    /// `--diff`: the profile to compare with. The table becomes the
+    /// comparison, the flame graph the change along each path.
+    pub base: Option<&'a Profile>,
+}
+
+impl RenderOptions<'_> {
+    /// `format` with nothing else.
+    pub fn format(format: Format) -> RenderOptions<'static> {
+        RenderOptions {
+            format,
+            ..RenderOptions::default()
+        }
+    }
+}
+
+/// Writes `profile` to `out` as `options` say: every format, flame graphs
+/// and comparisons included, goes through here. An inconsistent profile
+/// (see [`crate::profile::validate`]), a comparison the format cannot
+/// show, and write errors are returned as errors.
+pub fn render(
+    profile: &Profile,
+    options: &RenderOptions,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     ensure_valid(profile)?;
-    match format {
+    if options.icicle && options.format != Format::Flamegraph {
+        anyhow::bail!("--icicle is for --format flamegraph");
+    }
+    if let Some(base) = options.base {
+        ensure_valid(base)?;
+        return render_comparison(base, profile, options, out);
+    }
+    match options.format {
         Format::Gprof => GprofWriter::new(profile)
             .write(out)
             .context("cannot write the gprof report"),
@@ -96,12 +142,53 @@ pub fn render(profile: &Profile, format: Format, out: &mut dyn Write) -> anyhow:
         Format::Json => write_json(profile, out),
         Format::Folded => folded::write_folded(profile, out),
         Format::Flamegraph => {
-            flamegraph::write_flamegraph(profile, &flamegraph::FlameOptions::default(), out)
+            let flame = flamegraph::FlameOptions {
+                icicle: options.icicle,
+                ..Default::default()
+            };
+            flamegraph::write_flamegraph(profile, &flame, out)
         }
-        Format::Flamechart => flamechart::write_flamechart(profile, &[], out),
+        Format::Flamechart => flamechart::write_flamechart(profile, options.timeline, out),
         Format::Cpuprofile => cpuprofile_out::write_cpuprofile(profile, out),
         Format::Speedscope => speedscope::write_speedscope(profile, out),
         Format::Html => html::write_html(profile, out),
+    }
+}
+
+/// `profile` against `base`: the comparison table, or a flame graph of
+/// the change along each path.
+fn render_comparison(
+    base: &Profile,
+    profile: &Profile,
+    options: &RenderOptions,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let compared = diff::diff(base, profile)?;
+    match options.format {
+        Format::Gprof => out
+            .write_all(diff::render_diff(&compared, None).as_bytes())
+            .context("cannot write the comparison"),
+        Format::Flamegraph => {
+            let flame = flamegraph::FlameOptions {
+                icicle: options.icicle,
+                diff: Some(diff::path_changes(base, profile)),
+                title: Some(format!(
+                    "{}: change against the base (red slower, blue faster, purple new)",
+                    profile.run.package.as_deref().unwrap_or("profile")
+                )),
+            };
+            flamegraph::write_flamegraph(profile, &flame, out)
+        }
+        other => anyhow::bail!(
+            "--diff compares with --format gprof (a table) or flamegraph in one output; \
+             {} writes each profile as it is{}",
+            other.name(),
+            if other == Format::Pprof {
+                " (`report --diff --format pprof -o NEW.pb.gz` writes both files)"
+            } else {
+                ""
+            }
+        ),
     }
 }
 
@@ -116,6 +203,43 @@ pub(crate) fn ensure_valid(profile: &Profile) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use clap::ValueEnum;
+
+    /// `--diff` goes through the one `render`: a table, or a flame graph of
+    /// the changes; the other formats say how to compare instead.
+    #[test]
+    fn a_comparison_renders_as_a_table_or_a_flame_graph_and_nothing_else() {
+        let base = crate::testing::appendix_b(true);
+        let new = crate::testing::appendix_b(true);
+        let compare = |format| {
+            let options = RenderOptions {
+                format,
+                base: Some(&base),
+                ..RenderOptions::default()
+            };
+            let mut out = Vec::new();
+            render(&new, &options, &mut out).map(|()| String::from_utf8_lossy(&out).into_owned())
+        };
+        let table = compare(Format::Gprof).unwrap();
+        assert!(table.starts_with("total: "), "{table}");
+        assert!(table.contains("0 of "), "{table}");
+        let flame = compare(Format::Flamegraph).unwrap();
+        assert!(flame.contains("change against the base"), "{flame}");
+        let pprof = compare(Format::Pprof).unwrap_err().to_string();
+        assert!(pprof.contains("writes both files"), "{pprof}");
+        let json = compare(Format::Json).unwrap_err().to_string();
+        assert!(
+            json.contains("--diff compares with --format gprof"),
+            "{json}"
+        );
+        let icicle = RenderOptions {
+            icicle: true,
+            ..RenderOptions::format(Format::Gprof)
+        };
+        let err = render(&new, &icicle, &mut Vec::new()).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("--icicle is for --format flamegraph"));
+    }
 
     #[test]
     fn formats_have_the_names_of_the_command_line() {
@@ -144,7 +268,7 @@ mod tests {
         let profile = crate::testing::ProfileBuilder::untimed().build();
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
-            let rendered = render(&profile, format, &mut bytes);
+            let rendered = render(&profile, &RenderOptions::format(format), &mut bytes);
             // A .cpuprofile is made of time, which a count-only profile lacks.
             assert_eq!(
                 rendered.is_err(),
@@ -161,7 +285,8 @@ mod tests {
         let mut profile = crate::testing::appendix_b(true);
         profile.nodes[3].function = Some(99);
         for &format in Format::value_variants() {
-            let err = render(&profile, format, &mut Vec::new()).unwrap_err();
+            let err =
+                render(&profile, &RenderOptions::format(format), &mut Vec::new()).unwrap_err();
             assert!(err.to_string().contains("function 99"), "{err}");
         }
         assert!(write_summary(&profile, 10, &mut Vec::new()).is_err());
@@ -172,7 +297,7 @@ mod tests {
         let profile = crate::testing::appendix_b(true);
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
-            let rendered = render(&profile, format, &mut bytes);
+            let rendered = render(&profile, &RenderOptions::format(format), &mut bytes);
             // A flame chart needs an engine's samples in time order.
             if format == Format::Flamechart {
                 assert!(rendered.is_err());
@@ -193,7 +318,12 @@ mod golden {
 
     fn rendered(format: Format) -> String {
         let mut bytes = Vec::new();
-        render(&appendix_b(true), format, &mut bytes).unwrap();
+        render(
+            &appendix_b(true),
+            &RenderOptions::format(format),
+            &mut bytes,
+        )
+        .unwrap();
         String::from_utf8(bytes).unwrap()
     }
 

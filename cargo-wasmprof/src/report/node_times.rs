@@ -8,7 +8,7 @@ use crate::profile::Profile;
 /// (its own time is missing): the children's sum is then a lower bound.
 /// The overflow nodes' time is left out: calls past the node cap are still
 /// inside their real caller's time, where the tree cannot show them.
-pub struct NodeTimes {
+pub(super) struct NodeTimes {
     /// Inclusive time of every node; 0 for the root.
     pub inclusive: Vec<f64>,
     /// Self time of every node, never negative; 0 for the root.
@@ -16,7 +16,7 @@ pub struct NodeTimes {
 }
 
 impl NodeTimes {
-    pub fn compute(profile: &Profile) -> NodeTimes {
+    pub(super) fn compute(profile: &Profile) -> NodeTimes {
         let timed = profile.timer.mode.timed();
         let count = profile.nodes.len();
         // The overflow node, and the functions' overflow nodes under it.

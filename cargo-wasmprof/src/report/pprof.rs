@@ -133,30 +133,12 @@ impl Tables {
     fn new(profile: &Profile) -> Tables {
         let timed = profile.timer.mode.timed();
         let mut strings = StringTable::default();
-        // A sampling profile counts samples, not calls.
-        let calls = if profile.timer.mode.counted() {
-            value_type(&mut strings, "calls", "count")
-        } else {
-            value_type(&mut strings, "samples", "count")
-        };
-        let time = value_type(&mut strings, "time", "nanoseconds");
-        let (mut sample_type, period_type, default_sample_type) = if timed {
-            (vec![calls, time.clone()], time.clone(), time.r#type)
-        } else {
-            (vec![calls.clone()], calls.clone(), calls.r#type)
-        };
-        let futures = (!profile.futures.is_empty()).then(|| {
-            sample_type.push(value_type(&mut strings, "polls", "count"));
-            if timed {
-                sample_type.push(value_type(&mut strings, "latency", "nanoseconds"));
-            }
-            let mut per_node = vec![(0, 0.0); profile.nodes.len()];
-            for future in &profile.futures {
-                let latency = future.latency.as_ref().map_or(0.0, |l| l.total_nanos);
-                per_node[future.node] = (future.polls, latency);
-            }
-            per_node
-        });
+        let Values {
+            sample_type,
+            period_type,
+            default_sample_type,
+            futures,
+        } = values(profile, &mut strings);
         let mapping = proto::Mapping {
             id: 1,
             filename: strings.intern(&profile.run.module),
@@ -167,43 +149,13 @@ impl Tables {
             ..Default::default()
         };
 
-        let mut function = Vec::with_capacity(profile.functions.len() + 2);
-        for f in &profile.functions {
-            let name = strings.intern(&f.name);
-            function.push(proto::Function {
-                id: function.len() as u64 + 1,
-                name,
-                system_name: name,
-                filename: strings.intern(&f.file),
-                start_line: i64::from(f.line),
-            });
-        }
-        let has_overflow = profile.nodes.iter().skip(1).any(|n| n.function.is_none());
-        let is_elided = max_depth(profile) > 2 * MAX_FRAMES_EACH_SIDE + 1;
-        let counted: Vec<(u64, u64)> = profile
-            .functions
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.tier == Some(FunctionTier::Counted))
-            .filter_map(|(i, f)| Some((i as u64 + 1, f.calls.filter(|&c| c > 0)?)))
-            .collect();
-        let overflow_id = function.len() as u64 + 1;
-        let elided_id = overflow_id + u64::from(has_overflow);
-        let not_tracked_id = elided_id + u64::from(is_elided);
-        let pseudo_functions = [
-            (has_overflow, OVERFLOW_NAME),
-            (is_elided, ELIDED_NAME),
-            (!counted.is_empty(), CALLERS_NOT_TRACKED),
-        ];
-        for (_, pseudo) in pseudo_functions.iter().filter(|(used, _)| *used) {
-            let name = strings.intern(pseudo);
-            function.push(proto::Function {
-                id: function.len() as u64 + 1,
-                name,
-                system_name: name,
-                ..Default::default()
-            });
-        }
+        let FunctionTable {
+            function,
+            overflow_id,
+            elided_id,
+            not_tracked_id,
+            counted,
+        } = function_table(profile, &mut strings);
         let location = function
             .iter()
             .map(|f| proto::Location {
@@ -259,6 +211,112 @@ impl Tables {
             counted_label,
             futures,
         }
+    }
+}
+
+/// What each sample holds: calls (or samples), the time when timed, and
+/// the futures' polls and latency; which of them is the period and the
+/// default.
+struct Values {
+    sample_type: Vec<proto::ValueType>,
+    period_type: proto::ValueType,
+    default_sample_type: i64,
+    /// Per node, its futures' polls and total latency (ns).
+    futures: Option<Vec<(u64, f64)>>,
+}
+
+fn values(profile: &Profile, strings: &mut StringTable) -> Values {
+    let timed = profile.timer.mode.timed();
+    // A sampling profile counts samples, not calls.
+    let calls = if profile.timer.mode.counted() {
+        value_type(strings, "calls", "count")
+    } else {
+        value_type(strings, "samples", "count")
+    };
+    let time = value_type(strings, "time", "nanoseconds");
+    let (mut sample_type, period_type, default_sample_type) = if timed {
+        (vec![calls, time.clone()], time.clone(), time.r#type)
+    } else {
+        (vec![calls.clone()], calls.clone(), calls.r#type)
+    };
+    let futures = (!profile.futures.is_empty()).then(|| {
+        sample_type.push(value_type(strings, "polls", "count"));
+        if timed {
+            sample_type.push(value_type(strings, "latency", "nanoseconds"));
+        }
+        let mut per_node = vec![(0, 0.0); profile.nodes.len()];
+        for future in &profile.futures {
+            let latency = future.latency.as_ref().map_or(0.0, |l| l.total_nanos);
+            per_node[future.node] = (future.polls, latency);
+        }
+        per_node
+    });
+    Values {
+        sample_type,
+        period_type,
+        default_sample_type,
+        futures,
+    }
+}
+
+/// The profile's functions, then the pseudo-functions it needs, with
+/// their ids.
+struct FunctionTable {
+    function: Vec<proto::Function>,
+    /// `<overflow>`: calls past the tree's capacity.
+    overflow_id: u64,
+    /// `<elided frames>`: the middle of a stack too deep to keep whole.
+    elided_id: u64,
+    /// `<callers not tracked>`: above each count-only function.
+    not_tracked_id: u64,
+    /// Each count-only function's id and calls.
+    counted: Vec<(u64, u64)>,
+}
+
+fn function_table(profile: &Profile, strings: &mut StringTable) -> FunctionTable {
+    let mut function = Vec::with_capacity(profile.functions.len() + 2);
+    for f in &profile.functions {
+        let name = strings.intern(&f.name);
+        function.push(proto::Function {
+            id: function.len() as u64 + 1,
+            name,
+            system_name: name,
+            filename: strings.intern(&f.file),
+            start_line: i64::from(f.line),
+        });
+    }
+    let has_overflow = profile.nodes.iter().skip(1).any(|n| n.function.is_none());
+    let is_elided = max_depth(profile) > 2 * MAX_FRAMES_EACH_SIDE + 1;
+    let counted: Vec<(u64, u64)> = profile
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.tier == Some(FunctionTier::Counted))
+        .filter_map(|(i, f)| Some((i as u64 + 1, f.calls.filter(|&c| c > 0)?)))
+        .collect();
+    let overflow_id = function.len() as u64 + 1;
+    let elided_id = overflow_id + u64::from(has_overflow);
+    let not_tracked_id = elided_id + u64::from(is_elided);
+    let pseudo_functions = [
+        (has_overflow, OVERFLOW_NAME),
+        (is_elided, ELIDED_NAME),
+        (!counted.is_empty(), CALLERS_NOT_TRACKED),
+    ];
+    for (_, pseudo) in pseudo_functions.iter().filter(|(used, _)| *used) {
+        let name = strings.intern(pseudo);
+        function.push(proto::Function {
+            id: function.len() as u64 + 1,
+            name,
+            system_name: name,
+            ..Default::default()
+        });
+    }
+    FunctionTable {
+        function,
+        overflow_id,
+        elided_id,
+        not_tracked_id,
+        counted,
     }
 }
 

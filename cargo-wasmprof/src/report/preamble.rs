@@ -7,7 +7,7 @@ use super::units::human_duration;
 use crate::profile::{FunctionTier, Profile};
 
 /// One line naming the run: package (or module), entry, host, wall time.
-pub fn run_line(profile: &Profile) -> String {
+pub(super) fn run_line(profile: &Profile) -> String {
     let run = &profile.run;
     let program = match &run.package {
         Some(package) => format!("package {package}"),
@@ -23,7 +23,19 @@ pub fn run_line(profile: &Profile) -> String {
 
 /// Warnings about what the profile lacks, one line each; empty for a
 /// complete run.
-pub fn warnings(profile: &Profile) -> Vec<String> {
+pub(super) fn warnings(profile: &Profile) -> Vec<String> {
+    [
+        incomplete_run(profile),
+        short_calls(profile),
+        counted_functions(profile),
+        sampled_times(profile),
+        overflow(profile),
+    ]
+    .concat()
+}
+
+/// A run that did not finish, and the calls it cut off.
+fn incomplete_run(profile: &Profile) -> Vec<String> {
     let mut lines = Vec::new();
     if !profile.run.complete {
         let reason = profile
@@ -53,28 +65,38 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             }
         }
     }
-    let names_where = |flag: &dyn Fn(&crate::profile::Node) -> bool| {
-        let names: std::collections::BTreeSet<&str> = profile
-            .nodes
-            .iter()
-            .filter(|n| flag(n))
-            .filter_map(|n| n.function)
-            .map(|f| profile.functions[f].name.as_str())
-            .collect();
-        let more = names.len().saturating_sub(MAX_NAMED);
-        let listed: Vec<&str> = names.into_iter().take(MAX_NAMED).collect();
-        (!listed.is_empty()).then(|| {
-            let more = if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            };
-            format!("{}{more}", listed.join(", "))
-        })
-    };
+    lines
+}
+
+/// The functions of the nodes `flag` picks, at most [`MAX_NAMED`] of them
+/// by name, with how many more; `None` for none.
+fn names_where(profile: &Profile, flag: &dyn Fn(&crate::profile::Node) -> bool) -> Option<String> {
+    let names: std::collections::BTreeSet<&str> = profile
+        .nodes
+        .iter()
+        .filter(|n| flag(n))
+        .filter_map(|n| n.function)
+        .map(|f| profile.functions[f].name.as_str())
+        .collect();
+    let more = names.len().saturating_sub(MAX_NAMED);
+    let listed: Vec<&str> = names.into_iter().take(MAX_NAMED).collect();
+    (!listed.is_empty()).then(|| {
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!("{}{more}", listed.join(", "))
+    })
+}
+
+/// Calls too short to time: given time by the samples, or left in their
+/// callers'.
+fn short_calls(profile: &Profile) -> Vec<String> {
+    let mut lines = Vec::new();
     let host_timed = profile.timer.mode == crate::profile::TimerMode::Host;
     let sampled_call = |n: &crate::profile::Node| n.sampled && !profile.is_counted_path(n);
-    if let Some(names) = names_where(&sampled_call).filter(|_| host_timed) {
+    if let Some(names) = names_where(profile, &sampled_call).filter(|_| host_timed) {
         lines.push(
             match (&profile.timer.coverage, profile.timer.sample_interval_nanos) {
                 (Some(_), interval) => format!(
@@ -94,7 +116,9 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
             },
         );
     }
-    if let Some(names) = names_where(&|n| n.partly_timed && !n.sampled).filter(|_| host_timed) {
+    if let Some(names) =
+        names_where(profile, &|n| n.partly_timed && !n.sampled).filter(|_| host_timed)
+    {
         let why = if profile.run.samples_file.is_some() || profile.timer.coverage.is_some() {
             "the samples saw no more of them than the clock did"
         } else {
@@ -107,6 +131,12 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
              had such calls."
         ));
     }
+    lines
+}
+
+/// Counted-only functions, and small ones left out.
+fn counted_functions(profile: &Profile) -> Vec<String> {
+    let mut lines = Vec::new();
     let mut has_node = vec![false; profile.functions.len()];
     for function in profile.nodes.iter().filter_map(|n| n.function) {
         if let Some(has) = has_node.get_mut(function) {
@@ -158,6 +188,12 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
              their callers' self time."
         ));
     }
+    lines
+}
+
+/// Where the times come from the engine's samples.
+fn sampled_times(profile: &Profile) -> Vec<String> {
+    let mut lines = Vec::new();
     if let Some(hybrid) = &profile.timer.hybrid {
         lines.push(format!(
             "NOTE: hybrid profile: call counts and call paths are exact (instrumentation), \
@@ -181,6 +217,12 @@ pub fn warnings(profile: &Profile) -> Vec<String> {
                 .into(),
         );
     }
+    lines
+}
+
+/// Calls after the call tree was full.
+fn overflow(profile: &Profile) -> Vec<String> {
+    let mut lines = Vec::new();
     if profile.overflow_calls > 0 {
         lines.push(format!(
             "NOTE: {} calls came after the call tree was full{}: each is counted against \

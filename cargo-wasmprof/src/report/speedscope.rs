@@ -12,12 +12,11 @@ use std::io::Write;
 
 use anyhow::Context;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::stacks::{Stacks, Unit};
 use crate::profile::Profile;
 
-pub fn write_speedscope(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_speedscope(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut buffered = std::io::BufWriter::new(out);
     serde_json::to_writer(&mut buffered, &File::from_profile(profile))
         .context("cannot write the speedscope file")?;
@@ -27,9 +26,10 @@ pub fn write_speedscope(profile: &Profile, out: &mut dyn Write) -> anyhow::Resul
         .context("cannot write the speedscope file")
 }
 
-/// The file as JSON, for tests and tools that want a value.
-pub fn speedscope(profile: &Profile) -> Value {
-    serde_json::to_value(File::from_profile(profile)).unwrap_or(Value::Null)
+/// The file as JSON, for the tests.
+#[cfg(test)]
+fn speedscope(profile: &Profile) -> serde_json::Value {
+    serde_json::to_value(File::from_profile(profile)).unwrap_or(serde_json::Value::Null)
 }
 
 /// The file, typed: a million events are written straight, not built as
@@ -272,7 +272,7 @@ mod tests {
     fn files_validate_against_speedscope_s_published_schema() {
         let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/speedscope/file-format-schema.json");
-        let schema: Value =
+        let schema: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
         let validator = jsonschema::validator_for(&schema).unwrap();
         for profile in [appendix_b(true), crate::testing::recursion(false)] {

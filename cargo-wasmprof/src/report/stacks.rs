@@ -13,14 +13,14 @@ use crate::profile::Profile;
 
 /// What a weight counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
+pub(crate) enum Unit {
     Nanoseconds,
     Calls,
 }
 
 impl Unit {
     /// Time where the profile was timed, calls where it was only counted.
-    pub fn for_profile(profile: &Profile) -> Unit {
+    pub(crate) fn for_profile(profile: &Profile) -> Unit {
         if profile.timer.mode.timed() {
             Unit::Nanoseconds
         } else {
@@ -31,7 +31,7 @@ impl Unit {
 
 /// One node of the tree.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Frame {
+pub(crate) struct Frame {
     /// The function's name (`<overflow>` for the overflow node).
     pub name: String,
     /// `file:line`, when known.
@@ -54,13 +54,13 @@ pub struct Frame {
 }
 
 /// Every node of a profile, index 0 the root (named `all`).
-pub struct Stacks {
+pub(crate) struct Stacks {
     pub frames: Vec<Frame>,
     pub unit: Unit,
 }
 
 impl Stacks {
-    pub fn build(profile: &Profile) -> Stacks {
+    pub(crate) fn build(profile: &Profile) -> Stacks {
         let unit = Unit::for_profile(profile);
         let times = NodeTimes::compute(profile);
         let count = profile.nodes.len();
@@ -132,7 +132,7 @@ impl Stacks {
     /// that lay calls out in time: an instrumented profile has no timeline,
     /// but it knows which path ran first, and an order by name would invent
     /// one.
-    pub fn in_first_call_order(mut self) -> Stacks {
+    pub(crate) fn in_first_call_order(mut self) -> Stacks {
         for frame in &mut self.frames {
             frame.children.sort_unstable();
         }
@@ -140,7 +140,7 @@ impl Stacks {
     }
 
     /// The names from the root's child down to `node`.
-    pub fn path(&self, node: usize) -> Vec<&str> {
+    pub(crate) fn path(&self, node: usize) -> Vec<&str> {
         let mut path = Vec::new();
         let mut current = Some(node);
         while let Some(n) = current.filter(|&n| n != 0) {
@@ -151,12 +151,12 @@ impl Stacks {
         path
     }
 
-    pub fn total(&self) -> f64 {
+    pub(crate) fn total(&self) -> f64 {
         self.frames.first().map_or(0.0, |f| f.inclusive)
     }
 
     /// The nodes in depth-first order, children in their stable order.
-    pub fn depth_first(&self) -> Vec<usize> {
+    pub(crate) fn depth_first(&self) -> Vec<usize> {
         let mut order = Vec::with_capacity(self.frames.len());
         let mut stack = vec![0];
         while let Some(node) = stack.pop() {

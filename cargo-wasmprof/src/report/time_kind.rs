@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::profile::{FunctionTier, Node, Profile, TimerMode};
 
 /// What the text reports put after a count-only function's name.
-pub const COUNTED_MARK: &str = " (counted)";
+pub(crate) const COUNTED_MARK: &str = " (counted)";
 
 /// How a function's or a call path's time was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -55,7 +55,7 @@ impl TimeKind {
 }
 
 /// What one node's time is.
-pub fn of_node(profile: &Profile, node: &Node) -> TimeKind {
+pub(crate) fn of_node(profile: &Profile, node: &Node) -> TimeKind {
     match profile.timer.mode {
         TimerMode::None => TimeKind::NotMeasured,
         TimerMode::Sampled | TimerMode::Hybrid => TimeKind::Sampled,
@@ -68,7 +68,7 @@ pub fn of_node(profile: &Profile, node: &Node) -> TimeKind {
 /// What each function's time is: the least certain of its nodes'. A
 /// counted function's is not measured, unless the engine's samples gave it
 /// call paths (then it is estimated from them).
-pub fn of_functions(profile: &Profile) -> Vec<TimeKind> {
+pub(crate) fn of_functions(profile: &Profile) -> Vec<TimeKind> {
     let counted: Vec<bool> = profile
         .functions
         .iter()

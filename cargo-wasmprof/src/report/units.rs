@@ -6,7 +6,7 @@
 
 /// A unit the text reports print times in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeUnit {
+pub(super) enum TimeUnit {
     Seconds,
     Milliseconds,
     Microseconds,
@@ -26,7 +26,7 @@ impl TimeUnit {
     /// number keeps three significant digits or more at two decimals and no
     /// number needs more than three digits before the point (seconds aside).
     /// Nanoseconds for zero.
-    pub fn for_largest(nanos: f64) -> TimeUnit {
+    pub(super) fn for_largest(nanos: f64) -> TimeUnit {
         Self::ALL
             .into_iter()
             .find(|unit| nanos >= unit.nanos())
@@ -34,7 +34,7 @@ impl TimeUnit {
     }
 
     /// How many nanoseconds one unit is.
-    pub fn nanos(self) -> f64 {
+    pub(super) fn nanos(self) -> f64 {
         match self {
             TimeUnit::Seconds => 1e9,
             TimeUnit::Milliseconds => 1e6,
@@ -44,12 +44,12 @@ impl TimeUnit {
     }
 
     /// `nanos` in this unit.
-    pub fn value_of(self, nanos: f64) -> f64 {
+    pub(super) fn value_of(self, nanos: f64) -> f64 {
         nanos / self.nanos()
     }
 
     /// ASCII abbreviation, as gprof writes its per-call units (`us`, not `µs`).
-    pub fn abbreviation(self) -> &'static str {
+    pub(super) fn abbreviation(self) -> &'static str {
         match self {
             TimeUnit::Seconds => "s",
             TimeUnit::Milliseconds => "ms",
@@ -59,7 +59,7 @@ impl TimeUnit {
     }
 
     /// The unit spelled out.
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             TimeUnit::Seconds => "seconds",
             TimeUnit::Milliseconds => "milliseconds",
@@ -81,7 +81,7 @@ pub fn human_duration(nanos: f64) -> String {
 
 /// [`human_duration`] in ASCII (`us` for microseconds), for reports that
 /// keep to gprof's character set.
-pub fn human_duration_ascii(nanos: f64) -> String {
+pub(super) fn human_duration_ascii(nanos: f64) -> String {
     duration_with(nanos, TimeUnit::abbreviation)
 }
 

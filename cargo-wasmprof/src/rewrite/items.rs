@@ -42,7 +42,7 @@ pub(crate) struct FileWalk<'a> {
 }
 
 impl<'a> FileWalk<'a> {
-    pub fn new(spec: &'a CrateSpec, source: &'a Source) -> Self {
+    pub(super) fn new(spec: &'a CrateSpec, source: &'a Source) -> Self {
         FileWalk {
             spec,
             source,
@@ -53,7 +53,7 @@ impl<'a> FileWalk<'a> {
         }
     }
 
-    pub fn items(
+    pub(super) fn items(
         &mut self,
         items: &[Item],
         module: &[String],
@@ -709,7 +709,7 @@ fn is_type_parameter(ty: &Type, generics: &syn::Generics) -> bool {
 
 /// Source files a crate reads as text with `include_str!`/`include_bytes!`
 /// that end in `.rs`: they would read the instrumented copy.
-pub fn included_sources(text: &str) -> BTreeSet<String> {
+pub(super) fn included_sources(text: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for marker in ["include_str!(", "include_bytes!("] {
         for (at, _) in text.match_indices(marker) {

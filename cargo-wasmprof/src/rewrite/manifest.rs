@@ -9,7 +9,7 @@ use super::modules::normalize;
 
 /// Where the rewritten crates get the runtime from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RuntimeSource {
+pub(crate) enum RuntimeSource {
     /// A directory holding `wasmprof-rt`'s `Cargo.toml`.
     Path(PathBuf),
     /// An exact version from crates.io.
@@ -21,7 +21,7 @@ pub enum RuntimeSource {
 impl RuntimeSource {
     /// The dependency entry for `package` (`wasmprof-rt`, or
     /// `wasmprof-core`, which sits beside it): `{ package = "…", ... }`.
-    pub fn entry(&self, package: &str) -> InlineTable {
+    pub(crate) fn entry(&self, package: &str) -> InlineTable {
         let mut table = InlineTable::new();
         table.insert("package", package.into());
         match self {
@@ -48,7 +48,7 @@ fn path_string(path: &Path) -> String {
     path.display().to_string()
 }
 
-pub fn parse(text: &str, file: &Path) -> anyhow::Result<DocumentMut> {
+pub(crate) fn parse(text: &str, file: &Path) -> anyhow::Result<DocumentMut> {
     text.parse::<DocumentMut>()
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))
 }
@@ -119,7 +119,7 @@ fn dependency_tables(doc: &mut DocumentMut) -> Vec<&mut dyn toml_edit::TableLike
 /// Rewrites the `path` of every dependency (and of every target) that
 /// `relocate` wants elsewhere: `relocate` gets the original absolute path
 /// and returns the new one, or `None` to keep the path as written.
-pub fn relocate_paths(
+pub(crate) fn relocate_paths(
     doc: &mut DocumentMut,
     manifest_dir: &Path,
     relocate: &dyn Fn(&Path) -> Option<PathBuf>,
@@ -167,7 +167,7 @@ pub fn relocate_paths(
 }
 
 /// Adds `name = { package = "<package>", ... }` to `[dependencies]`.
-pub fn add_runtime_dependency(
+pub(crate) fn add_runtime_dependency(
     doc: &mut DocumentMut,
     name: &str,
     package: &str,
@@ -184,7 +184,7 @@ pub fn add_runtime_dependency(
 }
 
 /// `[patch.<source>] <name> = { path = "..." }`.
-pub fn add_patch(doc: &mut DocumentMut, source: &str, name: &str, path: &Path) {
+pub(crate) fn add_patch(doc: &mut DocumentMut, source: &str, name: &str, path: &Path) {
     let root = doc.as_table_mut();
     if !root.contains_key("patch") {
         let mut patch = Table::new();
@@ -207,7 +207,7 @@ pub fn add_patch(doc: &mut DocumentMut, source: &str, name: &str, path: &Path) {
 /// Makes the manifest a workspace root of its own, if it is not one: a copy
 /// under the user's target directory must not be taken for a member of the
 /// user's workspace.
-pub fn ensure_workspace(doc: &mut DocumentMut) {
+pub(crate) fn ensure_workspace(doc: &mut DocumentMut) {
     let root = doc.as_table_mut();
     if !root.contains_key("workspace") {
         root.insert("workspace", Item::Table(Table::new()));
@@ -215,7 +215,7 @@ pub fn ensure_workspace(doc: &mut DocumentMut) {
 }
 
 /// Adds `path` to `[workspace] exclude`.
-pub fn exclude_from_workspace(doc: &mut DocumentMut, path: &str) {
+pub(crate) fn exclude_from_workspace(doc: &mut DocumentMut, path: &str) {
     ensure_workspace(doc);
     let Some(workspace) = doc["workspace"].as_table_like_mut() else {
         return;
@@ -232,7 +232,7 @@ pub fn exclude_from_workspace(doc: &mut DocumentMut, path: &str) {
 
 /// Whether a manifest inherits anything from its workspace
 /// (`x.workspace = true`), which a copy on its own cannot resolve.
-pub fn inherits_from_workspace(doc: &DocumentMut) -> bool {
+pub(crate) fn inherits_from_workspace(doc: &DocumentMut) -> bool {
     fn walk(item: &dyn toml_edit::TableLike) -> bool {
         item.iter().any(|(key, value)| {
             (key == "workspace" && value.as_bool() == Some(true))

@@ -17,19 +17,19 @@
 //! (the runtime dependency, absolute paths, `[patch]`).
 
 mod items;
-pub mod manifest;
-pub mod modules;
-pub mod pattern;
-pub mod plan;
-pub mod shadow;
-pub mod size;
+pub(crate) mod manifest;
+pub(crate) mod modules;
+pub(crate) mod pattern;
+pub(crate) mod plan;
+pub(crate) mod shadow;
+pub(crate) mod size;
 mod source;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-pub use pattern::Filter;
-pub use source::edit_all;
+pub(crate) use pattern::Filter;
+pub(crate) use source::edit_all;
 
 use items::{FileJob, FileWalk};
 use modules::{is_inside, ModDir};
@@ -37,7 +37,7 @@ use source::Source;
 
 /// The name by which rewritten code reaches the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Runtime {
+pub(crate) struct Runtime {
     /// `wasmprof`, or another name when the crate already has a dependency
     /// called `wasmprof` that is not the runtime.
     pub name: String,
@@ -46,13 +46,13 @@ pub struct Runtime {
 }
 
 /// The dependency name used when `wasmprof` is taken.
-pub const RENAMED_RUNTIME: &str = "__wasmprof_rt";
+pub(crate) const RENAMED_RUNTIME: &str = "__wasmprof_rt";
 
 /// The dependency name of `wasmprof-core` in a `direct` crate.
-pub const CORE_RUNTIME: &str = "__wasmprof_core";
+pub(crate) const CORE_RUNTIME: &str = "__wasmprof_core";
 
 impl Runtime {
-    pub fn new(name: &str) -> Runtime {
+    pub(crate) fn new(name: &str) -> Runtime {
         Runtime {
             name: name.to_owned(),
             package: "wasmprof-rt",
@@ -60,7 +60,7 @@ impl Runtime {
     }
 
     /// `wasmprof-core`, for a crate the attribute depends on.
-    pub fn core() -> Runtime {
+    pub(crate) fn core() -> Runtime {
         Runtime {
             name: CORE_RUNTIME.to_owned(),
             package: "wasmprof-core",
@@ -68,7 +68,7 @@ impl Runtime {
     }
 
     /// `#[::wasmprof::instrument] `, with `crate = ...` under another name.
-    pub fn instrument_attr(&self) -> String {
+    pub(crate) fn instrument_attr(&self) -> String {
         if self.name == "wasmprof" {
             "#[::wasmprof::instrument] ".to_owned()
         } else {
@@ -77,7 +77,7 @@ impl Runtime {
     }
 
     /// `#[::wasmprof::instrument(count)] `: the count-only tier.
-    pub fn count_attr(&self) -> String {
+    pub(crate) fn count_attr(&self) -> String {
         if self.name == "wasmprof" {
             "#[::wasmprof::instrument(count)] ".to_owned()
         } else {
@@ -86,7 +86,7 @@ impl Runtime {
     }
 
     /// `#[::wasmprof::instrument(test)] `: a test, recorded at the root.
-    pub fn test_attr(&self) -> String {
+    pub(crate) fn test_attr(&self) -> String {
         if self.name == "wasmprof" {
             "#[::wasmprof::instrument(test)] ".to_owned()
         } else {
@@ -95,14 +95,14 @@ impl Runtime {
     }
 
     /// `#[::wasmprof::skip] `.
-    pub fn skip_attr(&self) -> String {
+    pub(crate) fn skip_attr(&self) -> String {
         format!("#[::{}::skip] ", self.name)
     }
 }
 
 /// One crate to rewrite.
 #[derive(Debug, Clone)]
-pub struct CrateSpec {
+pub(crate) struct CrateSpec {
     /// The crate's name as code spells it (`my_crate`), for patterns.
     pub crate_name: String,
     /// The directory of its `Cargo.toml`; no file outside it is rewritten.
@@ -196,7 +196,7 @@ pub enum PlannedKind {
 
 /// The rewritten crate.
 #[derive(Debug, Clone, Default)]
-pub struct Rewritten {
+pub(crate) struct Rewritten {
     /// New contents of the files that changed, by original path.
     pub files: BTreeMap<PathBuf, String>,
     /// Every module file that was read.
@@ -209,7 +209,7 @@ pub struct Rewritten {
 
 /// Why a crate cannot be rewritten.
 #[derive(Debug, thiserror::Error)]
-pub enum RewriteError {
+pub(crate) enum RewriteError {
     #[error("{}:{line}:{column}: cannot parse this file for crate-wide instrumentation: {message}", file.display())]
     Parse {
         file: PathBuf,
@@ -245,7 +245,7 @@ pub enum RewriteError {
 type FileEdits = (Source, Vec<(usize, usize, String)>, NoStd);
 
 /// Reads the crate from its roots and computes the rewritten files.
-pub fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError> {
+pub(crate) fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError> {
     let mut out = Rewritten::default();
     let mut queue: Vec<FileJob> = Vec::new();
     for root in &spec.roots {

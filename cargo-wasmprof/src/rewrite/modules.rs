@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// The directory that `mod x;` declarations of a module resolve against.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModDir {
+pub(crate) struct ModDir {
     /// The directory the declaring file is in, plus inline modules.
     pub dir: PathBuf,
     /// For a non-`mod.rs` file `a.rs`: `a`, the directory its children go
@@ -23,32 +23,22 @@ pub struct ModDir {
 
 /// Where a file module's source is, and how its own children resolve.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModFile {
+pub(crate) struct ModFile {
     pub file: PathBuf,
     pub dir: ModDir,
 }
 
 impl ModDir {
     /// The crate root (`src/lib.rs`, `src/main.rs`, `[lib] path`).
-    pub fn root(file: &Path) -> ModDir {
+    pub(crate) fn root(file: &Path) -> ModDir {
         ModDir {
             dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
             relative: None,
         }
     }
 
-    /// The file of `mod name;`, if one exists; `path` is its `#[path]`.
-    /// Without `#[path]` both `name.rs` and `name/mod.rs` are tried, in
-    /// that order; `None` when neither exists (a module behind a `cfg` for
-    /// another platform, typically).
-    pub fn file_module(&self, name: &str, path: Option<&str>) -> Option<ModFile> {
-        self.file_module_candidates(name, path)
-            .into_iter()
-            .find(|candidate| candidate.file.is_file())
-    }
-
     /// Every place `mod name;` may be, in the order rustc tries them.
-    pub fn file_module_candidates(&self, name: &str, path: Option<&str>) -> Vec<ModFile> {
+    pub(crate) fn file_module_candidates(&self, name: &str, path: Option<&str>) -> Vec<ModFile> {
         if let Some(path) = path {
             let file = normalize(&self.dir.join(path));
             // Every `#[path]` file owns its directory, as a `mod.rs` does.
@@ -81,7 +71,7 @@ impl ModDir {
     }
 
     /// The directory of an inline `mod name { ... }`.
-    pub fn inline_module(&self, name: &str, path: Option<&str>) -> ModDir {
+    pub(crate) fn inline_module(&self, name: &str, path: Option<&str>) -> ModDir {
         if let Some(path) = path {
             return ModDir {
                 dir: normalize(&self.dir.join(path)),
@@ -102,7 +92,7 @@ impl ModDir {
 
 /// `a/b/../c` as `a/c`, without asking the file system (a `..` through a
 /// symbolic link means what it says in the source, not on disk).
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -119,6 +109,6 @@ pub fn normalize(path: &Path) -> PathBuf {
 }
 
 /// Whether `path` is inside `dir` (both normalised).
-pub fn is_inside(path: &Path, dir: &Path) -> bool {
+pub(crate) fn is_inside(path: &Path, dir: &Path) -> bool {
     normalize(path).starts_with(normalize(dir))
 }

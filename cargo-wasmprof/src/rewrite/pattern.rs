@@ -11,7 +11,7 @@
 /// The include and exclude lists and the size threshold of one crate.
 /// The default lets everything in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// When not empty, only functions matching one of these are instrumented.
     pub include: Vec<String>,
     /// Functions matching one of these are left alone.
@@ -29,7 +29,7 @@ const INSIDE: &str = "::\u{0}";
 
 impl Filter {
     /// Whether the function at `path` (crate-relative) passes the patterns.
-    pub fn allows_path(&self, crate_name: &str, path: &str) -> bool {
+    pub(crate) fn allows_path(&self, crate_name: &str, path: &str) -> bool {
         let included =
             self.include.is_empty() || self.include.iter().any(|p| covers(p, crate_name, path));
         included && !self.exclude.iter().any(|p| covers(p, crate_name, path))
@@ -37,7 +37,7 @@ impl Filter {
 
     /// Whether nothing inside the module at `path` can be instrumented, so
     /// that the module need not be read at all.
-    pub fn excludes_module(&self, crate_name: &str, path: &str) -> bool {
+    pub(crate) fn excludes_module(&self, crate_name: &str, path: &str) -> bool {
         let inside = format!("{path}{INSIDE}");
         self.exclude.iter().any(|p| covers(p, crate_name, &inside))
     }
@@ -58,7 +58,7 @@ fn covers(pattern: &str, crate_name: &str, path: &str) -> bool {
 }
 
 /// `*`-only glob matching, `*` spanning `::`.
-pub fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let text: Vec<char> = text.chars().collect();
     // Classic two-pointer matching with backtracking to the last star.

@@ -26,7 +26,7 @@ use crate::terminal;
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// `--instrument-all`: every selected package.
     pub instrument_all: bool,
     /// `--instrument-crate NAME[@VERSION]`.
@@ -64,7 +64,7 @@ impl Settings {
 
 /// `[package.metadata.wasmprof]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ManifestConfig {
+pub(crate) struct ManifestConfig {
     /// `instrument = "all"`.
     pub all: bool,
     pub include: Vec<String>,
@@ -73,10 +73,12 @@ pub struct ManifestConfig {
     pub min_size: Option<usize>,
     /// `count-small = true|false`.
     pub count_small: Option<bool>,
+    /// What in the table was not understood but did not stop the build.
+    pub warnings: Vec<String>,
 }
 
 /// Reads `[package.metadata.wasmprof]` from what cargo metadata reports.
-pub fn manifest_config(package: &Package) -> Result<ManifestConfig> {
+pub(crate) fn manifest_config(package: &Package) -> Result<ManifestConfig> {
     let mut config = ManifestConfig::default();
     let Some(table) = package.metadata.get("wasmprof") else {
         return Ok(config);
@@ -138,7 +140,7 @@ pub fn manifest_config(package: &Package) -> Result<ManifestConfig> {
                 })?;
                 config.count_small = Some(on);
             }
-            other => terminal::warning(&format!(
+            other => config.warnings.push(format!(
                 "{}: unknown key `{other}` (known: instrument, include, exclude, min-size, count-small)",
                 place()
             )),
@@ -202,15 +204,43 @@ struct Chosen<'a> {
     tests: bool,
 }
 
-/// Prepares the shadow copy for these settings, or `None` when no crate is
-/// instrumented crate-wide.
-pub fn prepare(
+/// A line that preparing has for the user, returned in order rather than
+/// printed: the caller prints them (`Message::print`), and tests read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Message {
+    /// A `warning:` line.
+    Warning(String),
+    /// A `Rewriting` status line: what was done to one crate.
+    Rewriting(String),
+}
+
+impl Message {
+    pub(crate) fn print(&self) {
+        match self {
+            Message::Warning(text) => terminal::warning(text),
+            Message::Rewriting(text) => terminal::status("Rewriting", text),
+        }
+    }
+}
+
+/// What [`prepare`] made: the shadow build, if any crate is instrumented
+/// crate-wide, and what it has to say.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub build: Option<ShadowBuild>,
+    pub messages: Vec<Message>,
+}
+
+/// Prepares the shadow copy for these settings, in phases: choose the
+/// crates, rewrite them in memory, edit the manifests, then write what
+/// changed. An error in any phase before the last leaves nothing behind.
+pub(crate) fn prepare(
     settings: &Settings,
     metadata: &Metadata,
     selected: &[&Package],
     target_dirs: &[PathBuf],
     mode_dir: &Path,
-) -> Result<Option<ShadowBuild>> {
+) -> Result<Prepared> {
     let workspace_root = metadata.workspace_root.clone().into_std_path_buf();
     // Never copied: target directories, wasmprof's own, cargo's home (a
     // CARGO_HOME inside the project holds every registry crate).
@@ -218,34 +248,121 @@ pub fn prepare(
     skip.push(mode_dir.to_path_buf());
     skip.extend(cargo_home());
     let copied = |path: &Path| in_workspace_copy(path, &workspace_root, &skip);
-    let chosen = choose(settings, metadata, selected, &copied)?;
+    let mut messages = Vec::new();
+    let chosen = choose(settings, metadata, selected, &copied, &mut messages)?;
     if chosen.is_empty() {
-        let flag = match (settings.min_size, settings.count_small) {
-            (Some(_), _) => Some("--min-size"),
-            (None, Some(true)) => Some("--count-small"),
-            (None, Some(false)) => Some("--no-count-small"),
-            (None, None) => None,
-        };
-        if let Some(flag) = flag {
-            terminal::warning(&format!(
-                "{flag} applies to crate-wide instrumentation, and no crate is instrumented \
-                 crate-wide (use --instrument-all or --instrument-crate NAME)"
-            ));
-        }
-        return Ok(None);
+        messages.extend(nothing_crate_wide(settings));
+        return Ok(Prepared {
+            build: None,
+            messages,
+        });
     }
     let shadow = ShadowRoot::new(mode_dir.join("shadow").join(shadow_key(settings)));
     let runtime_source = runtime_source(metadata, &workspace_root, &copied, &shadow);
 
-    // Rewrite every crate in memory first: an error leaves nothing behind.
-    let mut overrides: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
-    let mut dep_copies: Vec<(&Package, BTreeMap<PathBuf, Vec<u8>>)> = Vec::new();
-    let mut runtime_names: BTreeMap<String, (Runtime, Option<String>)> = BTreeMap::new();
-    let mut reports = Vec::new();
-    let mut left_as_is: BTreeSet<String> = BTreeSet::new();
-    let mut tests = Vec::new();
-    let mut functions = Vec::new();
-    for chosen in &chosen {
+    let mut rewritten = rewrite_in_memory(&chosen, &mut messages)?;
+    let chosen: Vec<&Chosen> = chosen
+        .iter()
+        .filter(|c| !rewritten.left_as_is.contains(&c.package.id.repr))
+        .collect();
+    let edits = ManifestEdits {
+        metadata,
+        workspace_root: &workspace_root,
+        chosen: &chosen,
+        runtimes: &rewritten.runtimes,
+        runtime_source: &runtime_source,
+        shadow: &shadow,
+    };
+    let mut manifest_texts = Vec::new();
+    for (path, text) in edits.workspace_manifests(&copied)? {
+        manifest_texts.push(text.clone());
+        rewritten.workspace_files.insert(path, text.into_bytes());
+    }
+    for (package, files) in &mut rewritten.dependency_copies {
+        let (path, text) = edits.dependency_manifest(package)?;
+        manifest_texts.push(text.clone());
+        files.insert(path, text.into_bytes());
+    }
+
+    let workspace_copy = shadow.workspace();
+    write_shadow(&rewritten, &shadow, &workspace_root, &skip)?;
+    sync_lock(&shadow, &workspace_root, &workspace_copy, &manifest_texts)?;
+
+    // Crates chosen only for their tests left nothing out for its size.
+    let min_size = chosen
+        .iter()
+        .filter(|c| c.functions)
+        .map(|c| c.filter.min_size)
+        .min()
+        .unwrap_or(0);
+    // One crate that left its small functions out makes the profile's
+    // "left out" note the true one.
+    let count_small = chosen
+        .iter()
+        .filter(|c| c.functions)
+        .all(|c| c.filter.count_small);
+    Ok(Prepared {
+        build: Some(ShadowBuild {
+            rustflags: shadow::remap_flags(),
+            shadow,
+            workspace_copy,
+            workspace_root,
+            min_size,
+            count_small,
+            crates: rewritten.reports,
+            tests: rewritten.tests,
+            functions: rewritten.functions,
+        }),
+        messages,
+    })
+}
+
+/// A crate-wide flag given when no crate is instrumented crate-wide.
+fn nothing_crate_wide(settings: &Settings) -> Option<Message> {
+    let flag = match (settings.min_size, settings.count_small) {
+        (Some(_), _) => "--min-size",
+        (None, Some(true)) => "--count-small",
+        (None, Some(false)) => "--no-count-small",
+        (None, None) => return None,
+    };
+    Some(Message::Warning(format!(
+        "{flag} applies to crate-wide instrumentation, and no crate is instrumented \
+         crate-wide (use --instrument-all or --instrument-crate NAME)"
+    )))
+}
+
+/// Every chosen crate rewritten in memory; nothing is written yet.
+struct Rewritten<'a> {
+    /// New files of the workspace copy, by their original paths.
+    workspace_files: BTreeMap<PathBuf, Vec<u8>>,
+    /// Crates copied on their own, each with its new files.
+    dependency_copies: Vec<(&'a Package, BTreeMap<PathBuf, Vec<u8>>)>,
+    /// The runtime of each crate that calls it (by package id), and the
+    /// name its manifest must add it under, if it does not have it.
+    runtimes: BTreeMap<String, (Runtime, Option<String>)>,
+    /// Each crate's name and what was done to it.
+    reports: Vec<(String, Stats)>,
+    /// Crates that must stay as they are (by package id).
+    left_as_is: BTreeSet<String>,
+    tests: Vec<super::Planned>,
+    functions: Vec<(String, super::Planned)>,
+}
+
+/// Rewrites every chosen crate in memory: an error leaves nothing behind.
+fn rewrite_in_memory<'a>(
+    chosen: &[Chosen<'a>],
+    messages: &mut Vec<Message>,
+) -> Result<Rewritten<'a>> {
+    let mut out = Rewritten {
+        workspace_files: BTreeMap::new(),
+        dependency_copies: Vec::new(),
+        runtimes: BTreeMap::new(),
+        reports: Vec::new(),
+        left_as_is: BTreeSet::new(),
+        tests: Vec::new(),
+        functions: Vec::new(),
+    };
+    for chosen in chosen {
         let package = chosen.package;
         let (runtime, add_as, bare) = runtime_for(package)?;
         let spec = crate_spec(package, runtime.clone(), chosen, bare)?;
@@ -258,9 +375,7 @@ pub fn prepare(
                 package.name
             )
         })?;
-        for warning in &rewritten.warnings {
-            terminal::warning(warning);
-        }
+        messages.extend(rewritten.warnings.iter().cloned().map(Message::Warning));
         if rewritten.stats.allocators > 0 {
             let message = format!(
                 "`{}` implements a memory allocator (GlobalAlloc): the functions its allocator \
@@ -269,30 +384,38 @@ pub fn prepare(
                 package.name
             );
             if chosen.place != Place::Workspace {
-                terminal::warning(&format!("{message}; `{}` is left as it is", package.name));
-                left_as_is.insert(package.id.repr.clone());
+                messages.push(Message::Warning(format!(
+                    "{message}; `{}` is left as it is",
+                    package.name
+                )));
+                out.left_as_is.insert(package.id.repr.clone());
                 continue;
             }
-            terminal::warning(&format!(
+            messages.push(Message::Warning(format!(
                 "{message}; its impl is left out, put #[wasmprof::skip] on the functions it calls"
-            ));
+            )));
         }
-        if let Some(warning) = build_script_warning(package) {
-            terminal::warning(&warning);
-        }
+        messages.extend(build_script_warning(package).map(Message::Warning));
         if chosen.functions {
-            describe(package, &rewritten.stats, &spec.filter);
+            messages.push(Message::Rewriting(describe(
+                package,
+                &rewritten.stats,
+                &spec.filter,
+            )));
         }
-        reports.push((package.name.to_string(), rewritten.stats.clone()));
+        out.reports
+            .push((package.name.to_string(), rewritten.stats.clone()));
         let (marked_tests, others): (Vec<_>, Vec<_>) = rewritten
             .planned
             .iter()
             .cloned()
             .partition(|p| p.kind == super::PlannedKind::Test);
-        tests.extend(marked_tests);
-        functions.extend(others.into_iter().map(|p| (spec.crate_name.clone(), p)));
+        out.tests.extend(marked_tests);
+        out.functions
+            .extend(others.into_iter().map(|p| (spec.crate_name.clone(), p)));
         if rewritten.stats.instrumented > 0 || rewritten.stats.macro_tests > 0 {
-            runtime_names.insert(package.id.repr.clone(), (runtime, add_as));
+            out.runtimes
+                .insert(package.id.repr.clone(), (runtime, add_as));
         }
         let files: BTreeMap<PathBuf, Vec<u8>> = rewritten
             .files
@@ -300,85 +423,98 @@ pub fn prepare(
             .map(|(path, text)| (path, text.into_bytes()))
             .collect();
         match chosen.place {
-            Place::Workspace => overrides.extend(files),
-            _ => dep_copies.push((package, files)),
+            Place::Workspace => out.workspace_files.extend(files),
+            _ => out.dependency_copies.push((package, files)),
         }
+    }
+    Ok(out)
+}
+
+/// What the manifests of the copies are edited with.
+struct ManifestEdits<'a> {
+    metadata: &'a Metadata,
+    workspace_root: &'a Path,
+    /// The crates rewritten (without those left as they are).
+    chosen: &'a [&'a Chosen<'a>],
+    runtimes: &'a BTreeMap<String, (Runtime, Option<String>)>,
+    runtime_source: &'a RuntimeSource,
+    shadow: &'a ShadowRoot,
+}
+
+impl ManifestEdits<'_> {
+    /// The workspace copy's manifests, by their original paths: paths
+    /// pointed at the copies, the runtime added where it is called, the
+    /// patches for the dependencies copied on their own.
+    fn workspace_manifests(
+        &self,
+        copied: &dyn Fn(&Path) -> bool,
+    ) -> Result<Vec<(PathBuf, String)>> {
+        let root_manifest = self.workspace_root.join("Cargo.toml");
+        let outside: BTreeMap<PathBuf, PathBuf> = self
+            .chosen
+            .iter()
+            .filter(|c| c.place == Place::OutsidePath)
+            .map(|c| {
+                let dir = package_dir(c.package);
+                (dir.clone(), self.shadow.dependency(&dir))
+            })
+            .collect();
+        let relocate = |path: &Path| -> Option<PathBuf> {
+            if let Some(copy) = outside.get(path) {
+                return Some(copy.clone());
+            }
+            (!copied(path)).then(|| path.to_path_buf())
+        };
+        let mut manifests: Vec<PathBuf> = vec![root_manifest.clone()];
+        manifests.extend(
+            self.metadata
+                .packages
+                .iter()
+                .filter(|p| p.source.is_none())
+                .map(|p| p.manifest_path.clone().into_std_path_buf())
+                .filter(|m| copied(m)),
+        );
+        manifests.sort();
+        manifests.dedup();
+        let mut edited = Vec::new();
+        for path in manifests {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let mut doc = manifest::parse(&text, &path)?;
+            let dir = path.parent().unwrap_or(Path::new("."));
+            manifest::relocate_paths(&mut doc, dir, &relocate);
+            if let Some(package) = self
+                .metadata
+                .packages
+                .iter()
+                .find(|p| p.manifest_path.as_std_path() == path)
+            {
+                self.add_runtime(&mut doc, package);
+            }
+            if path == root_manifest {
+                for chosen in self.chosen {
+                    if let Place::Patched { source } = &chosen.place {
+                        let dir = package_dir(chosen.package);
+                        manifest::add_patch(
+                            &mut doc,
+                            source,
+                            &chosen.package.name,
+                            &self.shadow.dependency(&dir),
+                        );
+                    }
+                }
+                manifest::ensure_workspace(&mut doc);
+                // Dependency copies live in the workspace copy's directory;
+                // they must not become members of it.
+                manifest::exclude_from_workspace(&mut doc, shadow::DEPENDENCIES_DIR);
+            }
+            edited.push((path, doc.to_string()));
+        }
+        Ok(edited)
     }
 
-    // Manifests: the workspace's, then each dependency copy's.
-    let chosen: Vec<&Chosen> = chosen
-        .iter()
-        .filter(|c| !left_as_is.contains(&c.package.id.repr))
-        .collect();
-    let outside: BTreeMap<PathBuf, PathBuf> = chosen
-        .iter()
-        .filter(|c| c.place == Place::OutsidePath)
-        .map(|c| {
-            let dir = package_dir(c.package);
-            (dir.clone(), shadow.dependency(&dir))
-        })
-        .collect();
-    let relocate = |path: &Path| -> Option<PathBuf> {
-        if let Some(copy) = outside.get(path) {
-            return Some(copy.clone());
-        }
-        (!copied(path)).then(|| path.to_path_buf())
-    };
-    let mut manifests: Vec<PathBuf> = vec![workspace_root.join("Cargo.toml")];
-    manifests.extend(
-        metadata
-            .packages
-            .iter()
-            .filter(|p| p.source.is_none())
-            .map(|p| p.manifest_path.clone().into_std_path_buf())
-            .filter(|m| copied(m)),
-    );
-    manifests.sort();
-    manifests.dedup();
-    let mut manifest_texts = Vec::new();
-    for path in &manifests {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let mut doc = manifest::parse(&text, path)?;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        manifest::relocate_paths(&mut doc, dir, &relocate);
-        if let Some(package) = metadata
-            .packages
-            .iter()
-            .find(|p| p.manifest_path.as_std_path() == path)
-        {
-            if let Some((runtime, Some(add_as))) = runtime_names.get(&package.id.repr) {
-                manifest::add_runtime_dependency(
-                    &mut doc,
-                    add_as,
-                    runtime.package,
-                    &runtime_source,
-                );
-            }
-        }
-        if *path == workspace_root.join("Cargo.toml") {
-            for chosen in &chosen {
-                if let Place::Patched { source } = &chosen.place {
-                    let dir = package_dir(chosen.package);
-                    manifest::add_patch(
-                        &mut doc,
-                        source,
-                        &chosen.package.name,
-                        &shadow.dependency(&dir),
-                    );
-                }
-            }
-            manifest::ensure_workspace(&mut doc);
-            // Dependency copies live in the workspace copy's directory; they
-            // must not become members of it.
-            manifest::exclude_from_workspace(&mut doc, shadow::DEPENDENCIES_DIR);
-        }
-        let edited = doc.to_string();
-        manifest_texts.push(edited.clone());
-        overrides.insert(path.clone(), edited.into_bytes());
-    }
-    let mut dep_manifests = Vec::new();
-    for (package, files) in &mut dep_copies {
+    /// The manifest of a dependency copied on its own, and its path.
+    fn dependency_manifest(&self, package: &Package) -> Result<(PathBuf, String)> {
         let path = package.manifest_path.clone().into_std_path_buf();
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
@@ -395,57 +531,42 @@ pub fn prepare(
         manifest::relocate_paths(&mut doc, &dir, &|p| {
             (!p.starts_with(&dir)).then(|| p.to_path_buf())
         });
-        if let Some((runtime, Some(add_as))) = runtime_names.get(&package.id.repr) {
-            manifest::add_runtime_dependency(&mut doc, add_as, runtime.package, &runtime_source);
-        }
+        self.add_runtime(&mut doc, package);
         manifest::ensure_workspace(&mut doc);
-        let edited = doc.to_string();
-        dep_manifests.push(edited.clone());
-        files.insert(path, edited.into_bytes());
+        Ok((path, doc.to_string()))
     }
 
-    // Now write: only what changed, so that cargo's fingerprints hold.
+    /// The runtime dependency, in the manifest of a crate that calls the
+    /// runtime and does not depend on it.
+    fn add_runtime(&self, doc: &mut toml_edit::DocumentMut, package: &Package) {
+        if let Some((runtime, Some(add_as))) = self.runtimes.get(&package.id.repr) {
+            manifest::add_runtime_dependency(doc, add_as, runtime.package, self.runtime_source);
+        }
+    }
+}
+
+/// Writes the copies: only what changed, so that cargo's fingerprints hold.
+fn write_shadow(
+    rewritten: &Rewritten,
+    shadow: &ShadowRoot,
+    workspace_root: &Path,
+    skip: &[PathBuf],
+) -> Result<()> {
     let workspace_copy = shadow.workspace();
     shadow::sync_tree(
-        &workspace_root,
+        workspace_root,
         &workspace_copy,
-        &overrides,
-        &skip,
+        &rewritten.workspace_files,
+        skip,
         &["Cargo.lock", shadow::DEPENDENCIES_DIR],
     )
     .with_context(|| format!("cannot write the shadow copy {}", workspace_copy.display()))?;
-    for (package, files) in &dep_copies {
+    for (package, files) in &rewritten.dependency_copies {
         let dir = package_dir(package);
         shadow::sync_tree(&dir, &shadow.dependency(&dir), files, &[], &["Cargo.lock"])
             .with_context(|| format!("cannot write the shadow copy of {}", package.name))?;
     }
-    manifest_texts.extend(dep_manifests);
-    sync_lock(&shadow, &workspace_root, &workspace_copy, &manifest_texts)?;
-
-    // Crates chosen only for their tests left nothing out for its size.
-    let min_size = chosen
-        .iter()
-        .filter(|c| c.functions)
-        .map(|c| c.filter.min_size)
-        .min()
-        .unwrap_or(0);
-    // One crate that left its small functions out makes the profile's
-    // "left out" note the true one.
-    let count_small = chosen
-        .iter()
-        .filter(|c| c.functions)
-        .all(|c| c.filter.count_small);
-    Ok(Some(ShadowBuild {
-        rustflags: shadow::remap_flags(),
-        shadow,
-        workspace_copy,
-        workspace_root,
-        min_size,
-        count_small,
-        crates: reports,
-        tests,
-        functions,
-    }))
+    Ok(())
 }
 
 /// The crates to rewrite, each once.
@@ -454,60 +575,35 @@ fn choose<'a>(
     metadata: &'a Metadata,
     selected: &[&'a Package],
     copied: &dyn Fn(&Path) -> bool,
+    messages: &mut Vec<Message>,
 ) -> Result<Vec<Chosen<'a>>> {
     let mut chosen: Vec<Chosen<'a>> = Vec::new();
+    // The manifests' warnings, each once, though a manifest may be read
+    // twice.
+    let warnings = std::cell::RefCell::new(Vec::<String>::new());
+    let config_of = |package: &Package| -> Result<ManifestConfig> {
+        let config = manifest_config(package)?;
+        let mut warnings = warnings.borrow_mut();
+        for warning in &config.warnings {
+            if !warnings.contains(warning) {
+                warnings.push(warning.clone());
+            }
+        }
+        Ok(config)
+    };
     let mut add = |package: &'a Package, explicit: bool| -> Result<()> {
         if chosen.iter().any(|c| c.package.id == package.id) {
             return Ok(());
         }
-        if matches!(
-            package.name.as_str(),
-            "wasmprof-rt" | "wasmprof-core" | "wasmprof-macros"
-        ) {
+        if let Some(why) = cannot_instrument(package) {
+            // Named on the command line, it is an error; met on the way, a
+            // crate that cannot be instrumented is left as it is.
             if explicit {
-                bail!(
-                    "`{}` is wasmprof itself and cannot be instrumented",
-                    package.name
-                );
+                bail!("{why}");
             }
             return Ok(());
         }
-        if matches!(
-            package.name.as_str(),
-            "wasm-bindgen" | "wasm-bindgen-shared"
-        ) {
-            if explicit {
-                bail!(
-                    "`{}` cannot be instrumented: the wasm-bindgen CLI runs its functions in an \
-                     interpreter of its own to read the module's type descriptors, and that \
-                     interpreter cannot run the profiler's code",
-                    package.name
-                );
-            }
-            return Ok(());
-        }
-        let has_code = package.targets.iter().any(|t| is_code_target(&t.kind));
-        if !has_code {
-            if package
-                .targets
-                .iter()
-                .any(|t| t.kind.contains(&TargetKind::ProcMacro))
-            {
-                if explicit {
-                    bail!(
-                        "`{}` is a procedural macro crate: it runs inside the compiler, not in \
-                         the WebAssembly module, so there is nothing of it to profile",
-                        package.name
-                    );
-                }
-                return Ok(());
-            }
-            if explicit {
-                bail!("`{}` has no library or binary to instrument", package.name);
-            }
-            return Ok(());
-        }
-        let config = manifest_config(package)?;
+        let config = config_of(package)?;
         let place = place_of(package, copied)?;
         chosen.push(Chosen {
             package,
@@ -535,7 +631,7 @@ fn choose<'a>(
     // build: selected, or a dependency of what is.
     let in_build = dependency_closure(metadata, selected);
     for package in metadata.workspace_packages() {
-        if in_build.contains(&package.id.repr) && manifest_config(package)?.all {
+        if in_build.contains(&package.id.repr) && config_of(package)?.all {
             add(package, false)?;
         }
     }
@@ -550,10 +646,7 @@ fn choose<'a>(
                 known.tests = true;
                 continue;
             }
-            if matches!(
-                package.name.as_str(),
-                "wasmprof-rt" | "wasmprof-core" | "wasmprof-macros"
-            ) {
+            if is_wasmprof(package) {
                 continue;
             }
             chosen.push(Chosen {
@@ -565,7 +658,13 @@ fn choose<'a>(
             });
         }
     }
-    // The command line's patterns, beside each crate's own.
+    add_command_line_patterns(settings, &mut chosen);
+    messages.extend(warnings.into_inner().into_iter().map(Message::Warning));
+    Ok(chosen)
+}
+
+/// The command line's patterns, beside each crate's own.
+fn add_command_line_patterns(settings: &Settings, chosen: &mut [Chosen]) {
     let names: Vec<String> = chosen.iter().map(|c| crate_name_of(c.package)).collect();
     for (known, name) in chosen.iter_mut().zip(&names) {
         let filter = &mut known.filter;
@@ -576,7 +675,45 @@ fn choose<'a>(
             .exclude
             .extend(Settings::patterns_for(&settings.exclude, name, &names));
     }
-    Ok(chosen)
+}
+
+/// The runtime and the macros: never instrumented.
+fn is_wasmprof(package: &Package) -> bool {
+    matches!(
+        package.name.as_str(),
+        "wasmprof-rt" | "wasmprof-core" | "wasmprof-macros" | "wasmprof-wire"
+    )
+}
+
+/// Why `package` cannot be instrumented crate-wide, if it cannot.
+fn cannot_instrument(package: &Package) -> Option<String> {
+    let name = &package.name;
+    if is_wasmprof(package) {
+        return Some(format!(
+            "`{name}` is wasmprof itself and cannot be instrumented"
+        ));
+    }
+    if matches!(name.as_str(), "wasm-bindgen" | "wasm-bindgen-shared") {
+        return Some(format!(
+            "`{name}` cannot be instrumented: the wasm-bindgen CLI runs its functions in an \
+             interpreter of its own to read the module's type descriptors, and that \
+             interpreter cannot run the profiler's code"
+        ));
+    }
+    if package.targets.iter().any(|t| is_code_target(&t.kind)) {
+        return None;
+    }
+    if package
+        .targets
+        .iter()
+        .any(|t| t.kind.contains(&TargetKind::ProcMacro))
+    {
+        return Some(format!(
+            "`{name}` is a procedural macro crate: it runs inside the compiler, not in \
+             the WebAssembly module, so there is nothing of it to profile"
+        ));
+    }
+    Some(format!("`{name}` has no library or binary to instrument"))
 }
 
 /// The name a package's code goes by in paths: its library's, else its
@@ -949,8 +1086,8 @@ fn build_script_warning(package: &Package) -> Option<String> {
     ))
 }
 
-/// One status line per rewritten crate.
-fn describe(package: &Package, stats: &Stats, filter: &Filter) {
+/// The status line of one rewritten crate.
+fn describe(package: &Package, stats: &Stats, filter: &Filter) -> String {
     let mut left_out = Vec::new();
     if stats.small > 0 {
         left_out.push(format!(
@@ -995,13 +1132,10 @@ fn describe(package: &Package, stats: &Stats, filter: &Filter) {
     } else {
         format!(" (left out: {})", left_out.join(", "))
     };
-    terminal::status(
-        "Rewriting",
-        &format!(
-            "{} v{}: {} functions instrumented crate-wide{counted}{extra}",
-            package.name, package.version, stats.instrumented
-        ),
-    );
+    format!(
+        "{} v{}: {} functions instrumented crate-wide{counted}{extra}",
+        package.name, package.version, stats.instrumented
+    )
 }
 
 /// The copy's `Cargo.lock` starts as the user's; cargo then adds what the
@@ -1043,7 +1177,87 @@ fn sync_lock(
 
 #[cfg(test)]
 mod tests {
-    use super::Settings;
+    use super::{prepare, Message, Settings};
+
+    /// A workspace of one package, `demo`, with `metadata` as its
+    /// `[package.metadata.wasmprof]`, read by the real `cargo metadata`.
+    fn workspace(metadata: &str) -> (tempfile::TempDir, cargo_metadata::Metadata) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [package.metadata.wasmprof]\n{metadata}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            "pub fn work(n: u32) -> u32 {\n    (0..n).sum()\n}\n",
+        )
+        .unwrap();
+        let metadata = cargo_metadata::MetadataCommand::new()
+            .current_dir(dir.path())
+            .no_deps()
+            .exec()
+            .unwrap();
+        (dir, metadata)
+    }
+
+    fn prepare_in(
+        dir: &std::path::Path,
+        metadata: &cargo_metadata::Metadata,
+        settings: &Settings,
+    ) -> super::Prepared {
+        let selected: Vec<_> = metadata.workspace_packages();
+        let target = dir.join("target");
+        prepare(
+            settings,
+            metadata,
+            &selected,
+            std::slice::from_ref(&target),
+            &target.join("wasmprof/host"),
+        )
+        .unwrap()
+    }
+
+    /// Preparing prints nothing itself: what it has to say comes back in
+    /// order, each manifest warning once though the manifest is read twice.
+    #[test]
+    fn preparing_returns_its_warnings_and_status_lines_as_data() {
+        let (dir, metadata) = workspace("instrument = \"all\"\ncolour = \"blue\"");
+        let prepared = prepare_in(dir.path(), &metadata, &Settings::default());
+        assert!(prepared.build.is_some());
+        let [Message::Warning(unknown), Message::Rewriting(rewriting)] =
+            prepared.messages.as_slice()
+        else {
+            panic!("{:?}", prepared.messages);
+        };
+        assert!(unknown.contains("unknown key `colour`"), "{unknown}");
+        assert!(
+            rewriting.starts_with("demo v0.1.0: 1 functions instrumented crate-wide"),
+            "{rewriting}"
+        );
+    }
+
+    #[test]
+    fn a_crate_wide_flag_without_a_crate_wide_crate_is_a_warning() {
+        let (dir, metadata) = workspace("instrument = \"annotated\"");
+        let settings = Settings {
+            min_size: Some(0),
+            ..Settings::default()
+        };
+        let prepared = prepare_in(dir.path(), &metadata, &settings);
+        assert!(prepared.build.is_none());
+        let [Message::Warning(warning)] = prepared.messages.as_slice() else {
+            panic!("{:?}", prepared.messages);
+        };
+        assert!(
+            warning.starts_with("--min-size applies to crate-wide instrumentation"),
+            "{warning}"
+        );
+    }
 
     #[test]
     fn a_command_line_pattern_applies_to_the_crate_it_names_or_to_every_crate() {

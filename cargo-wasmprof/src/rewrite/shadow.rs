@@ -26,10 +26,10 @@ use std::path::{Component, Path, PathBuf};
 const SKIPPED_NAMES: &[&str] = &[".git", ".hg", ".svn", ".jj", "node_modules"];
 
 /// The directory of the workspace copy that holds dependency copies.
-pub const DEPENDENCIES_DIR: &str = ".wasmprof-deps";
+pub(crate) const DEPENDENCIES_DIR: &str = ".wasmprof-deps";
 
 /// The rustc flag mapping dependency copies back to their originals.
-pub fn remap_flags() -> Vec<String> {
+pub(crate) fn remap_flags() -> Vec<String> {
     vec![format!("--remap-path-prefix={DEPENDENCIES_DIR}=/")]
 }
 
@@ -76,7 +76,7 @@ impl ShadowRoot {
 
 /// What a sync did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SyncStats {
+pub(crate) struct SyncStats {
     pub written: usize,
     pub removed: usize,
     pub unchanged: usize,
@@ -88,7 +88,7 @@ pub struct SyncStats {
 /// directories holding a `CACHEDIR.TAG` (cargo's target directories), are
 /// not copied; `keep` (paths relative to `src`) are neither copied nor
 /// removed. Files of `dst` that `src` no longer has are removed.
-pub fn sync_tree(
+pub(crate) fn sync_tree(
     src: &Path,
     dst: &Path,
     overrides: &std::collections::BTreeMap<PathBuf, Vec<u8>>,
@@ -209,7 +209,7 @@ fn remove_stale(
 /// Writes `content` unless the file already holds exactly that; the write
 /// goes through a temporary file, so a concurrent build never reads half a
 /// file. Returns whether it wrote.
-pub fn write_if_changed(path: &Path, content: &[u8]) -> io::Result<bool> {
+pub(crate) fn write_if_changed(path: &Path, content: &[u8]) -> io::Result<bool> {
     if let Ok(existing) = fs::read(path) {
         if existing == content {
             return Ok(false);

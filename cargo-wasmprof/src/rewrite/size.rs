@@ -21,11 +21,11 @@ use syn::{Attribute, Block, Expr, Ident, Item, Stmt};
 /// Default `--min-size`: about a dozen lines of ordinary code. On the
 /// `realworld` example (pulldown-cmark and miniz_oxide) it keeps 86 of 205
 /// functions and 15 % of the calls, every function with a loop among them.
-pub const DEFAULT_MIN_SIZE: usize = 40;
+pub(crate) const DEFAULT_MIN_SIZE: usize = 40;
 
 /// What the rewrite needs to know of a function body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Size {
+pub(crate) struct Size {
     /// Expressions and statements in the body.
     pub nodes: usize,
     /// It has a `loop`, `while` or `for`.
@@ -37,7 +37,7 @@ pub struct Size {
 
 impl Size {
     /// Measures the body of the function `name`.
-    pub fn measure(name: &Ident, body: &Block) -> Size {
+    pub(crate) fn measure(name: &Ident, body: &Block) -> Size {
         let mut counter = Counter {
             name,
             size: Size {
@@ -54,14 +54,14 @@ impl Size {
 
     /// Whether a guard is worth its cost here: the body can run long
     /// (a loop, recursion) or is at least `min_size` nodes.
-    pub fn worth_a_guard(&self, min_size: usize) -> bool {
+    pub(crate) fn worth_a_guard(&self, min_size: usize) -> bool {
         self.loops || self.recursive || self.nodes >= min_size
     }
 }
 
 /// Whether the host calls this function directly (`main`, an export): it is
 /// where the profile starts, so it is always instrumented, however small.
-pub fn is_entry(name: &Ident, attrs: &[Attribute]) -> bool {
+pub(crate) fn is_entry(name: &Ident, attrs: &[Attribute]) -> bool {
     name == "main"
         || attrs.iter().any(|attr| {
             let path = attr.path();

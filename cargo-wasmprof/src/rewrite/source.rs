@@ -9,7 +9,7 @@ use super::RewriteError;
 
 /// A source file as syn sees it: without the byte-order mark and the `#!`
 /// line that syn would drop, so that span offsets index `text[skip..]`.
-pub struct Source {
+pub(super) struct Source {
     pub path: PathBuf,
     pub text: String,
     /// Bytes before what syn parsed (a BOM, a shebang line's text).
@@ -17,7 +17,7 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn read(path: &Path) -> Result<Source, RewriteError> {
+    pub(super) fn read(path: &Path) -> Result<Source, RewriteError> {
         let text = std::fs::read_to_string(path).map_err(|error| RewriteError::Read {
             file: path.to_path_buf(),
             message: error.to_string(),
@@ -25,7 +25,7 @@ impl Source {
         Ok(Source::new(path, text))
     }
 
-    pub fn new(path: &Path, text: String) -> Source {
+    pub(super) fn new(path: &Path, text: String) -> Source {
         let mut skip = 0;
         if text.starts_with('\u{feff}') {
             skip = '\u{feff}'.len_utf8();
@@ -46,7 +46,7 @@ impl Source {
     }
 
     /// Parses the file; an error carries `file:line:column`.
-    pub fn parse(&self) -> Result<syn::File, RewriteError> {
+    pub(super) fn parse(&self) -> Result<syn::File, RewriteError> {
         syn::parse_str::<syn::File>(&self.text[self.skip..]).map_err(|error| {
             let start = error.span().start();
             RewriteError::Parse {
@@ -60,12 +60,12 @@ impl Source {
     }
 
     /// The byte offset in `text` where `span` starts.
-    pub fn offset(&self, span: Span) -> usize {
+    pub(super) fn offset(&self, span: Span) -> usize {
         self.skip + span.byte_range().start
     }
 
     /// The 1-based line of a byte offset.
-    pub fn line_of(&self, offset: usize) -> usize {
+    pub(super) fn line_of(&self, offset: usize) -> usize {
         self.text[..offset].matches('\n').count() + 1
     }
 }
@@ -73,7 +73,7 @@ impl Source {
 /// `text` with each `(start, end, replacement)` edit made: an insertion
 /// when `start == end`. No replacement contains a newline and none replaces
 /// one, so every line keeps its number.
-pub fn edit_all(text: &str, edits: &[(usize, usize, String)]) -> String {
+pub(crate) fn edit_all(text: &str, edits: &[(usize, usize, String)]) -> String {
     let mut sorted: Vec<&(usize, usize, String)> = edits.iter().collect();
     sorted.sort_by_key(|(start, end, _)| (*start, *end));
     let mut out = String::with_capacity(text.len() + edits.len() * 32);

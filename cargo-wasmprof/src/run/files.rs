@@ -10,14 +10,14 @@ use super::host::HostConfig;
 use crate::build::{self, BuiltModule};
 
 /// The host API every JavaScript host loads before the module.
-pub const HOST_API_JS: &str = include_str!("../host/host-api.js");
+pub(crate) const HOST_API_JS: &str = include_str!("../host/host-api.js");
 /// The wasm-bindgen-test driver, shared by Node and the page.
-pub const BINDGEN_TEST_JS: &str = include_str!("../host/bindgen-test.js");
+pub(crate) const BINDGEN_TEST_JS: &str = include_str!("../host/bindgen-test.js");
 
 /// A directory no other run uses, in this process or another: runs of the
 /// same package side by side, or one after another in a benchmark, cannot
 /// read or overwrite each other's files.
-pub fn new_run_dir(target_dir: &Path, module: &BuiltModule) -> PathBuf {
+pub(crate) fn new_run_dir(target_dir: &Path, module: &BuiltModule) -> PathBuf {
     static RUNS: AtomicU32 = AtomicU32::new(0);
     build::wasmprof_dir(target_dir)
         .join(
@@ -35,7 +35,7 @@ pub fn new_run_dir(target_dir: &Path, module: &BuiltModule) -> PathBuf {
 }
 
 /// Writes `text` to `path`, creating its directory.
-pub fn write(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("could not create {}", dir.display()))?;
@@ -46,7 +46,7 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
 /// Copies the module (with the JS wasm-bindgen generated beside it, and its
 /// `snippets/`) into `dest`, and points `config` at the copies: the next
 /// build of the same package rewrites the originals.
-pub fn copy_module_into(config: &mut HostConfig, dest: &Path) -> Result<()> {
+pub(crate) fn copy_module_into(config: &mut HostConfig, dest: &Path) -> Result<()> {
     std::fs::create_dir_all(dest)
         .with_context(|| format!("could not create {}", dest.display()))?;
     let source_dir = match &config.js {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::build::ModuleKind;
 
 /// A program that runs instrumented modules: Node or a browser.
-pub trait Host {
+pub(crate) trait Host {
     /// What the run is in, for status lines: `Node v20.20.2`.
     fn describe(&self) -> String;
 
@@ -217,21 +217,33 @@ impl std::fmt::Display for RunStatus {
 }
 
 impl HostResult {
+    /// A run under way in `host`, fine so far: the host fills in how it
+    /// ends.
+    pub fn started(host: String) -> HostResult {
+        HostResult {
+            status: RunStatus::Ok,
+            message: None,
+            exit_code: 0,
+            return_value: None,
+            host,
+            timer_resolution_nanos: None,
+            wall_nanos: 0,
+            program_nanos: 0,
+            snapshot: false,
+            snapshot_error: None,
+            pending_work: None,
+            harness_tests: Vec::new(),
+        }
+    }
+
     /// A run that ended before the host could say anything.
     pub fn failed(host: String, message: String, snapshot: bool) -> HostResult {
         HostResult {
             status: RunStatus::Error,
             message: Some(message),
             exit_code: 1,
-            return_value: None,
-            host,
-            timer_resolution_nanos: None,
-            wall_nanos: 0,
-            program_nanos: 0,
             snapshot,
-            snapshot_error: None,
-            pending_work: None,
-            harness_tests: Vec::new(),
+            ..HostResult::started(host)
         }
     }
 }
@@ -294,5 +306,50 @@ mod tests {
         }
         assert_eq!(RunStatus::from_report(Some("lost")), RunStatus::Error);
         assert_eq!(RunStatus::from_report(None), RunStatus::Error);
+    }
+
+    /// The host scripts' own tests (`host/tests/*.test.js`, under `node
+    /// --test`): node-host.js and host-api.js run against small modules
+    /// assembled in JavaScript, every ending of a run included, without
+    /// building any Rust to wasm. The statuses they may report are this
+    /// enum's, passed to them.
+    #[test]
+    fn the_host_scripts_pass_their_own_tests() {
+        use RunStatus::*;
+        let all = [Ok, Exit, Trap, Timeout, Error, Usage, Interrupted];
+        // A new status must be added above: this match stops compiling.
+        for status in all {
+            match status {
+                Ok | Exit | Trap | Timeout | Error | Usage | Interrupted => {}
+            }
+        }
+        let statuses: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/host/tests");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.to_string_lossy().ends_with(".test.js"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 2, "{files:?}");
+        let node = std::env::var_os("WASMPROF_NODE").unwrap_or_else(|| "node".into());
+        let output = std::process::Command::new(&node)
+            .arg("--test")
+            .args(&files)
+            .env("WASMPROF_RUN_STATUSES", statuses.join(","))
+            .output()
+            .unwrap_or_else(|e| panic!("Node.js is needed for the host scripts' tests ({node:?}: {e}); install it (apt-get install nodejs)"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "node --test failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        // Every test ran, and none was skipped.
+        assert!(
+            stdout.contains("\n# fail 0\n") && stdout.contains("\n# skipped 0\n"),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("\n# pass 0\n"), "{stdout}");
     }
 }

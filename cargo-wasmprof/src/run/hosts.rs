@@ -7,7 +7,7 @@ use super::host::Host;
 use super::options::{HostKind, HostOptions};
 
 /// Finds the host the flags ask for, before anything is built.
-pub fn select(kind: HostKind, args: &HostOptions) -> Result<Box<dyn Host>> {
+pub(crate) fn select(kind: HostKind, args: &HostOptions) -> Result<Box<dyn Host>> {
     Ok(match kind {
         HostKind::Node => Box::new(super::node::Node::locate(args)?),
         HostKind::Browser => Box::new(super::browser::Browser::locate(args)?),

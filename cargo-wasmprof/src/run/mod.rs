@@ -1,55 +1,52 @@
-//! `cargo wasmprof run`: build, run in a host, save the profile, summarise.
+//! `cargo wasmprof run`: build, run in a host, save the profile, summarise;
+//! a thin command over the engine (`engine.rs`) and the hosts behind the
+//! `Host` trait (`host.rs`).
 
 pub mod browser;
-pub mod files;
-pub mod host;
-pub mod hosts;
+pub(crate) mod engine;
+pub(crate) mod files;
+pub(crate) mod host;
+pub(crate) mod hosts;
 mod interrupt;
-pub mod node;
-pub mod options;
+pub(crate) mod node;
+pub(crate) mod options;
 mod rustc_names;
 mod serve;
-pub mod snapshot_to_profile;
-pub mod wasi;
+pub(crate) mod snapshot_to_profile;
+pub(crate) mod wasi;
 #[cfg(feature = "wasmtime")]
 mod wasmtime_host;
 #[cfg(feature = "wasmtime")]
 mod wasmtime_sampler;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
 use anyhow::{bail, Context, Result};
-use sha2::{Digest, Sha256};
-use wasmprof_core::snapshot::Snapshot;
 
-use crate::build::{self, BuiltModule, ModuleKind, Workspace};
-use crate::cli::{CargoArgs, RunArgs};
-use crate::profile;
-use crate::run::host::RunStatus;
+use crate::build::options::{BuildOptions, CargoOptions};
+use crate::build::{self, BuiltModule, Workspace};
+use crate::cli::RunArgs;
 use crate::terminal;
-use host::{Captured, Host, HostConfig, HostResult};
-use options::{HostKind, HostOptions};
-use snapshot_to_profile::RunContext;
-
-/// Without `--timeout` the run is bounded only by this (V8 needs a number).
-const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+use engine::{
+    entry_point, host_config, launch, run_context, sample_interval_micros, samples_by_default,
+    save_profile, seconds_or_millis,
+};
+use options::HostOptions;
 
 /// Runs the program and returns the exit status `cargo wasmprof` should end
 /// with: the program's own.
 pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
     let host_options = args.host.options();
-    one_package(&args.build.cargo, "run")?;
+    let build_options = args.build.options();
+    one_package(&build_options.cargo, "run")?;
     if args.serve {
         return serve::serve(args, workspace, command_line);
     }
     // Before the long build: is there a host at all, and can it run this?
-    let mut host = hosts::select(args.build.host, &host_options)?;
-    for unit in workspace.units(&args.build.cargo)? {
+    let mut host = hosts::select(build_options.host, &host_options)?;
+    for unit in workspace.units(&build_options.cargo)? {
         host.check_kind(unit.kind)?;
     }
-    let (module, entry) = build_module_for(args, &host_options, workspace, args.build.host)?;
-    let target_dir = workspace.target_dir(&args.build.cargo);
+    let (module, entry) = build_module_for(&build_options, &host_options, workspace)?;
+    let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, &host_options, &run_dir)?;
     if samples_by_default(&module, &host_options, host.as_ref()) {
@@ -92,327 +89,29 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     Ok(result.exit_code)
 }
 
-/// Builds the one module `run` runs, for `host`, and finds its entry point.
+/// Builds the one module `run` runs, for its host, and finds its entry
+/// point.
 fn build_module_for(
-    args: &RunArgs,
+    build: &BuildOptions,
     host_options: &HostOptions,
     workspace: &Workspace,
-    host: HostKind,
 ) -> Result<(BuiltModule, String)> {
-    let build_args = crate::cli::BuildArgs {
-        host,
+    let build = BuildOptions {
         // A hybrid profile's samples must see every instrumented call.
         sampled: host_options.sample,
-        ..args.build.clone()
+        ..build.clone()
     };
-    let module = build::build(&build_args, workspace)?
+    let module = build::build(&build, workspace)?
         .pop()
         .context("nothing was built")?;
     let entry = entry_point(&module, host_options)?;
     Ok((module, entry))
 }
 
-/// What the profile says about the run besides its measurements.
-fn run_context(module: &BuiltModule, command: Vec<String>, entry: String) -> Result<RunContext> {
-    Ok(RunContext {
-        package: module.unit.package.clone(),
-        module: module.wasm.display().to_string(),
-        module_sha256: sha256_hex(&module.wasm)?,
-        command,
-        entry,
-        small: module.small,
-    })
-}
-
 /// `run` and `bench` take one package.
-pub(crate) fn one_package(cargo: &CargoArgs, verb: &str) -> Result<()> {
+pub(crate) fn one_package(cargo: &CargoOptions, verb: &str) -> Result<()> {
     if cargo.workspace || cargo.package.len() > 1 {
         bail!("`cargo wasmprof {verb}` runs one package: choose it with -p NAME");
     }
     Ok(())
-}
-
-/// What the host script is told.
-pub(crate) fn host_config(
-    module: &BuiltModule,
-    host: &HostOptions,
-    run_dir: &Path,
-) -> Result<HostConfig> {
-    let wasi = match module.unit.kind {
-        ModuleKind::Wasi => wasi::config(host, &wasi::current_dir()?)?,
-        _ => Default::default(),
-    };
-    Ok(HostConfig {
-        kind: host::LoadAs::module(module.unit.kind),
-        wasm: module.wasm.clone(),
-        js: module.js.clone(),
-        invoke: host.invoke.clone(),
-        args: if host.invoke.is_some() {
-            host.args.clone()
-        } else {
-            Vec::new()
-        },
-        argv: std::iter::once(
-            module
-                .unit
-                .bin
-                .clone()
-                .unwrap_or_else(|| module.unit.package.clone()),
-        )
-        .chain(host.args.iter().cloned())
-        .collect(),
-        wasi,
-        timeout_ms: timeout_millis(host),
-        until_exit: host.until_exit,
-        sample_interval_micros: host.sample.then(|| sample_interval_micros(host)),
-        cpuprofile_out: run_dir.join("samples.cpuprofile"),
-        snapshot_out: run_dir.join("snapshot.bin"),
-        result_out: run_dir.join("result.json"),
-        test: None,
-        harness_tests: false,
-    })
-}
-
-/// `--sample-interval` in whole microseconds.
-pub(crate) fn sample_interval_micros(host: &HostOptions) -> u32 {
-    u32::try_from(host.sample_interval.as_micros())
-        .unwrap_or(u32::MAX)
-        .max(1)
-}
-
-/// Whether a run samples without being asked: a build timed by the host
-/// clock, in a host with a sampler, unless `--no-sample`, or Node was given
-/// a sampler of the user's own (`--node-arg=--cpu-prof`). The samples give
-/// the calls the clock found too short to time the time they took.
-fn samples_by_default(module: &BuiltModule, args: &HostOptions, host: &dyn Host) -> bool {
-    let own_sampler = args.node_arg.iter().any(|a| a.starts_with("--cpu-prof"));
-    module.instrument == Some(build::Instrument::Timed)
-        && !args.no_sample
-        && !own_sampler
-        && host.samples()
-}
-
-/// `--timeout` in milliseconds; a day stands for none.
-pub(crate) fn timeout_millis(host: &HostOptions) -> u64 {
-    host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64
-}
-
-/// Runs the module once. A run the host refused (a wrong `--invoke`) is an
-/// error; a program that failed is a result, with its status and message.
-/// With `capture`, the program's output comes back instead of reaching the
-/// terminal.
-pub(crate) fn launch(
-    host: &mut dyn Host,
-    config: &HostConfig,
-    run_dir: &Path,
-    capture: bool,
-) -> Result<(HostResult, Captured)> {
-    std::fs::create_dir_all(run_dir)
-        .with_context(|| format!("could not create {}", run_dir.display()))?;
-    let _ = std::fs::remove_file(&config.result_out);
-    let _ = std::fs::remove_file(&config.snapshot_out);
-    let _ = std::fs::remove_file(&config.cpuprofile_out);
-    let (result, captured) = host.run(config, run_dir, capture)?;
-    let result = result.unwrap_or_else(|| {
-        HostResult::failed(
-            host.describe(),
-            format!("{} ended without reporting a result", host.describe()),
-            config.snapshot_out.exists(),
-        )
-    });
-    if result.status == RunStatus::Usage {
-        let _ = std::fs::remove_dir_all(run_dir);
-        bail!(
-            "{}",
-            result
-                .message
-                .as_deref()
-                .unwrap_or("the host refused the run")
-        );
-    }
-    Ok((result, captured))
-}
-
-/// Writes the profile (if the module produced one) and prints the summary.
-pub(crate) fn save_profile(
-    module: &BuiltModule,
-    result: &HostResult,
-    snapshot_path: &Path,
-    samples_path: Option<&Path>,
-    target_dir: &Path,
-    context: RunContext,
-    top: usize,
-) -> Result<Option<PathBuf>> {
-    if module.instrument.is_none() {
-        // Nothing was instrumented, but the engine's samples are a profile.
-        if let Some(samples) = samples_path.filter(|p| p.exists()) {
-            let kept = profile::new_file_path(
-                &profile::profiles_dir(target_dir),
-                &module.unit.package,
-                "cpuprofile",
-            );
-            std::fs::copy(samples, &kept).with_context(|| {
-                format!("could not copy {} to {}", samples.display(), kept.display())
-            })?;
-            terminal::status(
-                "Samples",
-                &format!("{} (`cargo wasmprof report --input` it)", kept.display()),
-            );
-        }
-        return Ok(None);
-    }
-    if !result.snapshot {
-        match &result.snapshot_error {
-            Some(e) => terminal::warning(&format!("could not read the profile out of the module: {e}")),
-            None if !result.status.finished() => terminal::warning(&format!(
-                "no profile could be collected: {}",
-                result.message.as_deref().unwrap_or(result.status.as_str())
-            )),
-            None => terminal::warning(
-                "the module has no wasmprof data: no #[wasmprof::instrument] function was compiled in, \
-                 or the program failed before the module was loaded",
-            ),
-        }
-        return Ok(None);
-    }
-    let bytes = std::fs::read(snapshot_path)
-        .with_context(|| format!("could not read {}", snapshot_path.display()))?;
-    let snapshot = Snapshot::decode(&bytes).with_context(|| {
-        format!(
-            "the module's snapshot ({}) is unreadable",
-            snapshot_path.display()
-        )
-    })?;
-    let mut profile = snapshot_to_profile::to_profile(&snapshot, result, context);
-    let dir = profile::profiles_dir(target_dir);
-    let path = profile::new_profile_path(&dir, &module.unit.package);
-    let samples = samples_path.filter(|p| p.exists());
-    let samples_line = match samples {
-        Some(samples) => Some(keep_samples(samples, &path, &mut profile)?),
-        None => None,
-    };
-    profile::write_profile(&profile, &path)?;
-    let mut stderr = std::io::stderr().lock();
-    crate::report::write_summary(&profile, top, &mut stderr)?;
-    drop(stderr);
-    announce_profile(&path, profile.run.complete);
-    if let Some(line) = samples_line {
-        terminal::status("Samples", &line);
-    }
-    Ok(Some(path))
-}
-
-/// The status line naming a saved profile.
-pub(crate) fn announce_profile(path: &Path, complete: bool) {
-    terminal::status(
-        "Profile",
-        &format!(
-            "{}{} (`cargo wasmprof report` to read it)",
-            path.display(),
-            if complete { "" } else { ", incomplete" }
-        ),
-    );
-}
-
-/// Moves the engine's `.cpuprofile` beside the profile at `profile_path`
-/// (same name, `.cpuprofile`), records it in `profile`, and says what it
-/// holds.
-fn keep_samples(
-    samples: &Path,
-    profile_path: &Path,
-    profile: &mut profile::Profile,
-) -> Result<String> {
-    let name = profile_path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("profile.wasmprof.json")
-        .trim_end_matches(".wasmprof.json");
-    let kept = profile_path.with_file_name(format!("{name}.cpuprofile"));
-    std::fs::copy(samples, &kept)
-        .with_context(|| format!("could not copy {} to {}", samples.display(), kept.display()))?;
-    profile.run.samples_file = Some(kept.display().to_string());
-    let read = crate::input::read(&kept, &crate::sampled::Options::default());
-    Ok(match read {
-        Ok(input) => {
-            crate::sampled::apply_to_run(profile, &input.profile, &input.timeline);
-            let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
-            format!(
-                "{} ({count} samples{}; `cargo wasmprof report --input` it)",
-                kept.display(),
-                input
-                    .profile
-                    .timer
-                    .sample_interval_nanos
-                    .map(|i| format!(", every {} on average", crate::report::human_duration(i)))
-                    .unwrap_or_default()
-            )
-        }
-        Err(e) => format!("{} (unreadable: {e:#})", kept.display()),
-    })
-}
-
-/// How the module is entered, checked against what it exports.
-pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<String> {
-    let bytes = std::fs::read(&module.wasm)
-        .with_context(|| format!("could not read {}", module.wasm.display()))?;
-    let info = build::wasm_info::inspect(&bytes)?;
-    if let Some(page) = &args.page {
-        return Ok(format!("page {}", page.display()));
-    }
-    if let Some(name) = &args.invoke {
-        let exported = info.function_exports.iter().any(|e| e == name)
-            // wasm-bindgen may rename the raw export; its JS checks the name.
-            || module.unit.kind == ModuleKind::Bindgen;
-        if !exported {
-            bail!(
-                "--invoke {name}: the module exports no function of that name; exported functions: {}",
-                list_or_none(&info.function_exports)
-            );
-        }
-        return Ok(format!("invoke {name}"));
-    }
-    if !args.args.is_empty() && module.unit.kind != ModuleKind::Wasi {
-        bail!("arguments after -- go to --invoke's function or a binary's main; this library has neither");
-    }
-    match module.unit.kind {
-        ModuleKind::Wasi => Ok("main".into()),
-        ModuleKind::Bindgen => Ok("start".into()),
-        ModuleKind::Plain => bail!(
-            "{} is a library without a start function: name an exported function with --invoke NAME \
-             (exported functions: {})",
-            module.unit.package,
-            list_or_none(&info.function_exports)
-        ),
-    }
-}
-
-/// `12.345 ms` or `3.210 s`: enough digits to compare runs.
-pub(crate) fn seconds_or_millis(nanos: u64) -> String {
-    if nanos < 1_000_000_000 {
-        format!("{:.3} ms", nanos as f64 / 1e6)
-    } else {
-        format!("{:.3} s", nanos as f64 / 1e9)
-    }
-}
-
-fn list_or_none(names: &[String]) -> String {
-    let names: Vec<&str> = names
-        .iter()
-        .map(String::as_str)
-        .filter(|n| !n.starts_with("__"))
-        .collect();
-    if names.is_empty() {
-        "none".into()
-    } else {
-        names.join(", ")
-    }
-}
-
-pub(crate) fn sha256_hex(path: &Path) -> Result<String> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
-    Ok(Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
 }

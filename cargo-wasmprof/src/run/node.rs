@@ -18,7 +18,7 @@ const PROF_MODULE_JS: &str = "module.exports = globalThis.__wasmprofHostApi;\n";
 /// WASI preview 1 in `node:wasi` with `version: 'preview1'` needs Node 20.
 const MINIMUM_MAJOR: u32 = 20;
 
-pub struct Node {
+pub(crate) struct Node {
     pub exe: PathBuf,
     pub version: String,
     /// Extra flags for `node` itself (`--node-arg`).
@@ -48,7 +48,7 @@ const DEFAULT_NODE_ARGS: &[&str] = &[
 impl Node {
     /// `--node`, else `$WASMPROF_NODE`, else `node` on PATH, with the
     /// user's `--node-arg`s.
-    pub fn locate(args: &HostOptions) -> Result<Node> {
+    pub(crate) fn locate(args: &HostOptions) -> Result<Node> {
         let browser_only = [
             (args.browser.is_some(), "--browser"),
             (!args.browser_arg.is_empty(), "--browser-arg"),

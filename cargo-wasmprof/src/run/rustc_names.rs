@@ -23,7 +23,7 @@ const MARKER: &str = "::__wasmprof_here";
 
 /// The enclosing function's name for each marker slot of the module at
 /// `wasm`; empty when it has no names (stripped) or no markers.
-pub fn marker_names(wasm: &Path) -> Result<HashMap<u32, String>> {
+pub(super) fn marker_names(wasm: &Path) -> Result<HashMap<u32, String>> {
     let bytes = std::fs::read(wasm)?;
     let names = wasm_info::function_names(&bytes)?;
     let slots = wasm_info::table_slots(&bytes)?;
@@ -55,7 +55,7 @@ fn enclosing_function(marker: &str) -> Option<String> {
 /// Renames each function whose marker the module names. `markers[i]` is
 /// function `i`'s marker slot, and whether its name was given by hand: then
 /// the name stays, and rustc's is kept beside it to match sampled frames.
-pub fn rename(
+pub(super) fn rename(
     functions: &mut [Function],
     markers: &[(Option<u32>, bool)],
     names: &HashMap<u32, String>,
@@ -74,7 +74,7 @@ pub fn rename(
 
 /// Two different functions never share a printed name: where they would
 /// (a guessed name, or two versions of one crate), each gets its place.
-pub fn disambiguate(functions: &mut [Function]) {
+pub(super) fn disambiguate(functions: &mut [Function]) {
     let mut places: HashMap<String, Vec<(String, u32)>> = HashMap::new();
     for f in functions.iter() {
         let seen = places.entry(f.name.clone()).or_default();

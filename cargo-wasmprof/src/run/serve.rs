@@ -10,15 +10,21 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::browser::{new_token, page, server};
+use super::engine::{host_config, run_context, save_profile};
 use super::host::HostResult;
-use super::{build_module_for, files, host_config, interrupt, run_context, save_profile};
+use super::{build_module_for, files, interrupt};
+use crate::build::options::BuildOptions;
 use crate::build::{ModuleKind, Workspace};
 use crate::cli::RunArgs;
 use crate::run::host::RunStatus;
 use crate::run::options::HostKind;
 use crate::terminal;
 
-pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+pub(super) fn serve(
+    args: &RunArgs,
+    workspace: &Workspace,
+    command_line: Vec<String>,
+) -> Result<i32> {
     let host_options = args.host.options();
     if host_options.timeout.is_some() || host_options.until_exit || host_options.sample {
         terminal::warning(
@@ -26,14 +32,19 @@ pub fn serve(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -
              in a browser wasmprof does not drive",
         );
     }
-    let units = workspace.units(&args.build.cargo)?;
+    // The page is for a browser, whatever --host says.
+    let build_options = BuildOptions {
+        host: HostKind::Browser,
+        ..args.build.options()
+    };
+    let units = workspace.units(&build_options.cargo)?;
     if units.iter().any(|u| u.kind == ModuleKind::Wasi) {
         anyhow::bail!(
             "--serve serves a page, and a WASI binary cannot run in one: use --host node"
         );
     }
-    let (module, entry) = build_module_for(args, &host_options, workspace, HostKind::Browser)?;
-    let target_dir = workspace.target_dir(&args.build.cargo);
+    let (module, entry) = build_module_for(&build_options, &host_options, workspace)?;
+    let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, &host_options, &run_dir)?;
     files::copy_module_into(&mut config, &run_dir.join("module"))?;

@@ -3,7 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use wasmprof_core::snapshot::{Snapshot, Tier};
+use wasmprof_wire::{Snapshot, Tier};
 
 use super::host::HostResult;
 use super::rustc_names;
@@ -14,7 +14,7 @@ use crate::profile::{
 use crate::run::host::RunStatus;
 
 /// What the run was, independent of what it measured.
-pub struct RunContext {
+pub(crate) struct RunContext {
     pub package: String,
     pub module: String,
     pub module_sha256: String,
@@ -26,7 +26,7 @@ pub struct RunContext {
 
 /// Builds the profile. Frames still running when the snapshot was taken are
 /// marked open, and the run incomplete.
-pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
+pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
     const NANOS_PER_MS: f64 = 1e6;
     let open = open_nodes(snapshot);
     let functions = functions(snapshot, &context.module);
@@ -43,7 +43,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -
             calls: n.calls,
             inclusive_nanos: (inclusive_ms * NANOS_PER_MS).max(0.0),
             // Still running, or cut off the stack without returning.
-            open: open.contains(&index) || n.flags & wasmprof_core::snapshot::NEVER_RETURNED != 0,
+            open: open.contains(&index) || n.flags & wasmprof_wire::NEVER_RETURNED != 0,
             partly_timed: timing.partly_timed,
             sampled: timing.sampled,
             samples: 0,
@@ -192,7 +192,7 @@ fn open_nodes(snapshot: &Snapshot) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmprof_core::snapshot::{SnapshotFunction, SnapshotNode};
+    use wasmprof_wire::{SnapshotFunction, SnapshotNode};
 
     fn host(status: RunStatus) -> HostResult {
         HostResult {
@@ -268,7 +268,7 @@ mod tests {
             overflow: None,
             cap: 100,
             clock_cost: 0.0,
-            futures: vec![wasmprof_core::snapshot::SnapshotFuture {
+            futures: vec![wasmprof_wire::SnapshotFuture {
                 node: 2,
                 polls: 9,
                 completions: 2,

@@ -14,7 +14,7 @@ use crate::terminal;
 
 /// The preopens and environment the flags ask for, relative paths taken
 /// from `cwd`.
-pub fn config(args: &HostOptions, cwd: &Path) -> Result<WasiConfig> {
+pub(crate) fn config(args: &HostOptions, cwd: &Path) -> Result<WasiConfig> {
     let mut preopens = BTreeMap::new();
     if !args.no_default_dir {
         let here = cwd
@@ -61,7 +61,7 @@ pub fn config(args: &HostOptions, cwd: &Path) -> Result<WasiConfig> {
 }
 
 /// The current directory, for [`config`].
-pub fn current_dir() -> Result<PathBuf> {
+pub(crate) fn current_dir() -> Result<PathBuf> {
     std::env::current_dir().context("the current directory is not readable")
 }
 

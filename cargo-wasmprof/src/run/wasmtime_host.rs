@@ -27,7 +27,7 @@ const WASMTIME_VERSION: &str = "48.0.8";
 /// Output a captured run may print (a benchmark's).
 const CAPTURE_BYTES: usize = 64 << 20;
 
-pub struct Wasmtime {
+pub(super) struct Wasmtime {
     engine: Engine,
 }
 
@@ -43,7 +43,7 @@ struct State {
 }
 
 impl Wasmtime {
-    pub fn new() -> Result<Wasmtime> {
+    pub(super) fn new() -> Result<Wasmtime> {
         let mut config = Config::new();
         // `--timeout` interrupts even a loop that never calls out, and
         // `--sample` samples at each tick.
@@ -89,66 +89,12 @@ impl Host for Wasmtime {
                 MemoryOutputPipe::new(CAPTURE_BYTES),
             )
         });
-        let mut wasi = WasiCtxBuilder::new();
-        wasi.args(&config.argv);
-        for (name, value) in &config.wasi.env {
-            wasi.env(name, value);
-        }
-        for (guest, host) in &config.wasi.preopens {
-            wasi.preopened_dir(host, guest, FsPerms::ReadWrite)
-                .map_err(anyhow::Error::from)
-                .with_context(|| format!("could not preopen {}", host.display()))?;
-        }
-        match &outputs {
-            Some((stdout, stderr)) => {
-                wasi.stdout(stdout.clone()).stderr(stderr.clone());
-            }
-            None => {
-                wasi.inherit_stdio();
-            }
-        }
-        let mut store = Store::new(
+        let mut store = new_store(
             &self.engine,
-            State {
-                wasi: wasi.build_p1(),
-                started: Instant::now(),
-                exit_code: None,
-                samples: config.sample_interval_micros.map(|_| Samples::new()),
-                // Set again when the program starts: compiling it is not
-                // part of its time.
-                deadline: Instant::now() + Duration::from_millis(config.timeout_ms),
-            },
+            config,
+            wasi_context(config, outputs.as_ref())?,
         );
-        store.set_epoch_deadline(1);
-        if config.sample_interval_micros.is_some() {
-            store.epoch_deadline_callback(|mut context| {
-                if Instant::now() >= context.data().deadline {
-                    return Ok(wasmtime::UpdateDeadline::Interrupt);
-                }
-                let trace = wasmtime::WasmBacktrace::capture(&context);
-                if let Some(samples) = &mut context.data_mut().samples {
-                    samples.record(trace.frames().iter().rev().map(|frame| {
-                        (frame.func_index(), || match frame.func_name() {
-                            Some(name) => name.to_owned(),
-                            None => format!("wasm-function[{}]", frame.func_index()),
-                        })
-                    }));
-                }
-                Ok(wasmtime::UpdateDeadline::Continue(1))
-            });
-        }
-        let mut linker: Linker<State> = Linker::new(&self.engine);
-        p1::add_to_linker_sync(&mut linker, |state| &mut state.wasi)?;
-        linker.func_wrap("prof", "getTime", |caller: wasmtime::Caller<'_, State>| {
-            caller.data().started.elapsed().as_secs_f64() * 1e3
-        })?;
-        linker.func_wrap(
-            "prof",
-            "exit",
-            |mut caller: wasmtime::Caller<'_, State>, code: i32| {
-                caller.data_mut().exit_code.get_or_insert(code);
-            },
-        )?;
+        let linker = host_api(&self.engine)?;
         let module = Module::from_file(&self.engine, &config.wasm)
             .map_err(anyhow::Error::from)
             .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
@@ -159,64 +105,22 @@ impl Host for Wasmtime {
         if config.sample_interval_micros.is_some() {
             store.data_mut().samples = Some(Samples::new());
         }
-        // The timeout: one epoch tick ends the run, unless it ends first.
-        // With samples, a tick every interval, and the timeout is checked
-        // at each.
-        let (done, until) = mpsc::channel::<()>();
-        let engine = self.engine.clone();
-        let tick = match config.sample_interval_micros {
-            Some(micros) => Duration::from_micros(u64::from(micros)),
-            None => Duration::from_millis(config.timeout_ms),
-        };
-        let sampling = config.sample_interval_micros.is_some();
-        let ticker = std::thread::spawn(move || {
-            while let Err(mpsc::RecvTimeoutError::Timeout) = until.recv_timeout(tick) {
-                engine.increment_epoch();
-                if !sampling {
-                    break;
-                }
-            }
-        });
-
-        let mut result = HostResult {
-            status: RunStatus::Ok,
-            message: None,
-            exit_code: 0,
-            return_value: None,
-            host: self.describe(),
-            timer_resolution_nanos: Some(clock_resolution_nanos()),
-            wall_nanos: 0,
-            program_nanos: 0,
-            snapshot: false,
-            snapshot_error: None,
-            pending_work: None,
-            harness_tests: Vec::new(),
-        };
+        let ticker = Ticker::start(&self.engine, config);
+        let mut result = HostResult::started(self.describe());
+        result.timer_resolution_nanos = Some(clock_resolution_nanos());
         let instance = match linker.instantiate(&mut store, &module) {
             Ok(instance) => instance,
             Err(e) => {
-                let _ = done.send(());
-                let _ = ticker.join();
+                ticker.stop();
                 result.status = RunStatus::Usage;
                 result.message = Some(format!("wasmtime could not instantiate the module: {e:#}"));
                 return Ok((Some(result), Captured::default()));
             }
         };
         let program_started = Instant::now();
-        let outcome = match (&config.invoke, config.kind) {
-            (Some(name), _) => invoke(&mut store, &instance, name, &config.args),
-            (None, LoadAs::Wasi) => instance
-                .get_typed_func::<(), ()>(&mut store, "_start")
-                .and_then(|start| start.call(&mut store, ()))
-                .map(|()| None)
-                .map_err(anyhow::Error::from),
-            (None, kind) => Err(anyhow::Error::new(UsageError(format!(
-                "a {kind} module has no entry point: name one with --invoke"
-            )))),
-        };
+        let outcome = enter(&mut store, &instance, config);
         result.program_nanos = program_started.elapsed().as_nanos() as u64;
-        let _ = done.send(());
-        let _ = ticker.join();
+        ticker.stop();
         match outcome {
             Ok(value) => result.return_value = value,
             Err(error) => classify(&error, config.timeout_ms, &mut result)?,
@@ -227,29 +131,7 @@ impl Host for Wasmtime {
                 result.exit_code = code;
             }
         }
-        // The program is over, trapped or interrupted: the memory is still
-        // there to read, and nothing may interrupt or sample the call that
-        // reads it.
-        store.set_epoch_deadline(u64::MAX / 2);
-        store.epoch_deadline_callback(|_| Ok(wasmtime::UpdateDeadline::Continue(u64::MAX / 2)));
-        if let Some(samples) = store.data_mut().samples.take() {
-            let url = format!("file://{}", config.wasm.display());
-            std::fs::write(
-                &config.cpuprofile_out,
-                samples.to_cpuprofile(&url).to_string(),
-            )
-            .with_context(|| format!("could not write {}", config.cpuprofile_out.display()))?;
-        }
-        match pull_snapshot(&mut store, &instance) {
-            Ok(Some(bytes)) => {
-                std::fs::write(&config.snapshot_out, bytes).with_context(|| {
-                    format!("could not write {}", config.snapshot_out.display())
-                })?;
-                result.snapshot = true;
-            }
-            Ok(None) => {}
-            Err(e) => result.snapshot_error = Some(format!("{e:#}")),
-        }
+        save_what_it_left(&mut store, &instance, config, &mut result)?;
         result.wall_nanos = wall.elapsed().as_nanos() as u64;
         let captured = match outputs {
             Some((stdout, stderr)) => Captured {
@@ -260,6 +142,171 @@ impl Host for Wasmtime {
         };
         Ok((Some(result), captured))
     }
+}
+
+/// What the program may see: its arguments, environment and preopened
+/// directories, and its output, captured or the terminal's.
+fn wasi_context(
+    config: &HostConfig,
+    outputs: Option<&(MemoryOutputPipe, MemoryOutputPipe)>,
+) -> Result<WasiP1Ctx> {
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.args(&config.argv);
+    for (name, value) in &config.wasi.env {
+        wasi.env(name, value);
+    }
+    for (guest, host) in &config.wasi.preopens {
+        wasi.preopened_dir(host, guest, FsPerms::ReadWrite)
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("could not preopen {}", host.display()))?;
+    }
+    match outputs {
+        Some((stdout, stderr)) => {
+            wasi.stdout(stdout.clone()).stderr(stderr.clone());
+        }
+        None => {
+            wasi.inherit_stdio();
+        }
+    }
+    Ok(wasi.build_p1())
+}
+
+/// The store of one run. Each epoch tick checks the timeout and, when the
+/// run is sampled, records the stack.
+fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<State> {
+    let mut store = Store::new(
+        engine,
+        State {
+            wasi,
+            started: Instant::now(),
+            exit_code: None,
+            samples: config.sample_interval_micros.map(|_| Samples::new()),
+            // Set again when the program starts: compiling it is not
+            // part of its time.
+            deadline: Instant::now() + Duration::from_millis(config.timeout_ms),
+        },
+    );
+    store.set_epoch_deadline(1);
+    if config.sample_interval_micros.is_some() {
+        store.epoch_deadline_callback(|mut context| {
+            if Instant::now() >= context.data().deadline {
+                return Ok(wasmtime::UpdateDeadline::Interrupt);
+            }
+            let trace = wasmtime::WasmBacktrace::capture(&context);
+            if let Some(samples) = &mut context.data_mut().samples {
+                samples.record(trace.frames().iter().rev().map(|frame| {
+                    (frame.func_index(), || match frame.func_name() {
+                        Some(name) => name.to_owned(),
+                        None => format!("wasm-function[{}]", frame.func_index()),
+                    })
+                }));
+            }
+            Ok(wasmtime::UpdateDeadline::Continue(1))
+        });
+    }
+    store
+}
+
+/// WASI and the host API (module "prof": `getTime`, `exit`).
+fn host_api(engine: &Engine) -> Result<Linker<State>> {
+    let mut linker: Linker<State> = Linker::new(engine);
+    p1::add_to_linker_sync(&mut linker, |state| &mut state.wasi)?;
+    linker.func_wrap("prof", "getTime", |caller: wasmtime::Caller<'_, State>| {
+        caller.data().started.elapsed().as_secs_f64() * 1e3
+    })?;
+    linker.func_wrap(
+        "prof",
+        "exit",
+        |mut caller: wasmtime::Caller<'_, State>, code: i32| {
+            caller.data_mut().exit_code.get_or_insert(code);
+        },
+    )?;
+    Ok(linker)
+}
+
+/// The thread that ticks the engine's epoch: one tick at the timeout ends
+/// the run unless it ends first; with samples, a tick every interval, and
+/// the timeout is checked at each.
+struct Ticker {
+    done: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Ticker {
+    fn start(engine: &Engine, config: &HostConfig) -> Ticker {
+        let (done, until) = mpsc::channel::<()>();
+        let engine = engine.clone();
+        let tick = match config.sample_interval_micros {
+            Some(micros) => Duration::from_micros(u64::from(micros)),
+            None => Duration::from_millis(config.timeout_ms),
+        };
+        let sampling = config.sample_interval_micros.is_some();
+        let thread = std::thread::spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = until.recv_timeout(tick) {
+                engine.increment_epoch();
+                if !sampling {
+                    break;
+                }
+            }
+        });
+        Ticker { done, thread }
+    }
+
+    fn stop(self) {
+        let _ = self.done.send(());
+        let _ = self.thread.join();
+    }
+}
+
+/// Calls the entry point: `--invoke`'s function, or a WASI program's
+/// `_start`.
+fn enter(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+    config: &HostConfig,
+) -> Result<Option<serde_json::Value>> {
+    match (&config.invoke, config.kind) {
+        (Some(name), _) => invoke(store, instance, name, &config.args),
+        (None, LoadAs::Wasi) => instance
+            .get_typed_func::<(), ()>(&mut *store, "_start")
+            .and_then(|start| start.call(&mut *store, ()))
+            .map(|()| None)
+            .map_err(anyhow::Error::from),
+        (None, kind) => Err(anyhow::Error::new(UsageError(format!(
+            "a {kind} module has no entry point: name one with --invoke"
+        )))),
+    }
+}
+
+/// Writes the samples and the snapshot of a run that is over, trapped or
+/// interrupted: the memory is still there to read, and nothing may
+/// interrupt or sample the call that reads it.
+fn save_what_it_left(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+    config: &HostConfig,
+    result: &mut HostResult,
+) -> Result<()> {
+    store.set_epoch_deadline(u64::MAX / 2);
+    store.epoch_deadline_callback(|_| Ok(wasmtime::UpdateDeadline::Continue(u64::MAX / 2)));
+    if let Some(samples) = store.data_mut().samples.take() {
+        let url = format!("file://{}", config.wasm.display());
+        std::fs::write(
+            &config.cpuprofile_out,
+            samples.to_cpuprofile(&url).to_string(),
+        )
+        .with_context(|| format!("could not write {}", config.cpuprofile_out.display()))?;
+    }
+    match pull_snapshot(store, instance) {
+        Ok(Some(bytes)) => {
+            std::fs::write(&config.snapshot_out, bytes)
+                .with_context(|| format!("could not write {}", config.snapshot_out.display()))?;
+            result.snapshot = true;
+        }
+        Ok(None) => {}
+        Err(e) => result.snapshot_error = Some(format!("{e:#}")),
+    }
+    Ok(())
 }
 
 /// How the program failed: its own `exit`, the timeout, or a trap.

@@ -27,7 +27,7 @@ pub(crate) struct Samples {
 }
 
 impl Samples {
-    pub fn new() -> Samples {
+    pub(super) fn new() -> Samples {
         let now = Instant::now();
         Samples {
             started: now,
@@ -43,7 +43,7 @@ impl Samples {
     /// each a function's index, and its name, asked for only the first
     /// time the frame is seen on its path (a sample allocates nothing
     /// once its stack is known).
-    pub fn record<F: FnOnce() -> String>(
+    pub(super) fn record<F: FnOnce() -> String>(
         &mut self,
         outermost_first: impl IntoIterator<Item = (u32, F)>,
     ) {
@@ -68,7 +68,7 @@ impl Samples {
 
     /// The `.cpuprofile`, its wasm frames naming `module_url`. Times are
     /// microseconds from the sampler's start.
-    pub fn to_cpuprofile(&self, module_url: &str) -> Value {
+    pub(super) fn to_cpuprofile(&self, module_url: &str) -> Value {
         let frame = |name: &str, url: &str| {
             json!({
                 "functionName": name,

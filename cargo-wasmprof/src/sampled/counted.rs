@@ -26,7 +26,7 @@ pub(crate) struct CountedNodes {
 }
 
 impl CountedNodes {
-    pub fn new(profile: &Profile) -> CountedNodes {
+    pub(super) fn new(profile: &Profile) -> CountedNodes {
         let node_of = profile
             .nodes
             .iter()
@@ -42,7 +42,7 @@ impl CountedNodes {
 
     /// The node of the path `at` → `counted[0]` → `counted[1]` …, added as
     /// needed; `at` itself when `counted` is empty.
-    pub fn node(&mut self, profile: &mut Profile, at: usize, counted: &[usize]) -> usize {
+    pub(super) fn node(&mut self, profile: &mut Profile, at: usize, counted: &[usize]) -> usize {
         counted.iter().fold(at, |parent, &function| {
             *self.node_of.entry((parent, function)).or_insert_with(|| {
                 profile.nodes.push(Node {
@@ -58,7 +58,7 @@ impl CountedNodes {
     /// Takes the added nodes that ended with no time out again (a caller
     /// whose measured time its measured callees already fill leaves its
     /// counted callees none): they would be arcs without calls or time.
-    pub fn drop_empty(self, profile: &mut Profile) {
+    pub(super) fn drop_empty(self, profile: &mut Profile) {
         let first = self.first_added;
         let mut new_index: Vec<Option<usize>> = (0..profile.nodes.len()).map(Some).collect();
         let mut kept = first;

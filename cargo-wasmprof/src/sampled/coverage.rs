@@ -27,7 +27,7 @@ use crate::profile::{CoverageInfo, Profile};
 /// clock) that had calls too short to time the time `samples` (the
 /// engine's sampling profile of the same run, `timeline` its samples in
 /// time order) saw in them.
-pub fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]) {
+pub(crate) fn cover_untimed(profile: &mut Profile, samples: &Profile, timeline: &[Span]) {
     let mut counted = CountedNodes::new(profile);
     let (own, sampled) = sampled_times(profile, &mut counted, samples, timeline);
     let measured: Vec<f64> = profile.nodes.iter().map(|n| n.inclusive_nanos).collect();
@@ -440,7 +440,7 @@ mod tests {
                         "main",
                         "run",
                         "wasmprof_core::guard::enter_slow",
-                        "wasmprof_core::state::ThreadState::calibrate",
+                        "wasmprof_core::calibration::calibrate",
                         "wasm-to-js",
                     ],
                     13.0,

@@ -19,7 +19,7 @@ use crate::profile::Profile;
 /// The file's shape, as far as wasmprof reads it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CpuProfile {
+pub(crate) struct CpuProfile {
     pub nodes: Vec<CpuNode>,
     #[serde(default)]
     pub start_time: f64,
@@ -33,13 +33,13 @@ pub struct CpuProfile {
 
 /// `Profiler.stop`'s result.
 #[derive(Debug, Deserialize)]
-pub struct Wrapped {
+pub(crate) struct Wrapped {
     pub profile: CpuProfile,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CpuNode {
+pub(crate) struct CpuNode {
     pub id: u64,
     pub call_frame: CallFrame,
     #[serde(default)]
@@ -51,7 +51,7 @@ pub struct CpuNode {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CallFrame {
+pub(crate) struct CallFrame {
     #[serde(default)]
     pub function_name: String,
     #[serde(default)]
@@ -70,7 +70,7 @@ const MICROS: f64 = 1e3;
 
 /// The profile as a wasmprof [`Profile`]; what was wrong with the records
 /// is counted in `problems`.
-pub fn convert(
+pub(crate) fn convert(
     profile: &CpuProfile,
     source: &str,
     options: &Options,
@@ -88,8 +88,55 @@ pub fn convert(
             profile.nodes.len() - by_id.len(),
         );
     }
-    // Parent of every node, from `children` (or `parent`); a node claimed by
-    // two parents keeps the first, which also breaks cycles below.
+    let parent = parents(profile, &by_id, problems);
+    let mut tree = TreeBuilder::new(options.module_names.clone());
+    let placed = place_nodes(profile, &parent, &mut tree);
+    let timestamps = sample_times(profile, problems);
+    let (weights, interval) = weights(&timestamps, Some(profile.end_time));
+    let idle_name = "(idle)";
+    for ((sample, weight), at) in profile.samples[..timestamps.len()]
+        .iter()
+        .zip(weights)
+        .zip(&timestamps)
+    {
+        let Some(&index) = by_id.get(sample) else {
+            problems.add("samples that name no node (left out)", 1);
+            continue;
+        };
+        let Some(node) = placed[index] else {
+            problems.add("samples of nodes on a cycle of parents (left out)", 1);
+            continue;
+        };
+        if options.hide_idle && profile.nodes[index].call_frame.function_name == idle_name {
+            continue;
+        }
+        tree.add_sample(node, weight * MICROS, (at - profile.start_time) * MICROS);
+    }
+    let timeline = tree.take_timeline();
+    let (functions, nodes) = tree.finish();
+    let engine = format!(
+        "V8's sampler (.cpuprofile, {} samples)",
+        profile.samples.len()
+    );
+    let span = (profile.end_time - profile.start_time).max(0.0);
+    let profile = sampled_profile(
+        source,
+        &engine,
+        functions,
+        nodes,
+        span * MICROS,
+        interval.map(|i| i * MICROS),
+    );
+    (profile, timeline)
+}
+
+/// The parent of every node, from `children` (or `parent`); a node claimed
+/// by two parents keeps the first, which also breaks cycles below.
+fn parents(
+    profile: &CpuProfile,
+    by_id: &HashMap<u64, usize>,
+    problems: &mut Problems,
+) -> Vec<Option<usize>> {
     let mut parent: Vec<Option<usize>> = vec![None; profile.nodes.len()];
     for (index, node) in profile.nodes.iter().enumerate() {
         for child in &node.children {
@@ -108,17 +155,23 @@ pub fn convert(
             }
         }
     }
+    parent
+}
 
-    // Tree nodes in an order where parents come first: walk down from the
-    // nodes nobody claims. A cycle has no such start, so its nodes are never
-    // reached and their samples are counted as unplaced.
+/// Each node's place in the tree, parents first: walked down from the
+/// nodes nobody claims. A cycle has no such start, so its nodes are never
+/// reached (`None`) and their samples are counted as unplaced.
+fn place_nodes(
+    profile: &CpuProfile,
+    parent: &[Option<usize>],
+    tree: &mut TreeBuilder,
+) -> Vec<Option<usize>> {
     let mut kids: Vec<Vec<usize>> = vec![Vec::new(); profile.nodes.len()];
     for (index, p) in parent.iter().enumerate() {
         if let Some(p) = p {
             kids[*p].push(index);
         }
     }
-    let mut tree = TreeBuilder::new(options.module_names.clone());
     let mut placed: Vec<Option<usize>> = vec![None; profile.nodes.len()];
     let mut work: Vec<(usize, usize)> = Vec::new();
     for (index, p) in parent.iter().enumerate() {
@@ -144,7 +197,12 @@ pub fn convert(
             work.push((kid, at));
         }
     }
+    placed
+}
 
+/// When each sample was taken, from the deltas, kept within the profile;
+/// a delta that is not a number or longer than the profile is skipped.
+fn sample_times(profile: &CpuProfile, problems: &mut Problems) -> Vec<f64> {
     if profile.time_deltas.len() != profile.samples.len() {
         problems.add(
             "samples without a time delta, or deltas without a sample (left out)",
@@ -166,39 +224,5 @@ pub fn convert(
         }
         timestamps.push(at.clamp(profile.start_time, profile.end_time.max(profile.start_time)));
     }
-    let (weights, interval) = weights(&timestamps, Some(profile.end_time));
-    let idle_name = "(idle)";
-    for ((sample, weight), at) in profile.samples[..count]
-        .iter()
-        .zip(weights)
-        .zip(&timestamps)
-    {
-        let Some(&index) = by_id.get(sample) else {
-            problems.add("samples that name no node (left out)", 1);
-            continue;
-        };
-        let Some(node) = placed[index] else {
-            problems.add("samples of nodes on a cycle of parents (left out)", 1);
-            continue;
-        };
-        if options.hide_idle && profile.nodes[index].call_frame.function_name == idle_name {
-            continue;
-        }
-        tree.add_sample(node, weight * MICROS, (at - profile.start_time) * MICROS);
-    }
-    let timeline = tree.take_timeline();
-    let (functions, nodes) = tree.finish();
-    let engine = format!(
-        "V8's sampler (.cpuprofile, {} samples)",
-        profile.samples.len()
-    );
-    let profile = sampled_profile(
-        source,
-        &engine,
-        functions,
-        nodes,
-        span * MICROS,
-        interval.map(|i| i * MICROS),
-    );
-    (profile, timeline)
+    timestamps
 }

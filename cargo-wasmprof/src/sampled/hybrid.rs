@@ -38,7 +38,7 @@ const AMBIGUOUS: &str = "stacks without the frames of inlined calls that fit sev
 
 /// Puts the times of `samples` (a sampling profile of the same run) on
 /// `profile`'s nodes and makes it a hybrid profile.
-pub fn attribute(profile: &mut Profile, samples: &Profile) {
+pub(crate) fn attribute(profile: &mut Profile, samples: &Profile) {
     let matcher = TreeMatcher::new(profile);
     let sampled_self = samples.self_nanos();
     let mut placed = Vec::new();

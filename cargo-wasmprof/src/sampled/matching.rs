@@ -64,7 +64,7 @@ pub(crate) enum Placement {
 
 impl Placement {
     /// Whether the sample's time goes to a node of the tree.
-    pub fn is_placed(self) -> bool {
+    pub(super) fn is_placed(self) -> bool {
         !matches!(self, Placement::Outside | Placement::Runtime)
     }
 }
@@ -82,7 +82,7 @@ pub(crate) struct TreeMatcher<'a> {
 }
 
 impl<'a> TreeMatcher<'a> {
-    pub fn new(profile: &'a Profile) -> TreeMatcher<'a> {
+    pub(super) fn new(profile: &'a Profile) -> TreeMatcher<'a> {
         // Counted functions have no node: their frames are kept apart.
         let (counted, full): (Vec<_>, Vec<_>) = profile
             .functions
@@ -126,7 +126,7 @@ impl<'a> TreeMatcher<'a> {
 
     /// The node of the stack whose frames are named `names`, outermost
     /// first.
-    pub fn locate<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Located {
+    pub(super) fn locate<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Located {
         let names: Vec<&str> = names.into_iter().collect();
         if self.in_the_runtime(&names) {
             return Located {
@@ -264,7 +264,9 @@ impl<'a> TreeMatcher<'a> {
 
 /// Whether a frame is the profiler's runtime's own code.
 pub fn is_runtime(name: &str) -> bool {
-    name.contains("wasmprof_core::") || name.contains("wasmprof_rt::")
+    ["wasmprof_core::", "wasmprof_rt::", "wasmprof_wire::"]
+        .iter()
+        .any(|runtime| name.contains(runtime))
 }
 
 #[cfg(test)]
@@ -302,7 +304,7 @@ mod tests {
         let calibrating = [
             "main",
             "wasmprof_core::guard::enter_slow",
-            "wasmprof_core::state::ThreadState::calibrate",
+            "wasmprof_core::calibration::calibrate",
             "wasm-to-js",
             "getTime (host-api.js:40)",
         ];

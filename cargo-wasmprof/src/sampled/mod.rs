@@ -10,13 +10,13 @@
 //! counts are reported; a file of the wrong shape is an error naming it.
 
 mod counted;
-pub mod coverage;
+pub(crate) mod coverage;
 pub(crate) mod cpuprofile;
-pub mod hybrid;
+pub(crate) mod hybrid;
 mod matching;
 pub use matching::is_runtime;
 pub(crate) mod trace;
-pub mod tree;
+pub(crate) mod tree;
 
 use std::collections::BTreeMap;
 use std::path::Path;

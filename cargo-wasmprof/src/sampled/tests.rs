@@ -259,7 +259,12 @@ mod generated {
             assert!(crate::profile::validate(&input.profile).is_ok());
             let mut out = Vec::new();
             for format in [crate::report::Format::Gprof, crate::report::Format::Pprof] {
-                crate::report::render(&input.profile, format, &mut out).unwrap();
+                crate::report::render(
+                    &input.profile,
+                    &crate::report::RenderOptions::format(format),
+                    &mut out,
+                )
+                .unwrap();
             }
         }
     }

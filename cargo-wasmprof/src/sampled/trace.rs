@@ -12,7 +12,7 @@ use crate::profile::Profile;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Trace {
+pub(crate) struct Trace {
     #[serde(default)]
     pub resources: Vec<String>,
     pub frames: Vec<TraceFrame>,
@@ -22,7 +22,7 @@ pub struct Trace {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TraceFrame {
+pub(crate) struct TraceFrame {
     #[serde(default)]
     pub name: String,
     pub resource_id: Option<usize>,
@@ -32,28 +32,85 @@ pub struct TraceFrame {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TraceStack {
+pub(crate) struct TraceStack {
     pub frame_id: usize,
     pub parent_id: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TraceSample {
+pub(crate) struct TraceSample {
     pub timestamp: f64,
     pub stack_id: Option<usize>,
 }
 
 const MILLIS: f64 = 1e6;
 
-pub fn convert(
+pub(crate) fn convert(
     trace: &Trace,
     source: &str,
     options: &Options,
     problems: &mut Problems,
 ) -> (Profile, Vec<Span>) {
     let mut tree = TreeBuilder::new(options.module_names.clone());
-    let functions: Vec<Option<usize>> = trace
+    let mut stacks = Stacks {
+        trace,
+        functions: frame_functions(trace, &mut tree, problems),
+        node_of: vec![None; trace.stacks.len()],
+    };
+    let timestamps: Vec<f64> = trace.samples.iter().map(|s| s.timestamp).collect();
+    if timestamps.iter().any(|t| !t.is_finite()) {
+        problems.add("samples whose timestamp is not a number (left out)", 1);
+    }
+    // A trace has no end of its own: the last sample gets the mean interval.
+    let (weights, interval) = weights(&timestamps, None);
+    let idle = tree.function(&Frame {
+        name: "(idle)".into(),
+        url: String::new(),
+        line: -1,
+        column: -1,
+    });
+    for (sample, weight) in trace.samples.iter().zip(weights) {
+        if !sample.timestamp.is_finite() || !weight.is_finite() {
+            continue;
+        }
+        let node = match sample.stack_id {
+            None if options.hide_idle => continue,
+            None => tree.child(Profile::ROOT, idle),
+            Some(stack) => match stacks.resolve(stack, problems, &mut tree) {
+                Some(node) => node,
+                None => continue,
+            },
+        };
+        tree.add_sample(node, weight * MILLIS, sample.timestamp * MILLIS);
+    }
+    // From the first sample's start, as the profile's duration counts.
+    let mut timeline = tree.take_timeline();
+    if let Some(origin) = timeline.first().map(|s| s.start_nanos) {
+        for span in &mut timeline {
+            span.start_nanos -= origin;
+        }
+    }
+    let (functions, nodes) = tree.finish();
+    let engine = format!("JS Self-Profiling API ({} samples)", trace.samples.len());
+    let profile = sampled_profile(
+        source,
+        &engine,
+        functions,
+        nodes,
+        duration(&timestamps, interval) * MILLIS,
+        interval.map(|i| i * MILLIS),
+    );
+    (profile, timeline)
+}
+
+/// The function of every frame, its URL from the trace's resources.
+fn frame_functions(
+    trace: &Trace,
+    tree: &mut TreeBuilder,
+    problems: &mut Problems,
+) -> Vec<Option<usize>> {
+    trace
         .frames
         .iter()
         .map(|frame| {
@@ -75,100 +132,71 @@ pub fn convert(
                 column: frame.column.map_or(-1, |c| c - 1),
             }))
         })
-        .collect();
+        .collect()
+}
 
-    // The node of every stack, resolved outermost first; `None` while being
-    // resolved, so that a cycle of parents is found instead of followed.
-    let mut node_of: Vec<Option<Option<usize>>> = vec![None; trace.stacks.len()];
-    let mut resolve =
-        |stack: usize, problems: &mut Problems, tree: &mut TreeBuilder| -> Option<usize> {
-            let mut chain = Vec::new();
-            let mut at = Some(stack);
-            let mut base = Profile::ROOT;
-            while let Some(s) = at {
-                match node_of.get(s) {
-                    None => {
-                        problems.add("stacks naming no stack", 1);
-                        return None;
-                    }
-                    Some(Some(resolved)) => {
-                        base = (*resolved)?;
-                        break;
-                    }
-                    Some(None) => {}
-                }
-                if chain.contains(&s) || chain.len() > trace.stacks.len() {
-                    problems.add("stacks on a cycle of parents", 1);
+/// The trace's stacks, each resolved to its node once, outermost first.
+struct Stacks<'a> {
+    trace: &'a Trace,
+    functions: Vec<Option<usize>>,
+    /// `None` while being resolved, so that a cycle of parents is found
+    /// instead of followed; `Some(None)` for a stack that cannot be placed.
+    node_of: Vec<Option<Option<usize>>>,
+}
+
+impl Stacks<'_> {
+    fn resolve(
+        &mut self,
+        stack: usize,
+        problems: &mut Problems,
+        tree: &mut TreeBuilder,
+    ) -> Option<usize> {
+        let mut chain = Vec::new();
+        let mut at = Some(stack);
+        let mut base = Profile::ROOT;
+        while let Some(s) = at {
+            match self.node_of.get(s) {
+                None => {
+                    problems.add("stacks naming no stack", 1);
                     return None;
                 }
-                chain.push(s);
-                at = trace.stacks[s].parent_id;
+                Some(Some(resolved)) => {
+                    base = (*resolved)?;
+                    break;
+                }
+                Some(None) => {}
             }
-            for &s in chain.iter().rev() {
-                let function = match functions.get(trace.stacks[s].frame_id) {
-                    Some(Some(f)) => *f,
-                    _ => {
-                        problems.add("stacks naming no frame", 1);
-                        node_of[s] = Some(None);
-                        return None;
-                    }
-                };
-                base = tree.child(base, function);
-                node_of[s] = Some(Some(base));
+            if chain.contains(&s) || chain.len() > self.trace.stacks.len() {
+                problems.add("stacks on a cycle of parents", 1);
+                return None;
             }
-            Some(base)
-        };
-
-    let timestamps: Vec<f64> = trace.samples.iter().map(|s| s.timestamp).collect();
-    if timestamps.iter().any(|t| !t.is_finite()) {
-        problems.add("samples whose timestamp is not a number (left out)", 1);
-    }
-    // A trace has no end of its own: the last sample gets the mean interval.
-    let (weights, interval) = weights(&timestamps, None);
-    let idle = tree.function(&Frame {
-        name: "(idle)".into(),
-        url: String::new(),
-        line: -1,
-        column: -1,
-    });
-    for (sample, weight) in trace.samples.iter().zip(weights) {
-        if !sample.timestamp.is_finite() || !weight.is_finite() {
-            continue;
+            chain.push(s);
+            at = self.trace.stacks[s].parent_id;
         }
-        let node = match sample.stack_id {
-            None if options.hide_idle => continue,
-            None => tree.child(Profile::ROOT, idle),
-            Some(stack) => match resolve(stack, problems, &mut tree) {
-                Some(node) => node,
-                None => continue,
-            },
-        };
-        tree.add_sample(node, weight * MILLIS, sample.timestamp * MILLIS);
+        for &s in chain.iter().rev() {
+            let function = match self.functions.get(self.trace.stacks[s].frame_id) {
+                Some(Some(f)) => *f,
+                _ => {
+                    problems.add("stacks naming no frame", 1);
+                    self.node_of[s] = Some(None);
+                    return None;
+                }
+            };
+            base = tree.child(base, function);
+            self.node_of[s] = Some(Some(base));
+        }
+        Some(base)
     }
+}
+
+/// From the first sample to the end of the last (ms).
+fn duration(timestamps: &[f64], interval: Option<f64>) -> f64 {
     let finite = timestamps.iter().copied().filter(|t| t.is_finite());
     let first = finite.clone().fold(f64::INFINITY, f64::min);
     let last = finite.fold(f64::NEG_INFINITY, f64::max);
-    let duration = if first.is_finite() {
+    if first.is_finite() {
         last - first + interval.unwrap_or(0.0)
     } else {
         0.0
-    };
-    // From the first sample's start, as the profile's duration counts.
-    let mut timeline = tree.take_timeline();
-    if let Some(origin) = timeline.first().map(|s| s.start_nanos) {
-        for span in &mut timeline {
-            span.start_nanos -= origin;
-        }
     }
-    let (functions, nodes) = tree.finish();
-    let engine = format!("JS Self-Profiling API ({} samples)", trace.samples.len());
-    let profile = sampled_profile(
-        source,
-        &engine,
-        functions,
-        nodes,
-        duration * MILLIS,
-        interval.map(|i| i * MILLIS),
-    );
-    (profile, timeline)
 }

@@ -8,7 +8,7 @@ use crate::profile::{Function, Node, Profile};
 
 /// A frame as the engines write it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub name: String,
     /// The script or module URL; empty for the engine's pseudo-frames.
     pub url: String,
@@ -29,7 +29,7 @@ impl Frame {
     /// How reports name the frame: Rust names demangled without their hash,
     /// JavaScript functions with their script and line, the engine's
     /// pseudo-frames as they are.
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         if self.is_wasm() {
             return rust_name(&self.name);
         }
@@ -51,7 +51,7 @@ impl Frame {
 }
 
 /// `_ZN…E` and `_R…` demangled, `crate::f::h0123…` without its hash.
-pub fn rust_name(name: &str) -> String {
+pub(crate) fn rust_name(name: &str) -> String {
     if let Ok(demangled) = rustc_demangle::try_demangle(name) {
         return format!("{demangled:#}");
     }
@@ -65,7 +65,7 @@ pub fn rust_name(name: &str) -> String {
 
 /// The tree as it grows.
 #[derive(Default)]
-pub struct TreeBuilder {
+pub(crate) struct TreeBuilder {
     /// Names of `wasm-function[N]` frames: the `--module`'s, or those of a
     /// module a `file://` URL names, read once per URL.
     module_names: Option<HashMap<u32, String>>,
@@ -87,7 +87,7 @@ pub struct Span {
 }
 
 impl TreeBuilder {
-    pub fn new(module_names: Option<HashMap<u32, String>>) -> TreeBuilder {
+    pub(crate) fn new(module_names: Option<HashMap<u32, String>>) -> TreeBuilder {
         TreeBuilder {
             nodes: vec![Node::root()],
             module_names,
@@ -119,7 +119,7 @@ impl TreeBuilder {
     }
 
     /// The function of `frame`, added on first sight.
-    pub fn function(&mut self, frame: &Frame) -> usize {
+    pub(crate) fn function(&mut self, frame: &Frame) -> usize {
         if let Some(&id) = self.function_ids.get(frame) {
             return id;
         }
@@ -144,7 +144,7 @@ impl TreeBuilder {
     }
 
     /// The node for `function` called from `parent`, added on first sight.
-    pub fn child(&mut self, parent: usize, function: usize) -> usize {
+    pub(crate) fn child(&mut self, parent: usize, function: usize) -> usize {
         *self.children.entry((parent, function)).or_insert_with(|| {
             self.nodes.push(Node {
                 parent: Some(parent),
@@ -157,7 +157,7 @@ impl TreeBuilder {
 
     /// One sample of `weight_nanos` whose innermost frame is `node`,
     /// taken `end_nanos` after the profile started.
-    pub fn add_sample(&mut self, node: usize, weight_nanos: f64, start_nanos: f64) {
+    pub(crate) fn add_sample(&mut self, node: usize, weight_nanos: f64, start_nanos: f64) {
         self.timeline.push(Span {
             node,
             start_nanos,
@@ -169,14 +169,14 @@ impl TreeBuilder {
     }
 
     /// The samples in the order of time (what a flame chart draws).
-    pub fn take_timeline(&mut self) -> Vec<Span> {
+    pub(crate) fn take_timeline(&mut self) -> Vec<Span> {
         let mut timeline = std::mem::take(&mut self.timeline);
         timeline.sort_by(|a, b| a.start_nanos.total_cmp(&b.start_nanos));
         timeline
     }
 
     /// The functions and nodes, with each node's time made inclusive.
-    pub fn finish(mut self) -> (Vec<Function>, Vec<Node>) {
+    pub(crate) fn finish(mut self) -> (Vec<Function>, Vec<Node>) {
         // Parents come before their children, so one backward pass adds
         // every node's time into its parent after its own children's.
         for index in (1..self.nodes.len()).rev() {
@@ -198,7 +198,7 @@ impl TreeBuilder {
 /// the weight of every sample, in the order given, and the typical
 /// (median) interval; timestamps out of order are sorted first, as
 /// DevTools does.
-pub fn weights(timestamps: &[f64], end: Option<f64>) -> (Vec<f64>, Option<f64>) {
+pub(crate) fn weights(timestamps: &[f64], end: Option<f64>) -> (Vec<f64>, Option<f64>) {
     let interval = typical_gap(timestamps);
     let mut order: Vec<usize> = (0..timestamps.len()).collect();
     // The engines write them in order; only a file that is not pays for
@@ -244,7 +244,7 @@ fn typical_gap(timestamps: &[f64]) -> Option<f64> {
 }
 
 /// A profile of sampled stacks, with the run information a report prints.
-pub fn sampled_profile(
+pub(crate) fn sampled_profile(
     source: &str,
     engine: &str,
     functions: Vec<Function>,

@@ -20,7 +20,7 @@ use crate::run::{self as run_cmd};
 /// the ones cargo or a user may add for libtest, accepted and ignored).
 #[derive(Debug, Parser)]
 #[command(name = "wasm-bindgen-test", no_binary_name = true)]
-pub struct HarnessArgs {
+pub(crate) struct HarnessArgs {
     /// Run ignored tests too
     #[arg(long, conflicts_with = "ignored")]
     include_ignored: bool,
@@ -59,7 +59,7 @@ pub struct HarnessArgs {
 
 /// One test of the binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Test {
+pub(crate) struct Test {
     /// `module::test`, as the harness prints it.
     pub name: String,
     /// `__wbgt_…`.
@@ -69,7 +69,7 @@ pub struct Test {
 
 /// The binary's tests, from its exports: `__wbgt_{modifiers}_{crate::path}`,
 /// a `$` among the modifiers for `#[ignore]`.
-pub fn tests_of(info: &WasmInfo) -> Vec<Test> {
+pub(crate) fn tests_of(info: &WasmInfo) -> Vec<Test> {
     info.function_exports
         .iter()
         .filter_map(|export| {
@@ -86,7 +86,7 @@ pub fn tests_of(info: &WasmInfo) -> Vec<Test> {
 }
 
 /// The tests the arguments select, and how many they left out.
-pub fn select(tests: &[Test], args: &HarnessArgs) -> (Vec<Test>, usize) {
+pub(crate) fn select(tests: &[Test], args: &HarnessArgs) -> (Vec<Test>, usize) {
     let matches = |name: &str, pattern: &str| {
         if args.exact {
             name == pattern
@@ -115,7 +115,7 @@ pub fn select(tests: &[Test], args: &HarnessArgs) -> (Vec<Test>, usize) {
 /// Runs the binary's selected tests; `None` when there was nothing to run
 /// (`--list`, no test selected), the harness's line printed as the runner
 /// prints it.
-pub fn run(
+pub(crate) fn run(
     session: &Session,
     wasm: &Path,
     info: &WasmInfo,
@@ -172,7 +172,7 @@ pub fn run(
             session,
         )
     };
-    let (result, _) = run_cmd::launch(host.as_mut(), &config, run_dir, false)?;
+    let (result, _) = run_cmd::engine::launch(host.as_mut(), &config, run_dir, false)?;
     Ok(Some((result, config)))
 }
 

@@ -18,7 +18,7 @@ const HARNESS_PREFIX: &str = "__wasmprof_harness::";
 /// wasm-bindgen-test's, which drops the crate to look alike) as the rewrite
 /// names a test, in the crate `krate` of the test binary
 /// (`krate::tests::adds::case_1`).
-pub fn in_crate(names: &[Option<String>], krate: &str) -> Vec<Option<String>> {
+pub(super) fn in_crate(names: &[Option<String>], krate: &str) -> Vec<Option<String>> {
     (names.iter())
         .map(|name| name.as_ref().map(|name| format!("{krate}::{name}")))
         .collect()
@@ -30,7 +30,7 @@ pub fn in_crate(names: &[Option<String>], krate: &str) -> Vec<Option<String>> {
 /// is then recorded twice, one inside the other under one name: only the
 /// instrumented one, which the user wrote, is kept. `krate` names a test
 /// the list has no name for.
-pub fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) {
+pub(super) fn name_tests(profile: &mut Profile, names: &[Option<String>], krate: &str) {
     let mut harness = Vec::new();
     let mut ignored = Vec::new();
     // Tests the list has no name for: one still running at the end.

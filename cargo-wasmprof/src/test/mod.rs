@@ -8,20 +8,21 @@
 //! in a session directory; afterwards the profiles are merged, the tests
 //! found in them ([`results`]) and the slowest named.
 
-pub mod bindgen_test;
+pub(crate) mod bindgen_test;
 mod doctest;
 mod harness;
 mod results;
 pub mod runner;
-pub mod session;
+pub(crate) mod session;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use crate::build::options::{BuildOptions, Timer};
 use crate::build::{self, wasmprof_dir, Workspace};
-use crate::cli::{BuildArgs, TestArgs};
+use crate::cli::TestArgs;
 use crate::run::hosts;
 use crate::run::options::{HostKind, HostOptions};
 use crate::terminal;
@@ -33,7 +34,15 @@ const BINDGEN: &str = "wasm32-unknown-unknown";
 
 pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
     refuse_run_only_flags(args)?;
-    let packages = workspace.selected_packages(&args.cargo)?;
+    let build_args = BuildOptions {
+        cargo: args.cargo.options(),
+        timer: args.timer,
+        host: args.host.unwrap_or_default(),
+        max_nodes: args.max_nodes,
+        crate_wide: args.crate_wide.options(),
+        ..BuildOptions::default()
+    };
+    let packages = workspace.selected_packages(&build_args.cargo)?;
     let target = target_for(args, &packages)?;
     check_host_for_target(args.host, &target)?;
     // Before the long build: is the host there? (Node at least, without
@@ -44,16 +53,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         &host_options,
     )?);
     let root = workspace.metadata.workspace_root.as_std_path();
-    build::ensure_target(&target, root, args.cargo.offline)?;
-    let build_args = BuildArgs {
-        cargo: args.cargo.clone(),
-        timer: args.timer,
-        host: args.host.unwrap_or_default(),
-        no_instrument: false,
-        max_nodes: args.max_nodes,
-        crate_wide: args.crate_wide.clone(),
-        sampled: false,
-    };
+    build::ensure_target(&target, root, build_args.cargo.offline)?;
     let prepared = build::prepare(&build_args, workspace, &packages, true)?;
     let tests = prepared
         .shadow
@@ -68,7 +68,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     if tests.is_empty() && macro_tests == 0 {
         terminal::warning("no #[test] or #[wasm_bindgen_test] function was found to mark");
     }
-    let target_dir = workspace.target_dir(&args.cargo);
+    let target_dir = workspace.target_dir(&build_args.cargo);
     let session_dir = new_session_dir(&target_dir)?;
     let cwd = std::env::current_dir().context("the current directory is unreadable")?;
     let session = Session {
@@ -82,7 +82,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
             .join("+"),
         command: command_line.clone(),
         small: prepared.small,
-        offline: args.cargo.offline,
+        offline: build_args.cargo.offline,
         sample: build::instrument_mode(&build_args) == Some(build::Instrument::Timed)
             && !args.host_args.no_sample,
         copy_of: prepared
@@ -101,8 +101,8 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
             "{} for {target} ({})",
             session.package,
             match args.timer {
-                crate::cli::Timer::Host => "instrumented, timer host",
-                crate::cli::Timer::None | crate::cli::Timer::Floor => {
+                Timer::Host => "instrumented, timer host",
+                Timer::None | Timer::Floor => {
                     "instrumented, timer none: counts only"
                 }
             }
@@ -113,7 +113,11 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     let gathered = results::gather(&session_dir, &tests, &command_line)?;
     match gathered {
         Some(gathered) => {
-            results::save(&gathered, &target_dir, &session.package, args)?;
+            let save = results::SaveOptions {
+                top: args.top,
+                per_test: args.per_test,
+            };
+            results::save(&gathered, &target_dir, &session.package, &save)?;
         }
         None => terminal::warning(
             "no test binary left a profile (did the build fail, or did no test binary run?)",
@@ -240,7 +244,7 @@ fn manifest_to_test(args: &TestArgs, workspace: &Workspace, cwd: &Path) -> Resul
 /// `cargo test` with the runner, the instrumentation and the user's flags.
 fn cargo_test(
     args: &TestArgs,
-    build_args: &BuildArgs,
+    build_args: &BuildOptions,
     prepared: &build::Prepared,
     target: &str,
     manifest: &Path,
@@ -253,7 +257,7 @@ fn cargo_test(
         "wasmprof".to_owned(),
         "test-runner".to_owned(),
     ]);
-    let profile = build::profile_name(&args.cargo);
+    let profile = build::profile_name(&build_args.cargo);
     command
         .arg("test")
         .args(["--target", target])
@@ -266,7 +270,7 @@ fn cargo_test(
         // Names must survive into the module, whatever the profile says.
         .arg("--config")
         .arg(format!("profile.{profile}.strip=false"));
-    let c = &args.cargo;
+    let c = &build_args.cargo;
     for package in &c.package {
         command.args(["-p", package]);
     }

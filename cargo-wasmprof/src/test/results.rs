@@ -8,14 +8,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::cli::TestArgs;
 use crate::profile::{self, Function, Profile};
 use crate::report::human_duration;
 use crate::rewrite::Planned;
 use crate::terminal;
 
 /// The merged profile of a test run and the tests in it.
-pub struct Gathered {
+pub(super) struct Gathered {
     pub profile: Profile,
     pub tests: Vec<TestNode>,
     /// How many test binaries left a profile.
@@ -24,7 +23,7 @@ pub struct Gathered {
 
 /// One test's node.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TestNode {
+pub(super) struct TestNode {
     /// `crate::module::test`: the test binary's crate and the test's path,
     /// which is the name the harness prints after the crate's.
     pub name: String,
@@ -38,7 +37,7 @@ pub struct TestNode {
 }
 
 /// Reads and merges the profiles the runner left in `session_dir`.
-pub fn gather(
+pub(super) fn gather(
     session_dir: &Path,
     tests: &[Planned],
     command_line: &[String],
@@ -101,7 +100,7 @@ fn is_doctest(profile: &Profile) -> bool {
 }
 
 /// The root's children that are test functions.
-pub fn find_tests(profile: &Profile, tests: &[Planned]) -> Vec<TestNode> {
+pub(super) fn find_tests(profile: &Profile, tests: &[Planned]) -> Vec<TestNode> {
     // Marked by the runtime; the rewrite's list covers profiles of runtimes
     // before the mark.
     let is_test = |f: &Function| {
@@ -129,9 +128,22 @@ pub fn find_tests(profile: &Profile, tests: &[Planned]) -> Vec<TestNode> {
         .collect()
 }
 
+/// What to save of a test run, and how much of it to print.
+pub(super) struct SaveOptions {
+    /// How many of the slowest tests the summary lists.
+    pub(super) top: usize,
+    /// `--per-test`: a profile per test too.
+    pub(super) per_test: bool,
+}
+
 /// Writes the profile (and with `--per-test` one per test) and prints the
 /// summary.
-pub fn save(gathered: &Gathered, target_dir: &Path, package: &str, args: &TestArgs) -> Result<()> {
+pub(super) fn save(
+    gathered: &Gathered,
+    target_dir: &Path,
+    package: &str,
+    args: &SaveOptions,
+) -> Result<()> {
     let dir = profile::profiles_dir(target_dir);
     let path = profile::new_profile_path(&dir, package);
     profile::write_profile(&gathered.profile, &path)?;
@@ -143,7 +155,7 @@ pub fn save(gathered: &Gathered, target_dir: &Path, package: &str, args: &TestAr
     )?;
     stderr.write_all(slowest_tests(gathered, args.top).as_bytes())?;
     drop(stderr);
-    crate::run::announce_profile(&path, gathered.profile.run.complete);
+    crate::run::engine::announce_profile(&path, gathered.profile.run.complete);
     if args.per_test {
         let per_test_dir = path.with_file_name(format!(
             "{}.tests",
@@ -173,7 +185,7 @@ pub fn save(gathered: &Gathered, target_dir: &Path, package: &str, args: &TestAr
 
 /// The test list of the summary: the slowest `top`, and every test that
 /// did not return.
-pub fn slowest_tests(gathered: &Gathered, top: usize) -> String {
+pub(super) fn slowest_tests(gathered: &Gathered, top: usize) -> String {
     let tests = &gathered.tests;
     if tests.is_empty() {
         return "no test function was found in the profile\n".to_owned();
@@ -241,7 +253,7 @@ fn flag(test: &TestNode) -> &'static str {
 }
 
 /// `wordcount::tests::counts` → `wordcount-tests-counts`.
-pub fn file_name_of(test: &str) -> String {
+pub(super) fn file_name_of(test: &str) -> String {
     test.replace("::", "-")
         .chars()
         .map(|c| {
@@ -256,7 +268,7 @@ pub fn file_name_of(test: &str) -> String {
 
 /// The profile of one test: the root, the test's node and everything below
 /// it, with only the functions they name.
-pub fn subtree(profile: &Profile, top: usize) -> Profile {
+pub(super) fn subtree(profile: &Profile, top: usize) -> Profile {
     let mut keep: BTreeSet<usize> = BTreeSet::from([Profile::ROOT, top]);
     // A parent precedes its children, so one pass finds every descendant.
     for (index, node) in profile.nodes.iter().enumerate() {

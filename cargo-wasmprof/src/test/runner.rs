@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use wasmprof_core::snapshot::Snapshot;
+use wasmprof_wire::Snapshot;
 
 use super::bindgen_test;
 use super::doctest::Found;
@@ -95,7 +95,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
                 harness_tests: true,
                 ..test_config(LoadAs::Wasi, &wasm, &run_dir, &session)
             };
-            let (result, _) = run_cmd::launch(host.as_mut(), &config, &run_dir, false)?;
+            let (result, _) = run_cmd::engine::launch(host.as_mut(), &config, &run_dir, false)?;
             if result.status == RunStatus::Trap && !harness_args.iter().any(|a| a == "--nocapture")
             {
                 crate::terminal::note(&format!(
@@ -140,11 +140,11 @@ pub fn test_config(kind: LoadAs, wasm: &Path, run_dir: &Path, session: &Session)
         args: Vec::new(),
         argv: Vec::new(),
         wasi: Default::default(),
-        timeout_ms: run_cmd::timeout_millis(&session.host_args),
+        timeout_ms: run_cmd::engine::timeout_millis(&session.host_args),
         until_exit: false,
         sample_interval_micros: session
             .sample
-            .then(|| run_cmd::sample_interval_micros(&session.host_args)),
+            .then(|| run_cmd::engine::sample_interval_micros(&session.host_args)),
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
@@ -231,7 +231,7 @@ fn save(
     let context = RunContext {
         package: session.package.clone(),
         module: wasm.display().to_string(),
-        module_sha256: run_cmd::sha256_hex(wasm)?,
+        module_sha256: run_cmd::engine::sha256_hex(wasm)?,
         command: session.command.clone(),
         entry: format!("test binary {name}"),
         small: session.small,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::run::options::{HostKind, HostOptions};
 
 /// The variable naming the session file.
-pub const SESSION_VAR: &str = "WASMPROF_TEST_SESSION";
+pub(crate) const SESSION_VAR: &str = "WASMPROF_TEST_SESSION";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Session {

@@ -225,21 +225,3 @@ fn latency_includes_the_awaits_and_cpu_time_does_not() {
         assert!(cpu < 20.0, "cpu {cpu} ms beside 30 ms of waiting");
     });
 }
-
-#[test]
-fn the_median_is_exact_and_the_reservoir_bounded() {
-    let mut latency = Latency::default();
-    let mut random = Random::new(7);
-    for ms in [5.0, 1.0, 3.0] {
-        latency.record(ms, &mut random);
-    }
-    assert_eq!(
-        (latency.median(), latency.max, latency.count),
-        (3.0, 5.0, 3)
-    );
-    for i in 0..3 * LATENCIES_KEPT {
-        latency.record(i as f64, &mut random);
-    }
-    assert_eq!(latency.kept.len(), LATENCIES_KEPT);
-    assert_eq!(latency.count, 3 + 3 * LATENCIES_KEPT as u64);
-}

@@ -125,7 +125,7 @@ proptest! {
         // where it is measured): the times must hold together all the same.
         let checked = std::thread::spawn(move || {
             crate::state::with_thread(|thread| {
-                thread.calibrate();
+                crate::calibration::calibrate(thread);
                 thread.clock_cost *= misjudged;
             });
             for call in &program {

@@ -1,11 +1,13 @@
-//! Built and run by `tests/instrumented.rs` with `WASMPROF_INSTRUMENT=host`,
-//! so that every `#[wasmprof::instrument]` here really records calls.
+//! Built and tested by `tests/instrumented.rs` with
+//! `WASMPROF_INSTRUMENT=host`, so that every `#[wasmprof::instrument]` here
+//! really records calls: one test per behaviour of the attribute.
 //!
-//! It checks that the functions behave as written, that each call is
+//! The tests check that the functions behave as written, that each call is
 //! counted exactly under the right name, and that each function's line is
 //! the line of its `fn` — marked here by a `// next line: name` comment
-//! just above it. It also
-//! compiles and runs every UI pass test with instrumentation on.
+//! just above it. One test also runs every UI pass test with
+//! instrumentation on. Tests run one at a time, and each checks the
+//! difference between a snapshot before and one after what it calls.
 #![deny(warnings)]
 
 use std::collections::BTreeMap;
@@ -327,58 +329,35 @@ fn total_calls(snapshot: &Snapshot, name: &str) -> u64 {
         .sum()
 }
 
-struct Checks {
-    count: usize,
-    failures: Vec<String>,
-}
-
-impl Checks {
-    fn check(&mut self, ok: bool, what: String) {
-        self.count += 1;
-        if !ok {
-            self.failures.push(what);
-        }
-    }
-
-    fn equal<T: PartialEq + std::fmt::Debug>(&mut self, what: &str, got: T, want: T) {
-        let ok = got == want;
-        self.check(ok, format!("{what}: got {got:?}, want {want:?}"));
-    }
-
-    /// Runs `f` and checks how many calls it added on each path.
-    fn counts<R>(&mut self, what: &str, f: impl FnOnce() -> R, want: &[(&[&str], u64)]) -> R {
-        let before = take();
-        let result = f();
-        let after = take();
-        for (path, calls_wanted) in want {
-            let got = calls(&after, path) - calls(&before, path);
-            self.equal(&format!("{what}: calls of {path:?}"), got, *calls_wanted);
-        }
-        self.equal(
-            &format!("{what}: open path afterwards"),
-            after.open_path(),
-            Vec::<String>::new(),
-        );
-        result
-    }
-}
-
-fn main() {
+/// Runs `f` and checks how many calls it added on each path, and that no
+/// call is left open; returns what `f` returned.
+fn counts<R>(f: impl FnOnce() -> R, want: &[(&[&str], u64)]) -> R {
     assert!(wasmprof::ENABLED, "build with WASMPROF_INSTRUMENT=host");
-    let mut c = Checks {
-        count: 0,
-        failures: Vec::new(),
-    };
+    let before = take();
+    let result = f();
+    let after = take();
+    for (path, calls_wanted) in want {
+        let got = calls(&after, path) - calls(&before, path);
+        assert_eq!(got, *calls_wanted, "calls of {path:?}");
+    }
+    assert_eq!(after.open_path(), Vec::<String>::new(), "open path afterwards");
+    result
+}
 
-    let r = c.counts(
-        "free",
-        || [leaf(1), leaf(2), leaf(3)],
-        &[(&["fixture::leaf"], 3)],
-    );
-    c.equal("leaf results", r, [2, 3, 4]);
+#[test]
+fn instrumentation_is_on() {
+    assert!(wasmprof::ENABLED, "build with WASMPROF_INSTRUMENT=host");
+}
 
-    let r = c.counts(
-        "nested",
+#[test]
+fn a_free_function_is_counted_and_returns_what_it_returns() {
+    let r = counts(|| [leaf(1), leaf(2), leaf(3)], &[(&["fixture::leaf"], 3)]);
+    assert_eq!(r, [2, 3, 4]);
+}
+
+#[test]
+fn a_call_inside_another_is_under_it() {
+    let r = counts(
         outer,
         &[
             (&["fixture::outer"], 1),
@@ -386,31 +365,37 @@ fn main() {
             (&["fixture::leaf"], 0),
         ],
     );
-    c.equal("outer result", r, 15);
+    assert_eq!(r, 15);
+}
 
-    let r = c.counts(
-        "early return",
+#[test]
+fn an_early_return_ends_the_call() {
+    let r = counts(
         || (find(&[1, 20, 30]), find(&[1, 2])),
         &[
             (&["fixture::find"], 2),
             (&["fixture::find", "fixture::is_wanted"], 4),
         ],
     );
-    c.equal("find results", r, (Some(20), None));
+    assert_eq!(r, (Some(20), None));
+}
 
-    let r = c.counts(
-        "question mark",
+#[test]
+fn the_question_mark_ends_the_call() {
+    let r = counts(
         || (parse_all("1, 2, x, 4"), parse_all("5,6")),
         &[
             (&["fixture::parse_all"], 2),
             (&["fixture::parse_all", "fixture::parse_one"], 5),
         ],
     );
-    c.check(r.0.is_err(), format!("parse_all error: {:?}", r.0));
-    c.equal("parse_all ok", r.1, Ok(vec![5, 6]));
+    assert!(r.0.is_err(), "{:?}", r.0);
+    assert_eq!(r.1, Ok(vec![5, 6]));
+}
 
-    let r = c.counts(
-        "generic, one site for every instantiation",
+#[test]
+fn a_generic_function_has_one_site_for_every_instantiation() {
+    let r = counts(
         || {
             (
                 largest(&[1, 9, 3]).copied(),
@@ -420,25 +405,28 @@ fn main() {
         },
         &[(&["fixture::largest"], 3)],
     );
-    c.equal("largest results", r, (Some(9), Some("b"), None));
+    assert_eq!(r, (Some(9), Some("b"), None));
+}
 
+#[test]
+fn recursion_is_counted_at_every_depth() {
     let before = take();
     let r = fib(10);
     let after = take();
-    c.equal("fib result", r, 55);
-    c.equal(
-        "fib calls",
+    assert_eq!(r, 55);
+    assert_eq!(
         total_calls(&after, "fixture::fib") - total_calls(&before, "fixture::fib"),
-        177,
+        177
     );
-    c.equal(
-        "fib recursion depth 2",
-        calls(&after, &["fixture::fib", "fixture::fib"]),
-        2,
+    assert_eq!(
+        calls(&after, &["fixture::fib", "fixture::fib"]) - calls(&before, &["fixture::fib", "fixture::fib"]),
+        2
     );
+}
 
-    let r = c.counts(
-        "unwinding",
+#[test]
+fn a_panic_unwinding_through_a_call_ends_it() {
+    let r = counts(
         || {
             let hook = std::panic::take_hook();
             std::panic::set_hook(Box::new(|_| {}));
@@ -448,11 +436,13 @@ fn main() {
         },
         &[(&["fixture::may_panic"], 2)],
     );
-    c.equal("may_panic results", r, (true, 1));
+    assert_eq!(r, (true, 1));
+}
 
+#[test]
+fn renamed_reexported_unsafe_extern_and_impl_trait_functions_are_counted() {
     let x = 7;
-    let r = c.counts(
-        "arguments, unsafe, extern, inner attributes, impl Trait",
+    let r = counts(
         || {
             let adder = make_adder(10);
             (
@@ -475,10 +465,12 @@ fn main() {
             (&["fixture::make_adder"], 1),
         ],
     );
-    c.equal("misc results", r, (2, 3, 7, 6, 4, 23));
+    assert_eq!(r, (2, 3, 7, 6, 4, 23));
+}
 
-    let r = c.counts(
-        "methods",
+#[test]
+fn methods_of_every_receiver_are_named_by_their_type() {
+    let r = counts(
         || {
             let mut counter = Counter::new();
             counter.bump();
@@ -500,10 +492,12 @@ fn main() {
             (&["fixture::Counter::into_inner"], 1),
         ],
     );
-    c.equal("method results", r, (2, 2, 4, 5));
+    assert_eq!(r, (2, 2, 4, 5));
+}
 
-    let r = c.counts(
-        "impl block, generic type",
+#[test]
+fn an_impl_block_of_a_generic_type_is_instrumented_but_skip_and_const() {
+    let r = counts(
         || {
             let mut numbers = Stack::empty();
             numbers.push(1u32);
@@ -523,17 +517,28 @@ fn main() {
             (&["fixture::Stack::pop"], 2),
         ],
     );
-    c.equal("stack results", r, (Some(2), 1, Some("w".to_owned()), 64));
+    assert_eq!(r, (Some(2), 1, Some("w".to_owned()), 64));
+    let snapshot = take();
+    for skipped in ["fixture::Stack::len", "fixture::Stack::limit"] {
+        assert!(
+            !snapshot.functions.iter().any(|f| f.name == skipped),
+            "{skipped} should not be instrumented"
+        );
+    }
+}
 
-    let r = c.counts(
-        "blanket impl",
+#[test]
+fn a_blanket_impl_is_named_by_its_trait() {
+    let r = counts(
         || (1.print(), "a".print()),
         &[(&["fixture::Print::print"], 2)],
     );
-    c.equal("print results", r, ("<1>".to_owned(), "<a>".to_owned()));
+    assert_eq!(r, ("<1>".to_owned(), "<a>".to_owned()));
+}
 
-    let r = c.counts(
-        "module, trait impls and trait default methods",
+#[test]
+fn a_module_s_trait_impls_and_default_methods_are_instrumented() {
+    let r = counts(
         || {
             use shapes::Shape;
             let circle = shapes::Circle(1.0);
@@ -565,13 +570,23 @@ fn main() {
             (&["fixture::shapes::nested::deep"], 1),
         ],
     );
-    c.equal(
-        "shape results",
-        r,
-        ("area 3".to_owned(), "area 1".to_owned(), 5, 6),
-    );
+    assert_eq!(r, ("area 3".to_owned(), "area 1".to_owned(), 5, 6));
+    let snapshot = take();
+    for skipped in [
+        "fixture::shapes::skipped",
+        "fixture::not_instrumented",
+        "fixture::shapes::nested::not_instrumented",
+    ] {
+        assert!(
+            !snapshot.functions.iter().any(|f| f.name == skipped),
+            "{skipped} should not be instrumented"
+        );
+    }
+}
 
-    // The UI pass tests, with instrumentation on.
+/// The UI pass tests' `main`s, with instrumentation on; their panics are
+/// expected and kept quiet.
+fn run_the_ui_pass_tests() {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     pass_arguments::main();
@@ -585,9 +600,35 @@ fn main() {
     pass_methods::main();
     pass_unsafe_extern::main();
     std::panic::set_hook(hook);
+}
 
+/// Calls of a counted function, which has a counter and no node.
+fn counted_calls(snapshot: &Snapshot, name: &str) -> u64 {
+    snapshot
+        .functions
+        .iter()
+        .find(|f| f.name == name)
+        .map_or(0, |f| f.calls)
+}
+
+/// The polls, completions and cancellations of `name`'s futures.
+fn futures(snapshot: &Snapshot, name: &str) -> (u64, u64, u64) {
+    let function = snapshot.functions.iter().position(|f| f.name == name);
+    snapshot
+        .futures
+        .iter()
+        .filter(|f| Some(snapshot.nodes[f.node as usize].function as usize) == function)
+        .fold((0, 0, 0), |(p, c, x), f| {
+            (p + f.polls, c + f.completions, x + f.cancellations)
+        })
+}
+
+#[test]
+fn the_ui_pass_tests_run_instrumented_and_are_recorded() {
+    let before = take();
+    run_the_ui_pass_tests();
     let snapshot = take();
-    check_names_and_lines(&mut c, &snapshot);
+    assert_eq!(snapshot.open_path(), Vec::<String>::new(), "open path at the end");
     for expected in [
         "fixture::pass_arguments::custom",
         "fixture::pass_arguments::both",
@@ -609,24 +650,19 @@ fn main() {
         "fixture::pass_methods::Shape::loud_name",
         "fixture::pass_unsafe_extern::exported",
     ] {
-        c.check(
-            total_calls(&snapshot, expected) > 0,
-            format!("{expected} was not recorded"),
+        assert!(
+            total_calls(&snapshot, expected) > total_calls(&before, expected),
+            "{expected} was not recorded"
         );
     }
     for skipped in [
-        "fixture::Stack::len",
-        "fixture::Stack::limit",
-        "fixture::shapes::skipped",
-        "fixture::not_instrumented",
-        "fixture::shapes::nested::not_instrumented",
         "fixture::pass_blocks::Stack::len",
         "fixture::pass_blocks::shapes::skipped",
         "fixture::pass_blocks::shapes::skipped_module::untouched",
     ] {
-        c.check(
+        assert!(
             !snapshot.functions.iter().any(|f| f.name == skipped),
-            format!("{skipped} should not be instrumented"),
+            "{skipped} should not be instrumented"
         );
     }
     // Counted functions: exact calls, no node, named like the others.
@@ -636,15 +672,22 @@ fn main() {
         ("fixture::pass_count::Meter::make", 1),
         ("fixture::pass_count::Meter::default", 1),
     ] {
-        let function = snapshot.functions.iter().position(|f| f.name == name);
-        c.check(function.is_some(), format!("{name} was not recorded"));
-        if let Some(id) = function {
-            let f = &snapshot.functions[id];
-            c.equal(&format!("{name} tier"), f.tier, wasmprof::snapshot::Tier::Counted);
-            c.equal(&format!("{name} calls"), f.calls, want);
-            c.equal(&format!("{name} nodes"), total_calls(&snapshot, name), 0);
-        }
+        let function = snapshot.functions.iter().find(|f| f.name == name);
+        let function = function.unwrap_or_else(|| panic!("{name} was not recorded"));
+        assert_eq!(function.tier, wasmprof::snapshot::Tier::Counted, "{name} tier");
+        assert_eq!(
+            counted_calls(&snapshot, name) - counted_calls(&before, name),
+            want,
+            "{name} calls"
+        );
+        assert_eq!(total_calls(&snapshot, name), 0, "{name} nodes");
     }
+    let read = "fixture::pass_count::Meter::read";
+    assert_eq!(
+        total_calls(&snapshot, read) - total_calls(&before, read),
+        1,
+        "Meter::read, fully instrumented"
+    );
     // Async functions: a node per future created, under the caller, each
     // polled once (nothing in them waits) and completed.
     for (name, calls, is_async) in [
@@ -665,58 +708,56 @@ fn main() {
             Some(other) => format!("fixture::{other}"),
             None => format!("fixture::pass_async_fns::{name}"),
         };
-        c.equal(&format!("{name} calls"), total_calls(&snapshot, &name), calls);
-        let function = snapshot.functions.iter().position(|f| f.name == name);
-        c.equal(
-            &format!("{name} is async"),
-            function.map(|f| snapshot.functions[f].is_async),
-            Some(is_async),
+        assert_eq!(
+            total_calls(&snapshot, &name) - total_calls(&before, &name),
+            calls,
+            "{name} calls"
         );
-        let futures: Vec<_> = snapshot
-            .futures
-            .iter()
-            .filter(|f| Some(snapshot.nodes[f.node as usize].function as usize) == function)
-            .map(|f| (f.polls, f.completions, f.cancellations))
-            .collect();
-        let want = if is_async { vec![(calls, calls, 0)] } else { vec![] };
-        c.equal(&format!("{name} polls, completions, cancellations"), futures, want);
-    }
-    c.equal(
-        "Meter::read, fully instrumented",
-        total_calls(&snapshot, "fixture::pass_count::Meter::read"),
-        1,
-    );
-    c.equal(
-        "open path at the end",
-        snapshot.open_path(),
-        Vec::<String>::new(),
-    );
-
-    if c.failures.is_empty() {
-        println!("fixture: {} checks passed", c.count);
-    } else {
-        for failure in &c.failures {
-            eprintln!("FAILED {failure}");
-        }
-        eprintln!("fixture: {} of {} checks failed", c.failures.len(), c.count);
-        std::process::exit(1);
+        let function = snapshot.functions.iter().find(|f| f.name == name);
+        assert_eq!(function.map(|f| f.is_async), Some(is_async), "{name} is async");
+        let (polls, completions, cancellations) = futures(&snapshot, &name);
+        let (polls_before, completions_before, cancellations_before) = futures(&before, &name);
+        let want = if is_async { (calls, calls, 0) } else { (0, 0, 0) };
+        assert_eq!(
+            (
+                polls - polls_before,
+                completions - completions_before,
+                cancellations - cancellations_before
+            ),
+            want,
+            "{name} polls, completions, cancellations"
+        );
     }
 }
 
 /// Every recorded function's line is the line of its `fn` in its file;
 /// those of this file are exactly the lines marked by a `// next line: name`
-/// comment just above.
-fn check_names_and_lines(c: &mut Checks, snapshot: &Snapshot) {
+/// comment just above. Every function here is called first, in this test's
+/// thread, so that each is recorded.
+#[test]
+fn every_function_is_named_at_the_line_of_its_fn() {
+    a_free_function_is_counted_and_returns_what_it_returns();
+    a_call_inside_another_is_under_it();
+    an_early_return_ends_the_call();
+    the_question_mark_ends_the_call();
+    a_generic_function_has_one_site_for_every_instantiation();
+    recursion_is_counted_at_every_depth();
+    a_panic_unwinding_through_a_call_ends_it();
+    renamed_reexported_unsafe_extern_and_impl_trait_functions_are_counted();
+    methods_of_every_receiver_are_named_by_their_type();
+    an_impl_block_of_a_generic_type_is_instrumented_but_skip_and_const();
+    a_blanket_impl_is_named_by_its_trait();
+    a_module_s_trait_impls_and_default_methods_are_instrumented();
+    run_the_ui_pass_tests();
+    let snapshot = take();
+
     let this_file = include_str!("app.rs");
     let lines: Vec<&str> = this_file.lines().collect();
     let mut marked = BTreeMap::new();
     for (at, text) in lines.iter().enumerate() {
         if let Some(name) = text.trim_start().strip_prefix("// next line: ") {
             let next = lines.get(at + 1).copied().unwrap_or_default();
-            c.check(
-                next.contains("fn "),
-                format!("marker of {name} is not above a fn"),
-            );
+            assert!(next.contains("fn "), "marker of {name} is not above a fn");
             // Line numbers count from 1: the next line's index plus one.
             marked.insert(name.to_owned(), at as u32 + 2);
         }
@@ -731,16 +772,16 @@ fn check_names_and_lines(c: &mut Checks, snapshot: &Snapshot) {
             .lines()
             .nth(function.line as usize - 1)
             .unwrap_or_default();
-        c.check(
+        assert!(
             text.contains("fn "),
-            format!(
-                "{} at {}:{} is not on its `fn` line: {text:?}",
-                function.name, function.file, function.line
-            ),
+            "{} at {}:{} is not on its `fn` line: {text:?}",
+            function.name,
+            function.file,
+            function.line
         );
         if function.file.ends_with("app.rs") {
             seen.insert(function.name.clone(), function.line);
         }
     }
-    c.equal("functions of app.rs and their lines", seen, marked);
+    assert_eq!(seen, marked, "functions of app.rs and their lines");
 }

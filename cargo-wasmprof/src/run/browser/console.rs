@@ -10,18 +10,18 @@ use crate::run::host::Captured;
 
 /// Which stream a line goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
+pub(super) enum Stream {
     Stdout,
     Stderr,
 }
 
 /// Where relayed lines go: the terminal, or a capture for `bench`.
-pub struct Relay<'a> {
+pub(super) struct Relay<'a> {
     pub capture: Option<&'a mut Captured>,
 }
 
 impl Relay<'_> {
-    pub fn line(&mut self, stream: Stream, text: &str) {
+    pub(super) fn line(&mut self, stream: Stream, text: &str) {
         let mut line = text.to_owned();
         line.push('\n');
         match (&mut self.capture, stream) {
@@ -40,7 +40,7 @@ impl Relay<'_> {
 }
 
 /// A `Runtime.consoleAPICalled` event as a line, and its stream.
-pub fn console_call(params: &Value) -> (Stream, String) {
+pub(super) fn console_call(params: &Value) -> (Stream, String) {
     let kind = params["type"].as_str().unwrap_or("log");
     let args = params["args"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     let stream = match kind {
@@ -58,7 +58,7 @@ pub fn console_call(params: &Value) -> (Stream, String) {
 
 /// A `Runtime.exceptionThrown` event as a line: the exception's own
 /// description (message and stack) after the engine's `Uncaught`.
-pub fn exception(params: &Value) -> String {
+pub(super) fn exception(params: &Value) -> String {
     let details = &params["exceptionDetails"];
     let text = details["text"].as_str().unwrap_or("Uncaught");
     match details["exception"]["description"].as_str() {
@@ -71,12 +71,12 @@ pub fn exception(params: &Value) -> String {
 }
 
 /// Whether an uncaught exception is a WebAssembly trap.
-pub fn is_trap(params: &Value) -> bool {
+pub(super) fn is_trap(params: &Value) -> bool {
     params["exceptionDetails"]["exception"]["className"].as_str() == Some("RuntimeError")
 }
 
 /// A `Log.entryAdded` event (a failed load, a blocked request) as a line.
-pub fn log_entry(params: &Value) -> Option<String> {
+pub(super) fn log_entry(params: &Value) -> Option<String> {
     let entry = &params["entry"];
     if entry["level"].as_str() != Some("error") {
         return None;

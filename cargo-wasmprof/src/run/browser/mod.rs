@@ -3,10 +3,11 @@
 //! protocol. The page loads `host-api.js`, the same host API Node uses.
 
 pub mod cdp;
-pub mod chromium;
+pub(crate) mod chromium;
 mod console;
-pub mod page;
-pub mod server;
+pub(crate) mod page;
+mod page_message;
+pub(crate) mod server;
 mod session;
 
 use std::net::{IpAddr, Ipv4Addr};

@@ -27,14 +27,14 @@ export const setArcData = api.setArcData;\n\
 export const printResults = api.printResults;\n";
 
 /// The files ready to serve, and the path the browser opens first.
-pub struct ServedPage {
+pub(crate) struct ServedPage {
     pub files: ServedFiles,
     pub start_path: String,
 }
 
 /// Builds what one run serves: the module (already copied to
 /// `module_dir`) behind the generated page, or behind the user's page.
-pub fn served_page(
+pub(crate) fn served_page(
     config: &HostConfig,
     user_page: Option<&Path>,
     run_dir: &Path,

@@ -32,14 +32,14 @@ use anyhow::{Context, Result};
 use http::{Reply, Request};
 
 /// Where the page sends a profile.
-pub const UPLOAD_PATH: &str = "/__wasmprof/profile";
+pub(crate) const UPLOAD_PATH: &str = "/__wasmprof/profile";
 /// The header that carries the run's token.
-pub const TOKEN_HEADER: &str = "X-Wasmprof-Token";
+pub(crate) const TOKEN_HEADER: &str = "X-Wasmprof-Token";
 /// The largest profile accepted (a tree of a million nodes is about 40 MiB).
-pub const MAX_UPLOAD_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_UPLOAD_BYTES: u64 = 256 << 20;
 
 /// What a server serves.
-pub struct ServedFiles {
+pub(crate) struct ServedFiles {
     /// The directory files are served from.
     pub root: PathBuf,
     /// Files wasmprof generates, by URL path (`/__wasmprof/host-api.js`).
@@ -57,14 +57,14 @@ pub struct ServedFiles {
 
 /// The file to serve in place of a requested path (already checked to
 /// have no `..`), if this substitute claims it.
-pub struct Substitute(pub Box<SubstituteFn>);
+pub(crate) struct Substitute(pub Box<SubstituteFn>);
 
 /// See [`Substitute`].
-pub type SubstituteFn = dyn Fn(&str) -> Option<PathBuf> + Send + Sync;
+pub(crate) type SubstituteFn = dyn Fn(&str) -> Option<PathBuf> + Send + Sync;
 
 /// A profile the page sent back.
 #[derive(Debug)]
-pub struct Upload {
+pub(crate) struct Upload {
     pub path: PathBuf,
     /// The browser's `navigator.userAgent`, as the page reported it.
     pub user_agent: Option<String>,
@@ -73,14 +73,14 @@ pub struct Upload {
 }
 
 /// A running server; dropping it stops it.
-pub struct Server {
+pub(crate) struct Server {
     listener: http::Listener,
     pub uploads: Receiver<Upload>,
 }
 
 impl Server {
     /// Binds `ip` on a port the system chooses, and serves `files`.
-    pub fn start(ip: IpAddr, files: ServedFiles) -> Result<Server> {
+    pub(crate) fn start(ip: IpAddr, files: ServedFiles) -> Result<Server> {
         let root = files
             .root
             .canonicalize()
@@ -100,13 +100,8 @@ impl Server {
         Ok(Server { listener, uploads })
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.listener.addr()
-    }
-
-    /// `http://ADDR:PORT/`
-    pub fn url(&self) -> String {
-        format!("http://{}/", self.addr())
     }
 }
 
@@ -324,7 +319,7 @@ fn percent_decode(text: &str) -> Option<String> {
 
 /// Puts `snippet` first in the page's `<head>` (or first in the page if it
 /// has none), so the host API exists before any of the page's scripts.
-pub fn inject(html: &str, snippet: &str) -> String {
+pub(crate) fn inject(html: &str, snippet: &str) -> String {
     let lower = html.to_ascii_lowercase();
     let at = lower
         .find("<head")

@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 
 use super::cdp::{Event, DISCONNECTED};
 use super::console::{self, Relay, Stream};
+use super::page_message::{Exited, PageMessage, Settled};
 use super::Chromium;
 use crate::run::host::RunStatus;
 use crate::run::host::{Captured, HostConfig, HostResult};
@@ -92,9 +93,9 @@ fn pending_work(counts: &Value) -> Option<String> {
 #[derive(Debug)]
 enum End {
     /// The page reported the entry point's outcome and went quiet, or failed.
-    Settled(Value),
+    Settled(Settled),
     /// `wasmprof::exit(code)`.
-    Exit(Value),
+    Exit(Exited),
     Uncaught {
         message: String,
         trap: bool,
@@ -252,27 +253,15 @@ impl PageRun<'_> {
     /// How the run ended, as a host result (without the snapshot), with the
     /// clock resolution and program time the page reported, if it did.
     fn outcome(&self, end: &End) -> (HostResult, Option<f64>, Option<u64>) {
-        let mut result = HostResult {
-            status: RunStatus::Ok,
-            message: None,
-            exit_code: 0,
-            return_value: None,
-            host: self.host_name(),
-            timer_resolution_nanos: None,
-            wall_nanos: 0,
-            program_nanos: 0,
-            snapshot: false,
-            snapshot_error: None,
-            pending_work: None,
-            harness_tests: Vec::new(),
-        };
+        let mut result = HostResult::started(self.host_name());
         let mut fail = |status: RunStatus, exit_code: i32, message: String| {
             result.status = status;
             result.exit_code = exit_code;
             result.message = Some(message);
         };
         let report = match end {
-            End::Settled(report) | End::Exit(report) => Some(report),
+            End::Settled(settled) => Some(Ok(settled)),
+            End::Exit(exited) => Some(Err(exited)),
             End::Uncaught {
                 message,
                 trap: true,
@@ -321,28 +310,24 @@ impl PageRun<'_> {
                 None
             }
         };
-        let Some(report) = report else {
-            return (result, None, None);
+        let times = match report {
+            None => return (result, None, None),
+            Some(Err(exited)) => {
+                result.status = RunStatus::of_exit_code(exited.code);
+                result.exit_code = exited.code;
+                exited.times
+            }
+            Some(Ok(settled)) => {
+                result.status = settled.status;
+                result.exit_code = settled.exit_code;
+                result.message = settled.message.clone();
+                result.return_value = settled.return_value.clone().filter(|v| !v.is_null());
+                // A wasm-bindgen-test harness's tests, as the page saw them end.
+                result.harness_tests = settled.harness_tests.clone().unwrap_or_default();
+                settled.times
+            }
         };
-        result.return_value = report.get("returnValue").cloned().filter(|v| !v.is_null());
-        // A wasm-bindgen-test harness's tests, as the page saw them end.
-        result.harness_tests = (report.get("harnessTests").cloned())
-            .and_then(|names| serde_json::from_value(names).ok())
-            .unwrap_or_default();
-        if let End::Exit(_) = end {
-            let code = report["code"].as_i64().unwrap_or(0) as i32;
-            result.status = RunStatus::of_exit_code(code);
-            result.exit_code = code;
-        } else {
-            result.status = RunStatus::from_report(report["status"].as_str());
-            result.exit_code = report["exitCode"].as_i64().unwrap_or(1) as i32;
-            result.message = report["message"].as_str().map(str::to_owned);
-        }
-        (
-            result,
-            report["resolutionNanos"].as_f64(),
-            report["programNanos"].as_u64(),
-        )
+        (result, times.resolution_nanos, times.program_nanos)
     }
 
     /// Relays the page's events until the run is over, and says why it is.
@@ -355,7 +340,7 @@ impl PageRun<'_> {
         latest: &mut Latest,
     ) -> End {
         let cdp = &self.chromium.cdp;
-        let mut settled: Option<Value> = None;
+        let mut settled: Option<Settled> = None;
         let mut last_sign_of_life = Instant::now();
         let started = Instant::now();
         let mut next_pull = started + PULL_EVERY;
@@ -420,20 +405,21 @@ impl PageRun<'_> {
             match event.method.as_str() {
                 "Inspector.targetCrashed" => return End::Crashed,
                 "Runtime.bindingCalled" if event.params["name"] == REPORT_BINDING => {
-                    let report: Value = event.params["payload"]
+                    let message = event.params["payload"]
                         .as_str()
-                        .and_then(|p| serde_json::from_str(p).ok())
-                        .unwrap_or(Value::Null);
-                    match report["type"].as_str() {
-                        Some("exit") => return End::Exit(report),
-                        Some("settled") if report["status"] != "ok" => return End::Settled(report),
-                        Some("settled") => {
-                            settled = Some(report);
+                        .and_then(PageMessage::parse);
+                    match message {
+                        Some(PageMessage::Exit(exited)) => return End::Exit(exited),
+                        Some(PageMessage::Settled(failed)) if failed.status != RunStatus::Ok => {
+                            return End::Settled(failed)
+                        }
+                        Some(PageMessage::Settled(ok)) => {
+                            settled = Some(ok);
                             last_sign_of_life = Instant::now();
                         }
                         // Futures made progress: the program is at work.
-                        Some("futures") => last_sign_of_life = Instant::now(),
-                        _ => {}
+                        Some(PageMessage::Futures { .. }) => last_sign_of_life = Instant::now(),
+                        None => {}
                     }
                 }
                 "Runtime.exceptionThrown" => {

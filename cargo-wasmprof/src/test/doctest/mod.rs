@@ -21,7 +21,7 @@ const WRAPPER_PREFIX: &str = "_doctest_main_";
 
 /// The functions a doctest's module defines at its top, `rust_out::NAME`
 /// (its `main` left out), by their demangled names.
-pub fn defined_functions<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(super) fn defined_functions<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut defined: Vec<String> = names
         .into_iter()
         .filter_map(|mangled| {
@@ -37,7 +37,7 @@ pub fn defined_functions<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<St
 
 /// The place of a doctest with its own `main`, found among the package's
 /// doctests (see `own_main`): its file relative to the package and line.
-pub fn own_main_place(package_dir: &Path, defined: &[String]) -> Option<(String, u32)> {
+pub(super) fn own_main_place(package_dir: &Path, defined: &[String]) -> Option<(String, u32)> {
     own_main::find(package_dir, defined).map(|block| (block.file, block.line))
 }
 
@@ -45,7 +45,7 @@ pub fn own_main_place(package_dir: &Path, defined: &[String]) -> Option<(String,
 /// 2024), from the name its harness gave it (`src/lib.rs - double (line
 /// 9)`): the same `<doctest src/lib.rs (line 9)>` as a doctest run alone,
 /// its file made relative to the package by `relative`.
-pub fn harness_name(name: &str, relative: impl Fn(&str) -> String) -> String {
+pub(super) fn harness_name(name: &str, relative: impl Fn(&str) -> String) -> String {
     let place = name
         .strip_suffix(')')
         .and_then(|rest| rest.rsplit_once(" (line "))
@@ -63,7 +63,7 @@ pub fn harness_name(name: &str, relative: impl Fn(&str) -> String) -> String {
 /// `file`, named relative to the directory rustdoc compiled in (the
 /// workspace's, which the runner is not told), made relative to the
 /// package's: the shortest tail of it that is a file there.
-pub fn package_relative(file: &str, package_dir: &Path) -> String {
+pub(super) fn package_relative(file: &str, package_dir: &Path) -> String {
     let parts: Vec<&str> = file.split('/').collect();
     (0..parts.len())
         .map(|skip| parts[skip..].join("/"))
@@ -72,7 +72,7 @@ pub fn package_relative(file: &str, package_dir: &Path) -> String {
 }
 
 /// A doctest's binary: rustdoc's `rust_out` in a temporary directory.
-pub fn is_doctest_binary(module: &Path) -> bool {
+pub(super) fn is_doctest_binary(module: &Path) -> bool {
     module.file_stem().is_some_and(|stem| stem == "rust_out")
         && module
             .parent()
@@ -84,7 +84,7 @@ pub fn is_doctest_binary(module: &Path) -> bool {
 /// Where a doctest is: its file as the name section spells it (every
 /// character but letters and digits made `_`), and its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
+pub(super) struct Place {
     pub spelled_file: String,
     pub line: u32,
 }
@@ -92,7 +92,7 @@ pub struct Place {
 /// The doctest's place, read from the functions' (mangled) names; `None`
 /// when the doctest wrote its own `fn main` or an optimised build inlined
 /// rustdoc's wrapper away.
-pub fn place<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Place> {
+pub(super) fn place<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Place> {
     names.into_iter().find_map(|mangled| {
         let name = format!("{:#}", rustc_demangle::demangle(mangled));
         let wrapper = name.rsplit("::").next()?.strip_prefix(WRAPPER_PREFIX)?;
@@ -111,7 +111,7 @@ pub fn place<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Place> {
 /// The file under `root` whose path rustdoc spelled `spelled` (relative to
 /// the directory rustdoc ran in, which may be the workspace's above the
 /// package), or `None` when no file there is spelled so.
-pub fn find_file(root: &Path, spelled: &str) -> Option<String> {
+pub(super) fn find_file(root: &Path, spelled: &str) -> Option<String> {
     let mut files = Vec::new();
     source_files(root, root, 0, &mut files);
     let exact = files.iter().find(|f| spell(f) == spelled);
@@ -170,7 +170,7 @@ pub(super) fn source_files(root: &Path, dir: &Path, depth: usize, out: &mut Vec<
 
 /// What a doctest's binary holds, and so how its run is named.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub(super) enum Found {
     /// One doctest, at this file (relative to the package) and line.
     At(String, u32),
     /// One doctest whose place is unknown.
@@ -181,7 +181,7 @@ pub enum Found {
 }
 
 /// Whether the module is edition 2024's bundle of merged doctests.
-pub fn is_merged<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+pub(super) fn is_merged<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
     names.into_iter().any(|mangled| {
         format!("{:#}", rustc_demangle::demangle(mangled)).starts_with("doctest_bundle_")
     })
@@ -191,7 +191,7 @@ pub fn is_merged<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
 /// root, named as rustdoc names the doctest's place (`doctest src/lib.rs
 /// (line 5)`). Its time is the program's, as the host measured it around
 /// the run, so its own time is what the instrumented calls leave.
-pub fn make_test(profile: &mut Profile, krate: &str, found: &Found, program_nanos: u64) {
+pub(super) fn make_test(profile: &mut Profile, krate: &str, found: &Found, program_nanos: u64) {
     let (name, file, line) = match found {
         Found::At(file, line) => (
             format!("{krate}::<doctest {file} (line {line})>"),

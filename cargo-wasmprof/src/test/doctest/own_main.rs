@@ -11,7 +11,7 @@ use std::path::Path;
 /// A doctest found in a doc comment: its file, the line of its opening
 /// fence (rustdoc's `(line N)`) and its code, hidden lines included.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
+pub(super) struct Block {
     pub file: String,
     pub line: u32,
     pub code: String,
@@ -19,7 +19,7 @@ pub struct Block {
 
 /// The place of a doctest with its own `main`, given the names of the
 /// functions the doctest's module defines at its top (`rust_out::NAME`).
-pub fn find(package_dir: &Path, defined: &[String]) -> Option<Block> {
+pub(super) fn find(package_dir: &Path, defined: &[String]) -> Option<Block> {
     let mut files = Vec::new();
     super::source_files(package_dir, package_dir, 0, &mut files);
     let mut fitting = files
@@ -37,7 +37,7 @@ pub fn find(package_dir: &Path, defined: &[String]) -> Option<Block> {
 
 /// The doctests in `text`'s doc comments (`///` and `//!`) that rustdoc
 /// runs: Rust code blocks not marked `ignore`, `no_run` or `compile_fail`.
-pub fn runnable_blocks(file: &str, text: &str) -> Vec<Block> {
+pub(super) fn runnable_blocks(file: &str, text: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut open: Option<(Block, String, bool)> = None;
     for (index, line) in text.lines().enumerate() {

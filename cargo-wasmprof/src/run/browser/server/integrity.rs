@@ -14,7 +14,7 @@ use sha2::{Digest, Sha384};
 /// `html` with the `integrity` of every tag whose `href` or `src` is a
 /// replaced file (`replaced` gives the file served for a URL path) set to
 /// that file's hash.
-pub fn recompute(html: &str, replaced: impl Fn(&str) -> Option<PathBuf>) -> String {
+pub(super) fn recompute(html: &str, replaced: impl Fn(&str) -> Option<PathBuf>) -> String {
     let mut out = String::with_capacity(html.len());
     let mut rest = html;
     while let Some(start) = rest.find('<') {

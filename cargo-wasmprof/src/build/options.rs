@@ -1,0 +1,77 @@
+//! What a build is asked for, as plain data: the command line (`cli.rs`)
+//! fills it in from its flags, and `build`, `run`, `bench` and `test` pass
+//! it on. Nothing here knows clap.
+
+use std::path::PathBuf;
+
+use crate::run::options::HostKind;
+
+/// Which timer the instrumentation reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Timer {
+    /// The host's clock around every call: counts and times.
+    #[default]
+    Host,
+    /// No clock at all: exact counts only, the lowest overhead.
+    None,
+    /// A counter per function and nothing else, no call tree, no profile:
+    /// the floor `bench` measures every mode against.
+    Floor,
+}
+
+/// Cargo's own flags, forwarded as given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CargoOptions {
+    pub package: Vec<String>,
+    pub workspace: bool,
+    pub exclude: Vec<String>,
+    pub bin: Option<String>,
+    pub features: Vec<String>,
+    pub all_features: bool,
+    pub no_default_features: bool,
+    pub release: bool,
+    pub profile: Option<String>,
+    /// The WebAssembly target; `None` picks one per unit.
+    pub target: Option<String>,
+    pub target_dir: Option<PathBuf>,
+    pub manifest_path: Option<PathBuf>,
+    pub locked: bool,
+    pub offline: bool,
+    pub verbose: u8,
+    pub quiet: bool,
+}
+
+/// Which functions to instrument without annotations.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CrateWideOptions {
+    /// Every function of the selected packages.
+    pub instrument_all: bool,
+    /// These crates too (`NAME[@VERSION]`).
+    pub instrument_crate: Vec<String>,
+    /// Functions below this size are counted only (or left out).
+    pub min_size: Option<usize>,
+    /// Count the small functions (`Some(true)`) or leave them out
+    /// (`Some(false)`); `None` leaves it to the manifest, then counts them.
+    pub count_small: Option<bool>,
+    /// Keep counted functions out of line in sampled runs.
+    pub keep_counted_frames: bool,
+    pub exclude_path: Vec<String>,
+    pub include_path: Vec<String>,
+}
+
+/// One build of the selected packages to wasm.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    pub cargo: CargoOptions,
+    pub timer: Timer,
+    /// The host the bindings are made for.
+    pub host: HostKind,
+    /// A plain build, to compare with.
+    pub no_instrument: bool,
+    /// The call tree's capacity in distinct call paths.
+    pub max_nodes: Option<u32>,
+    pub crate_wide: CrateWideOptions,
+    /// The build's runs are sampled: instrumented functions stay out of
+    /// line for the engine's sampler, also without a clock.
+    pub sampled: bool,
+}

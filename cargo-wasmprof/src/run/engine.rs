@@ -1,0 +1,329 @@
+//! The engine under `run`, `serve`, `bench` and `test`: a built module
+//! given to a host (the config its script is told), launched, and what it
+//! left made into a saved profile with its summary.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+use wasmprof_wire::Snapshot;
+
+use super::host::{Captured, Host, HostConfig, HostResult, RunStatus};
+use super::options::HostOptions;
+use super::snapshot_to_profile::RunContext;
+use super::{host, snapshot_to_profile, wasi};
+use crate::build;
+use crate::build::{BuiltModule, ModuleKind};
+use crate::profile;
+use crate::terminal;
+
+/// Without `--timeout` the run is bounded only by this (V8 needs a number).
+const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// What the profile says about the run besides its measurements.
+pub(crate) fn run_context(
+    module: &BuiltModule,
+    command: Vec<String>,
+    entry: String,
+) -> Result<RunContext> {
+    Ok(RunContext {
+        package: module.unit.package.clone(),
+        module: module.wasm.display().to_string(),
+        module_sha256: sha256_hex(&module.wasm)?,
+        command,
+        entry,
+        small: module.small,
+    })
+}
+
+/// What the host script is told.
+pub(crate) fn host_config(
+    module: &BuiltModule,
+    host: &HostOptions,
+    run_dir: &Path,
+) -> Result<HostConfig> {
+    let wasi = match module.unit.kind {
+        ModuleKind::Wasi => wasi::config(host, &wasi::current_dir()?)?,
+        _ => Default::default(),
+    };
+    Ok(HostConfig {
+        kind: host::LoadAs::module(module.unit.kind),
+        wasm: module.wasm.clone(),
+        js: module.js.clone(),
+        invoke: host.invoke.clone(),
+        args: if host.invoke.is_some() {
+            host.args.clone()
+        } else {
+            Vec::new()
+        },
+        argv: std::iter::once(
+            module
+                .unit
+                .bin
+                .clone()
+                .unwrap_or_else(|| module.unit.package.clone()),
+        )
+        .chain(host.args.iter().cloned())
+        .collect(),
+        wasi,
+        timeout_ms: timeout_millis(host),
+        until_exit: host.until_exit,
+        sample_interval_micros: host.sample.then(|| sample_interval_micros(host)),
+        cpuprofile_out: run_dir.join("samples.cpuprofile"),
+        snapshot_out: run_dir.join("snapshot.bin"),
+        result_out: run_dir.join("result.json"),
+        test: None,
+        harness_tests: false,
+    })
+}
+
+/// `--sample-interval` in whole microseconds.
+pub(crate) fn sample_interval_micros(host: &HostOptions) -> u32 {
+    u32::try_from(host.sample_interval.as_micros())
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
+/// Whether a run samples without being asked: a build timed by the host
+/// clock, in a host with a sampler, unless `--no-sample`, or Node was given
+/// a sampler of the user's own (`--node-arg=--cpu-prof`). The samples give
+/// the calls the clock found too short to time the time they took.
+pub(crate) fn samples_by_default(
+    module: &BuiltModule,
+    args: &HostOptions,
+    host: &dyn Host,
+) -> bool {
+    let own_sampler = args.node_arg.iter().any(|a| a.starts_with("--cpu-prof"));
+    module.instrument == Some(build::Instrument::Timed)
+        && !args.no_sample
+        && !own_sampler
+        && host.samples()
+}
+
+/// `--timeout` in milliseconds; a day stands for none.
+pub(crate) fn timeout_millis(host: &HostOptions) -> u64 {
+    host.timeout.unwrap_or(NO_TIMEOUT).as_millis().max(1) as u64
+}
+
+/// Runs the module once. A run the host refused (a wrong `--invoke`) is an
+/// error; a program that failed is a result, with its status and message.
+/// With `capture`, the program's output comes back instead of reaching the
+/// terminal.
+pub(crate) fn launch(
+    host: &mut dyn Host,
+    config: &HostConfig,
+    run_dir: &Path,
+    capture: bool,
+) -> Result<(HostResult, Captured)> {
+    std::fs::create_dir_all(run_dir)
+        .with_context(|| format!("could not create {}", run_dir.display()))?;
+    let _ = std::fs::remove_file(&config.result_out);
+    let _ = std::fs::remove_file(&config.snapshot_out);
+    let _ = std::fs::remove_file(&config.cpuprofile_out);
+    let (result, captured) = host.run(config, run_dir, capture)?;
+    let result = result.unwrap_or_else(|| {
+        HostResult::failed(
+            host.describe(),
+            format!("{} ended without reporting a result", host.describe()),
+            config.snapshot_out.exists(),
+        )
+    });
+    if result.status == RunStatus::Usage {
+        let _ = std::fs::remove_dir_all(run_dir);
+        bail!(
+            "{}",
+            result
+                .message
+                .as_deref()
+                .unwrap_or("the host refused the run")
+        );
+    }
+    Ok((result, captured))
+}
+
+/// Writes the profile (if the module produced one) and prints the summary.
+pub(crate) fn save_profile(
+    module: &BuiltModule,
+    result: &HostResult,
+    snapshot_path: &Path,
+    samples_path: Option<&Path>,
+    target_dir: &Path,
+    context: RunContext,
+    top: usize,
+) -> Result<Option<PathBuf>> {
+    if module.instrument.is_none() {
+        // Nothing was instrumented, but the engine's samples are a profile.
+        if let Some(samples) = samples_path.filter(|p| p.exists()) {
+            let kept = profile::new_file_path(
+                &profile::profiles_dir(target_dir),
+                &module.unit.package,
+                "cpuprofile",
+            );
+            std::fs::copy(samples, &kept).with_context(|| {
+                format!("could not copy {} to {}", samples.display(), kept.display())
+            })?;
+            terminal::status(
+                "Samples",
+                &format!("{} (`cargo wasmprof report --input` it)", kept.display()),
+            );
+        }
+        return Ok(None);
+    }
+    if !result.snapshot {
+        match &result.snapshot_error {
+            Some(e) => terminal::warning(&format!("could not read the profile out of the module: {e}")),
+            None if !result.status.finished() => terminal::warning(&format!(
+                "no profile could be collected: {}",
+                result.message.as_deref().unwrap_or(result.status.as_str())
+            )),
+            None => terminal::warning(
+                "the module has no wasmprof data: no #[wasmprof::instrument] function was compiled in, \
+                 or the program failed before the module was loaded",
+            ),
+        }
+        return Ok(None);
+    }
+    let bytes = std::fs::read(snapshot_path)
+        .with_context(|| format!("could not read {}", snapshot_path.display()))?;
+    let snapshot = Snapshot::decode(&bytes).with_context(|| {
+        format!(
+            "the module's snapshot ({}) is unreadable",
+            snapshot_path.display()
+        )
+    })?;
+    let mut profile = snapshot_to_profile::to_profile(&snapshot, result, context);
+    let dir = profile::profiles_dir(target_dir);
+    let path = profile::new_profile_path(&dir, &module.unit.package);
+    let samples = samples_path.filter(|p| p.exists());
+    let samples_line = match samples {
+        Some(samples) => Some(keep_samples(samples, &path, &mut profile)?),
+        None => None,
+    };
+    profile::write_profile(&profile, &path)?;
+    let mut stderr = std::io::stderr().lock();
+    crate::report::write_summary(&profile, top, &mut stderr)?;
+    drop(stderr);
+    announce_profile(&path, profile.run.complete);
+    if let Some(line) = samples_line {
+        terminal::status("Samples", &line);
+    }
+    Ok(Some(path))
+}
+
+/// The status line naming a saved profile.
+pub(crate) fn announce_profile(path: &Path, complete: bool) {
+    terminal::status(
+        "Profile",
+        &format!(
+            "{}{} (`cargo wasmprof report` to read it)",
+            path.display(),
+            if complete { "" } else { ", incomplete" }
+        ),
+    );
+}
+
+/// Moves the engine's `.cpuprofile` beside the profile at `profile_path`
+/// (same name, `.cpuprofile`), records it in `profile`, and says what it
+/// holds.
+fn keep_samples(
+    samples: &Path,
+    profile_path: &Path,
+    profile: &mut profile::Profile,
+) -> Result<String> {
+    let name = profile_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("profile.wasmprof.json")
+        .trim_end_matches(".wasmprof.json");
+    let kept = profile_path.with_file_name(format!("{name}.cpuprofile"));
+    std::fs::copy(samples, &kept)
+        .with_context(|| format!("could not copy {} to {}", samples.display(), kept.display()))?;
+    profile.run.samples_file = Some(kept.display().to_string());
+    let read = crate::input::read(&kept, &crate::sampled::Options::default());
+    Ok(match read {
+        Ok(input) => {
+            crate::sampled::apply_to_run(profile, &input.profile, &input.timeline);
+            let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
+            format!(
+                "{} ({count} samples{}; `cargo wasmprof report --input` it)",
+                kept.display(),
+                input
+                    .profile
+                    .timer
+                    .sample_interval_nanos
+                    .map(|i| format!(", every {} on average", crate::report::human_duration(i)))
+                    .unwrap_or_default()
+            )
+        }
+        Err(e) => format!("{} (unreadable: {e:#})", kept.display()),
+    })
+}
+
+/// How the module is entered, checked against what it exports.
+pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<String> {
+    let bytes = std::fs::read(&module.wasm)
+        .with_context(|| format!("could not read {}", module.wasm.display()))?;
+    let info = build::wasm_info::inspect(&bytes)?;
+    if let Some(page) = &args.page {
+        return Ok(format!("page {}", page.display()));
+    }
+    if let Some(name) = &args.invoke {
+        let exported = info.function_exports.iter().any(|e| e == name)
+            // wasm-bindgen may rename the raw export; its JS checks the name.
+            || module.unit.kind == ModuleKind::Bindgen;
+        if !exported {
+            bail!(
+                "--invoke {name}: the module exports no function of that name; exported functions: {}",
+                list_or_none(&info.function_exports)
+            );
+        }
+        return Ok(format!("invoke {name}"));
+    }
+    if !args.args.is_empty() && module.unit.kind != ModuleKind::Wasi {
+        bail!("arguments after -- go to --invoke's function or a binary's main; this library has neither");
+    }
+    match module.unit.kind {
+        ModuleKind::Wasi => Ok("main".into()),
+        ModuleKind::Bindgen => Ok("start".into()),
+        ModuleKind::Plain => bail!(
+            "{} is a library without a start function: name an exported function with --invoke NAME \
+             (exported functions: {})",
+            module.unit.package,
+            list_or_none(&info.function_exports)
+        ),
+    }
+}
+
+/// `12.345 ms` or `3.210 s`: enough digits to compare runs.
+pub(crate) fn seconds_or_millis(nanos: u64) -> String {
+    if nanos < 1_000_000_000 {
+        format!("{:.3} ms", nanos as f64 / 1e6)
+    } else {
+        format!("{:.3} s", nanos as f64 / 1e9)
+    }
+}
+
+/// The exports a user could name, without the bindings' own (`__wbindgen_…`).
+fn list_or_none(names: &[String]) -> String {
+    let names: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with("__"))
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The module's SHA-256, in hex: the profile names exactly what ran.
+pub(crate) fn sha256_hex(path: &Path) -> Result<String> {
+    let bytes =
+        std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}

@@ -1,0 +1,691 @@
+//! The browser host end to end: the examples built for wasm-bindgen's web
+//! target, served from 127.0.0.1 and run in real headless Chromium, with
+//! exact counts (the same as in Node), the console relayed in order, the
+//! failure paths, and no Chromium left behind after any of them.
+
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+fn require_browser() {
+    assert!(
+        browser_available(),
+        "these tests need Chromium: `apt-get install chromium` (bash .ci/run does)"
+    );
+}
+
+/// Runs in the browser, and checks that nothing of the browser is left.
+fn in_browser(args: &[&str]) -> Run {
+    require_browser();
+    let mut all = vec!["run", "--host", "browser"];
+    all.extend_from_slice(args);
+    let (run, pid) = wasmprof_with_pid(&all);
+    assert_no_browser_left(pid);
+    run
+}
+
+#[test]
+fn recursion_counts_in_chromium_are_the_counts_in_node() {
+    let run = in_browser(&["-p", "fib", "--release"]);
+    run.assert_success();
+    assert!(run.stdout.contains("fib: sum = 1353000"), "{}", run.stdout);
+    let profile = run.profile();
+    assert!(profile.run.complete);
+    assert!(
+        profile.run.host.starts_with("chromium ") && profile.run.host.ends_with("(headless)"),
+        "{}",
+        profile.run.host
+    );
+    // Cross-origin isolated: 5 µs, not the 100 µs of an ordinary page.
+    let resolution = profile.timer.resolution_nanos.expect("a resolution");
+    assert!(resolution <= 20_000.0, "{resolution} ns");
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["fib::fib"], 200 + 4_378_000);
+    assert_eq!(calls["fib::is_even"], 10_200);
+    assert_eq!(calls["fib::is_odd"], 10_200);
+    assert_eq!(calls["fib::workload"], 1);
+    assert!(profile.nodes.iter().all(|n| !n.open));
+
+    // `report` reads it as it reads a Node profile.
+    let input = run.profile_path();
+    let report = wasmprof(&["report", "--input", input.to_str().unwrap()]);
+    report.assert_success();
+    assert!(report.stdout.contains("200+4378000"), "{}", report.stdout);
+    assert!(report.stdout.contains("chromium"), "{}", report.stdout);
+}
+
+#[test]
+fn a_web_app_that_draws_on_a_canvas_runs_in_the_browser_and_not_in_node() {
+    let run = in_browser(&["-p", "image-kernels", "--release"]);
+    let calls = assert_the_app_ran(&run);
+    for once in [
+        "image_kernels::draw_scene",
+        "image_kernels::grayscale",
+        "image_kernels::convolve",
+        "image_kernels::sobel",
+        "image_kernels::threshold",
+    ] {
+        assert_eq!(calls[once], 1, "{once}");
+    }
+    assert_eq!(
+        calls_of_path(
+            &run.profile(),
+            &["image_kernels::sobel", "image_kernels::convolve_at"]
+        ),
+        2 * 318 * 198
+    );
+
+    let node = wasmprof(&["run", "-p", "image-kernels", "--release"]);
+    assert_ne!(node.code(), Some(0), "{}", node.stderr);
+    assert!(node.stderr.contains("needs a browser"), "{}", node.stderr);
+}
+
+#[test]
+fn console_lines_reach_the_terminal_in_order_on_their_streams() {
+    let run = in_browser(&["-p", "image-kernels", "--release", "--invoke", "chatter"]);
+    run.assert_success();
+    assert!(run.stderr.contains("Returned 5"), "{}", run.stderr);
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("chatter"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(lines(&run.stdout), ["chatter 1 log", "chatter 2 info"]);
+    assert_eq!(
+        lines(&run.stderr),
+        ["chatter 3 warn", "chatter 4 error", "chatter 5 debug"]
+    );
+}
+
+#[test]
+fn a_panic_exits_101_with_its_message_and_keeps_the_profile() {
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "boom",
+        "--",
+        "4",
+    ]);
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("step 4 of 4 failed on purpose"),
+        "the panic hook's message is relayed:\n{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert_eq!(
+        calls_by_function(&profile)["image_kernels::checked_step"],
+        5
+    );
+    let open: Vec<&str> = profile
+        .nodes
+        .iter()
+        .filter(|n| n.open)
+        .map(|n| profile.functions[n.function.unwrap()].name.as_str())
+        .collect();
+    assert_eq!(open, ["image_kernels::checked_step"]);
+}
+
+#[test]
+fn a_plain_module_traps_and_its_counts_are_kept() {
+    let run = in_browser(&["-p", "faults", "--invoke", "panic_after", "--", "5"]);
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert!(run.stderr.contains("trap"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert_eq!(
+        calls_of_path(&profile, &["faults::steps", "faults::step"]),
+        6
+    );
+}
+
+#[test]
+fn a_hung_page_is_ended_by_the_timeout_with_its_profile() {
+    let started = Instant::now();
+    let run = in_browser(&["-p", "faults", "--invoke", "spin", "--timeout", "3s"]);
+    assert_eq!(run.code(), Some(124), "{}", run.stderr);
+    assert!(run.stderr.contains("timed out"), "{}", run.stderr);
+    assert!(started.elapsed() < Duration::from_secs(120));
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert!(calls_of_path(&profile, &["faults::forever", "faults::tick"]) > 1000);
+    assert!(profile.nodes.iter().any(|n| n.open));
+}
+
+#[test]
+fn a_run_ended_by_the_grace_period_with_frames_pending_says_so() {
+    // 10,000 frames take minutes; the page goes quiet at once, so the grace
+    // period ends the run with the next frame still requested.
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "animate",
+        "--timeout",
+        "60s",
+        "--",
+        "10000",
+        "3",
+    ]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("with 1 animation frame still pending"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--until-exit"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let reason = profile.run.incomplete_reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("1 animation frame"), "{reason}");
+    let frames = calls_by_function(&profile)["image_kernels::draw_frame"];
+    assert!((1..10_000).contains(&frames), "{frames} frames");
+}
+
+#[test]
+fn a_page_that_crashes_mid_run_keeps_the_profile_pulled_before() {
+    // The profile is pulled every second while the page runs; the page is
+    // crashed (the DevTools protocol's `Page.crash`) 2.5 s into 10,000
+    // frames that would take minutes.
+    require_browser();
+    let run = wasmprof_with_stdin(
+        &[
+            "run",
+            "--host",
+            "browser",
+            "-p",
+            "image-kernels",
+            "--release",
+            "--invoke",
+            "animate",
+            "--until-exit",
+            "--timeout",
+            "60s",
+            "--",
+            "10000",
+            "3",
+        ],
+        b"",
+        &[("WASMPROF_TEST_CRASH_PAGE_AFTER_MS", "2500")],
+    );
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("the page crashed"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the profile is the one pulled"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let frames = calls_by_function(&profile)["image_kernels::draw_frame"];
+    assert!((1..10_000).contains(&frames), "{frames} frames");
+}
+
+#[test]
+fn until_exit_waits_for_wasmprof_exit_through_animation_frames() {
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "animate",
+        "--until-exit",
+        "--timeout",
+        "60s",
+        "--",
+        "30",
+        "3",
+    ]);
+    assert_eq!(run.code(), Some(3), "{}", run.stderr);
+    let profile = run.profile();
+    assert_eq!(calls_by_function(&profile)["image_kernels::draw_frame"], 30);
+    // The exit came after the frame returned: nothing was cut off.
+    assert!(profile.nodes.iter().all(|n| !n.open));
+}
+
+#[test]
+fn the_users_own_page_loads_the_instrumented_module() {
+    let page = examples_dir().join("image-kernels").join("www");
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--page",
+        page.to_str().unwrap(),
+    ]);
+    assert_the_app_ran(&run);
+}
+
+/// The image-kernels app ran to its end with its exact counts; the calls
+/// of each function.
+fn assert_the_app_ran(run: &Run) -> std::collections::BTreeMap<String, u64> {
+    run.assert_success();
+    assert!(
+        run.stdout.contains("image-kernels: 64000 pixels"),
+        "{}",
+        run.stdout
+    );
+    let calls = calls_by_function(&run.profile());
+    // 320 × 200 pixels; 318 × 198 interior pixels, three kernels each.
+    assert_eq!(calls["image_kernels::luminance"], 64_000);
+    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+    calls
+}
+
+#[test]
+fn a_wasi_binary_or_a_missing_browser_is_refused_before_building() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--host", "browser"]);
+    assert_ne!(run.code(), Some(0));
+    assert!(run.stderr.contains("WASI"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "fib",
+        "--host",
+        "browser",
+        "--browser",
+        "/nonexistent/chromium",
+    ]);
+    assert_ne!(run.code(), Some(0));
+    assert!(
+        run.stderr.contains("apt-get install chromium"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+
+    let run = wasmprof(&["run", "-p", "fib", "--browser-arg=--foo"]);
+    assert_ne!(run.code(), Some(0));
+    assert!(run.stderr.contains("--host browser"), "{}", run.stderr);
+}
+
+#[test]
+fn runs_side_by_side_share_no_directory_port_or_profile() {
+    require_browser();
+    let children: Vec<_> = [
+        &["run", "-p", "fib", "--release", "--host", "browser"][..],
+        &["run", "-p", "fib", "--release", "--host", "browser"][..],
+        &["run", "-p", "fib", "--release"][..],
+    ]
+    .iter()
+    .map(|args| spawn_wasmprof(args))
+    .collect();
+    let mut profiles = Vec::new();
+    for child in children {
+        let pid = child.id();
+        let run = Run::from_output(child.wait_with_output().unwrap());
+        run.assert_success();
+        assert_eq!(calls_by_function(&run.profile())["fib::fib"], 4_378_200);
+        profiles.push(run.profile_path());
+        assert_no_browser_left(pid);
+    }
+    profiles.sort();
+    profiles.dedup();
+    assert_eq!(profiles.len(), 3, "{profiles:?}");
+}
+
+/// `faults::spin` (a loop that never ends) running in a browser for two
+/// seconds: the child and its process id.
+fn spinning_in_the_browser() -> (std::process::Child, u32) {
+    require_browser();
+    let child = spawn_wasmprof(&[
+        "run",
+        "-p",
+        "faults",
+        "--host",
+        "browser",
+        "--invoke",
+        "spin",
+        "--timeout",
+        "5m",
+    ]);
+    let pid = child.id();
+    // A renderer, not just a browser process: until Debian's launcher
+    // script has exec'd Chromium, the process to kill is the script, and
+    // killing it tests a browser that did not start.
+    wait_for(
+        || {
+            browser_processes_of(pid)
+                .iter()
+                .any(|&p| command_line(p).contains("--type=renderer"))
+        },
+        "the browser's renderer to start",
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    (child, pid)
+}
+
+fn command_line(pid: u32) -> String {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).replace('\0', " ")
+}
+
+#[test]
+fn ctrl_c_ends_the_run_keeps_the_profile_and_closes_the_browser() {
+    let (child, pid) = spinning_in_the_browser();
+    // SAFETY: signalling a child of this test.
+    unsafe { libc_kill(pid as i32, 2) };
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    assert_eq!(run.code(), Some(130), "{}", run.stderr);
+    assert!(run.stderr.contains("interrupted"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert!(calls_of_path(&profile, &["faults::forever", "faults::tick"]) > 1000);
+    assert_no_browser_left(pid);
+}
+
+#[test]
+fn a_browser_that_dies_mid_run_ends_it_with_a_message() {
+    let (child, pid) = spinning_in_the_browser();
+    // The browser process itself is the one cargo-wasmprof started.
+    let browser = *browser_processes_of(pid)
+        .iter()
+        .find(|&&p| parent_of(p) == Some(pid))
+        .expect("the browser's main process");
+    // SAFETY: signalling a process this test's child started.
+    unsafe { libc_kill(browser as i32, 9) };
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the browser went away"),
+        "{}",
+        run.stderr
+    );
+    assert_no_browser_left(pid);
+}
+
+#[test]
+fn serve_saves_a_profile_when_a_person_presses_the_button() {
+    use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
+    use serde_json::json;
+    require_browser();
+    let mut child = spawn_wasmprof(&["run", "-p", "image-kernels", "--release", "--serve"]);
+    let pid = child.id();
+    let stderr = child.stderr.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut said = String::new();
+    let mut wait_for_line = |prefix: &str| -> String {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while Instant::now() < deadline {
+            if let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) {
+                said.push_str(&line);
+                said.push('\n');
+                if line.trim_start().starts_with(prefix) {
+                    return line;
+                }
+            }
+        }
+        panic!("no `{prefix}` line in:\n{said}");
+    };
+    let serving = wait_for_line("Serving");
+    let url = serving
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap()
+        .to_owned();
+
+    // A person's browser: not one wasmprof launched.
+    let chromium = Chromium::launch(&ChromiumExe::locate(None).unwrap(), &[]).unwrap();
+    let cdp = &chromium.cdp;
+    let wait = Duration::from_secs(30);
+    let target = cdp
+        .call(None, "Target.createTarget", json!({ "url": url }), wait)
+        .unwrap();
+    let session = cdp
+        .call(
+            None,
+            "Target.attachToTarget",
+            json!({ "targetId": target["targetId"], "flatten": true }),
+            wait,
+        )
+        .unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // While the page navigates, its context can vanish under a call: that
+    // reads as "not yet".
+    let evaluate = |expression: &str| {
+        cdp.call(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+            wait,
+        )
+        .map(|reply| reply["result"]["value"].clone())
+        .unwrap_or_default()
+    };
+    // The app has run once its second canvas shows the edges.
+    wait_for(
+        || {
+            evaluate("!!(window.__wasmprofHost && __wasmprofHost.hasInstance() && document.getElementById('wasmprof-save') && document.getElementById('edges'))") == json!(true)
+        },
+        "the app and its overlay",
+    );
+    let rect = evaluate(
+        "(() => { const r = document.getElementById('wasmprof-save').getBoundingClientRect(); \
+         return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()",
+    );
+    for kind in ["mousePressed", "mouseReleased"] {
+        cdp.call(
+            Some(&session),
+            "Input.dispatchMouseEvent",
+            json!({ "type": kind, "x": rect["x"], "y": rect["y"], "button": "left", "clickCount": 1 }),
+            wait,
+        )
+        .unwrap();
+    }
+    let saved = wait_for_line("Profile");
+    drop(chromium);
+
+    // SAFETY: signalling a child of this test.
+    unsafe { libc_kill(pid as i32, 2) };
+    let rest: Vec<String> = lines.iter().collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", rest.join("\n"));
+    assert!(
+        rest.iter().any(|l| l.contains("1 profile saved")),
+        "{}",
+        rest.join("\n")
+    );
+    let path = saved
+        .trim_start()
+        .strip_prefix("Profile ")
+        .unwrap()
+        .split(" (")
+        .next()
+        .unwrap();
+    let profile = read_profile(std::path::Path::new(path)).unwrap();
+    assert!(
+        profile.run.host.starts_with("browser Mozilla/5.0"),
+        "{}",
+        profile.run.host
+    );
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["image_kernels::luminance"], 64_000);
+    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+}
+
+#[test]
+fn bench_in_the_browser_prints_the_side_by_side_table() {
+    require_browser();
+    let (run, pid) = wasmprof_with_pid(&[
+        "bench",
+        "-p",
+        "fib",
+        "--release",
+        "--host",
+        "browser",
+        "--invoke",
+        "fib_js",
+        "-n",
+        "2",
+        "--",
+        "25",
+    ]);
+    run.assert_success();
+    assert!(run.stdout.contains("headless Chromium"), "{}", run.stdout);
+    for row in ["plain", "--timer none", "--timer host"] {
+        assert!(
+            run.stdout.lines().any(|l| l.starts_with(row)),
+            "{row}:\n{}",
+            run.stdout
+        );
+    }
+    assert_no_browser_left(pid);
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(") ")
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !ready() {
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}
+
+#[test]
+fn an_unhandled_rejection_ends_the_run_as_an_error_with_its_message() {
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "reject_later",
+    ]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("Uncaught (in promise) Error: rejected on purpose"),
+        "{}",
+        run.stderr
+    );
+    // What ran before is kept.
+    assert_eq!(
+        calls_by_function(&run.profile())["image_kernels::checked_step"],
+        1
+    );
+}
+
+#[test]
+fn a_page_that_never_loads_the_module_is_told_so() {
+    let dir = std::env::temp_dir().join(format!("wasmprof-empty-page-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><html><head><title>no module</title></head><body>nothing</body></html>",
+    )
+    .unwrap();
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--page",
+        dir.to_str().unwrap(),
+    ]);
+    // Refused before the browser starts: nothing of the page was relayed.
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("no file of the page loads this crate's module"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("image_kernels.js"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn serving_beyond_loopback_says_so_and_ctrl_c_stops_it_cleanly() {
+    let mut child = spawn_wasmprof(&[
+        "run",
+        "-p",
+        "fib",
+        "--release",
+        "--serve",
+        "--bind",
+        "0.0.0.0",
+    ]);
+    let pid = child.id();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
+    let mut said = String::new();
+    let serving = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("no Serving line in:\n{said}"));
+        said.push_str(&line);
+        said.push('\n');
+        if line.trim_start().starts_with("Serving") {
+            break line;
+        }
+    };
+    assert!(
+        said.contains("other machines on the network can load this page"),
+        "{said}"
+    );
+    assert!(serving.contains("<this machine's address>"), "{serving}");
+    // SAFETY: signalling a child of this test.
+    unsafe { libc_kill(pid as i32, 2) };
+    let rest: Vec<String> = lines.collect();
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{}", rest.join("\n"));
+    assert!(
+        rest.iter().any(|l| l.contains("0 profiles saved")),
+        "{}",
+        rest.join("\n")
+    );
+}
+
+#[test]
+fn a_module_that_fails_to_compile_ends_the_run_with_the_engines_message() {
+    let dir = std::env::temp_dir().join(format!("wasmprof-broken-page-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("pkg")).unwrap();
+    std::fs::write(
+        dir.join("pkg").join("broken.wasm"),
+        b"\0asm\x01\0\0\0garbage",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><html><head><title>broken</title></head><body>\
+         <script type=\"module\">import init from './pkg/image_kernels.js'; \
+         await init({ module_or_path: './pkg/broken.wasm' });</script></body></html>",
+    )
+    .unwrap();
+    let run = in_browser(&[
+        "-p",
+        "image-kernels",
+        "--release",
+        "--page",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("CompileError"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(dir);
+}

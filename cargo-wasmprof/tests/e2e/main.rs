@@ -1,0 +1,26 @@
+//! The end-to-end tests: the examples built to wasm by the real
+//! `cargo-wasmprof`, run in Node, headless Chromium and wasmtime, and their
+//! profiles and reports checked. One binary, so that the tool is linked
+//! once and the tests share the examples' builds; the tests that measure
+//! time are in `tests/timing`, which runs after this one.
+
+#[path = "../support/mod.rs"]
+#[allow(dead_code)] // helpers only the timing tests use
+mod support;
+
+mod async_fns;
+mod browser;
+mod crate_wide;
+mod faults;
+mod frameworks;
+mod load;
+mod node;
+mod realworld;
+mod record_fixtures;
+mod report_formats;
+mod runtime_on_wasm;
+mod sampled;
+mod test_command;
+mod viewers;
+mod wasi;
+mod zero_cost;

@@ -1,0 +1,172 @@
+//! Records the sampling-profile fixtures of `cargo-wasmprof/tests/data/sampled/`
+//! with the real engines. Not part of the test run (the fixtures must stay
+//! what they were when their expected numbers were written down); run it by
+//! hand to record new ones:
+//!
+//! ```sh
+//! cargo test -p cargo-wasmprof --test e2e record_fixtures -- --ignored --nocapture
+//! ```
+//!
+//! - `node-appendix-b.cpuprofile`: `node --cpu-prof` (100 µs) on the plain
+//!   appendix-b build (WASI; the name section holds rustc's mangled names);
+//! - `chromium-fib.cpuprofile`: the DevTools protocol's `Profiler.stop`
+//!   result (100 µs), headless Chromium running `fib_js(40)` of the plain
+//!   fib build (wasm-bindgen; names demangled with their hash);
+//! - `chromium-fib.selfprofile.json`: a JS Self-Profiling API trace of the
+//!   same run (`new Profiler({sampleInterval: 1})`; the page is served with
+//!   `Document-Policy: js-profiling`).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+use serde_json::{json, Value};
+
+fn fixtures_dir() -> PathBuf {
+    let dir = repo_root().join("cargo-wasmprof/tests/data/sampled");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+#[ignore = "records fixtures; run by hand"]
+fn record_node_cpuprofile() {
+    let out = std::env::temp_dir().join(format!("wasmprof-cpuprof-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let dir_arg = format!("--node-arg=--cpu-prof-dir={}", out.display());
+    wasmprof(&[
+        "run",
+        "-p",
+        "appendix-b",
+        "--release",
+        "--no-instrument",
+        "--node-arg=--cpu-prof",
+        "--node-arg=--cpu-prof-interval=100",
+        &dir_arg,
+    ])
+    .assert_success();
+    let written = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .expect("node wrote a profile")
+        .unwrap()
+        .path();
+    std::fs::copy(written, fixtures_dir().join("node-appendix-b.cpuprofile")).unwrap();
+}
+
+#[test]
+#[ignore = "records fixtures; run by hand"]
+fn record_chromium_profiles() {
+    use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
+    let mut child = spawn_wasmprof(&[
+        "run",
+        "-p",
+        "fib",
+        "--release",
+        "--no-instrument",
+        "--serve",
+        "--invoke",
+        "fib_js",
+        "--",
+        "40",
+    ]);
+    let stderr = child.stderr.take().unwrap();
+    let url = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.split_whitespace()
+                .find(|w| w.starts_with("http://127.0.0.1:"))
+                .map(str::to_owned)
+        })
+        .expect("the Serving line");
+
+    let chromium = Chromium::launch(&ChromiumExe::locate(None).unwrap(), &[]).unwrap();
+    let cdp = &chromium.cdp;
+    let wait = Duration::from_secs(60);
+    let target = cdp
+        .call(
+            None,
+            "Target.createTarget",
+            json!({ "url": "about:blank" }),
+            wait,
+        )
+        .unwrap();
+    let session = cdp
+        .call(
+            None,
+            "Target.attachToTarget",
+            json!({ "targetId": target["targetId"], "flatten": true }),
+            wait,
+        )
+        .unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let page = Some(session.as_str());
+    for (method, params) in [
+        ("Runtime.enable", json!({})),
+        ("Page.enable", json!({})),
+        ("Profiler.enable", json!({})),
+        ("Profiler.setSamplingInterval", json!({ "interval": 100 })),
+        (
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": "globalThis.__trace = new Profiler({ sampleInterval: 1, maxBufferSize: 1000000 });" }),
+        ),
+        ("Profiler.start", json!({})),
+        ("Page.navigate", json!({ "url": url })),
+    ] {
+        cdp.call(page, method, params, wait).unwrap();
+    }
+    // The generated page says when fib_js(40) has returned.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let ready = cdp
+            .call(
+                page,
+                "Runtime.evaluate",
+                json!({ "expression": "!!(globalThis.__wasmprofHost && __wasmprofHost.settled)", "returnByValue": true }),
+                wait,
+            )
+            .map(|r| r["result"]["value"] == json!(true))
+            .unwrap_or(false);
+        if ready {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the page never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let profile = cdp.call(page, "Profiler.stop", json!({}), wait).unwrap();
+    let trace = cdp
+        .call(
+            page,
+            "Runtime.evaluate",
+            json!({ "expression": "__trace.stop().then((t) => JSON.stringify(t))", "awaitPromise": true, "returnByValue": true }),
+            wait,
+        )
+        .unwrap();
+    let trace: Value = serde_json::from_str(trace["result"]["value"].as_str().unwrap()).unwrap();
+    // `Profiler.stop` answers `{ profile }`: the bare result, as a DevTools
+    // protocol client gets it.
+    std::fs::write(
+        fixtures_dir().join("chromium-fib.cpuprofile"),
+        serde_json::to_vec(&profile).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        fixtures_dir().join("chromium-fib.selfprofile.json"),
+        serde_json::to_vec(&trace).unwrap(),
+    )
+    .unwrap();
+    drop(chromium);
+    // SAFETY: ending a child of this test.
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let _ = child.wait();
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}

@@ -1,0 +1,166 @@
+//! The files `cargo wasmprof report` writes, opened in the viewers people
+//! use, show the numbers of the gprof report: Chrome DevTools' Performance
+//! panel ("Load profile", then Bottom-up) and speedscope (its Sandwich
+//! view).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::support::devtools::bottom_up_rows;
+use crate::support::shown::Row;
+use crate::support::speedscope::sandwich_rows;
+use crate::support::*;
+use cargo_wasmprof::report::CallGraph;
+
+/// Self and total milliseconds per function, as the gprof report has them.
+fn gprof_times(profile: &Profile) -> BTreeMap<String, (f64, f64)> {
+    CallGraph::build(profile)
+        .functions
+        .iter()
+        .filter(|f| f.total_nanos > 0.0)
+        .map(|f| (f.name.clone(), (f.self_nanos / 1e6, f.total_nanos / 1e6)))
+        .collect()
+}
+
+/// The sample interval of a `.cpuprofile` that `report` wrote, in
+/// milliseconds: a power of two of a millisecond, longer for a longer
+/// profile.
+fn interval_ms(cpuprofile: &Path) -> f64 {
+    let file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cpuprofile).unwrap()).unwrap();
+    let micros = file["$wasmprof"]["sampleIntervalMicros"]
+        .as_f64()
+        .expect("the interval wasmprof wrote");
+    micros / 1e3
+}
+
+/// A `.cpuprofile`'s samples round each function's self time to within
+/// one sample interval, and a viewer may charge a sample with the interval
+/// before it rather than after it (speedscope ends the last sample at its
+/// own time, not at `endTime`), which moves one more interval: two
+/// intervals for a self time…
+fn self_slack_ms(interval_ms: f64) -> f64 {
+    2.0 * interval_ms
+}
+
+/// …and a total sums that rounding over the paths below it.
+fn total_slack_ms(total_ms: f64, interval_ms: f64) -> f64 {
+    self_slack_ms(interval_ms) + total_ms * 5e-4
+}
+
+/// Each function a viewer shows has the report's times, to the digits the
+/// viewer shows, within the file's sampling (`interval_ms`).
+fn assert_same_times<'a>(
+    viewer: &str,
+    rows: impl IntoIterator<Item = &'a Row>,
+    expected: &BTreeMap<String, (f64, f64)>,
+    interval_ms: f64,
+) {
+    for row in rows {
+        let Some(&(self_ms, total_ms)) = expected.get(&row.name) else {
+            panic!("{viewer} shows {row:?}, which the report does not have");
+        };
+        assert!(
+            row.self_time.matches(self_ms, self_slack_ms(interval_ms))
+                && row.total_time.matches(total_ms, total_slack_ms(total_ms, interval_ms)),
+            "{viewer}: {}: shows self {:?}, total {:?}; the report has {self_ms:.4} ms, {total_ms:.4} ms \
+             (sampled every {interval_ms} ms)",
+            row.name,
+            row.self_time,
+            row.total_time
+        );
+    }
+}
+
+/// `cargo wasmprof report --input INPUT --format FORMAT -o OUT`.
+fn report_as(input: &Path, format: &str, out: &Path) {
+    wasmprof(&[
+        "report",
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        format,
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .assert_success();
+}
+
+#[test]
+fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_instrumented_run() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--no-sample"]);
+    run.assert_success();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("appendix-b.cpuprofile");
+    report_as(&run.profile_path(), "cpuprofile", &file);
+    let rows = bottom_up_rows(&file);
+    let expected = gprof_times(&run.profile());
+    // Every function with time of its own is there, `add` with its 52.5
+    // million calls' time under its own name, not under `main`.
+    let shown: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    for (name, (self_ms, _)) in &expected {
+        if *self_ms >= 0.1 {
+            assert!(shown.contains(&name.as_str()), "{name} missing: {shown:?}");
+        }
+    }
+    assert_same_times("DevTools", &rows, &expected, interval_ms(&file));
+}
+
+/// The `.cpuprofile` that `report` writes from the engine's own samples.
+/// Only the program's functions are compared: DevTools folds some of
+/// Node's own frames into their callers, which the report keeps apart.
+#[test]
+fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_engine_profile() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--sample"]);
+    run.assert_success();
+    let samples = run.profile().run.samples_file.expect("a .cpuprofile");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("samples.cpuprofile");
+    report_as(Path::new(&samples), "cpuprofile", &file);
+    let read = cargo_wasmprof::input::read(Path::new(&samples), &Default::default()).unwrap();
+    let expected = gprof_times(&read.profile);
+    let rows = bottom_up_rows(&file);
+    let wasm: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.name.starts_with("appendix_b::"))
+        .collect();
+    assert!(wasm.len() >= 6, "{rows:?}");
+    assert_same_times("DevTools", wasm, &expected, interval_ms(&file));
+}
+
+/// speedscope imports the speedscope JSON and the `.cpuprofile` with the
+/// report's times, to the digits its Sandwich view shows.
+#[test]
+fn speedscope_sandwich_shows_the_report_s_times() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--no-sample"]);
+    run.assert_success();
+    let expected = gprof_times(&run.profile());
+    let dir = tempfile::tempdir().unwrap();
+    // The speedscope JSON is not sampled; the `.cpuprofile`'s interval
+    // bounds both.
+    let cpuprofile = dir.path().join("appendix-b.cpuprofile");
+    report_as(&run.profile_path(), "cpuprofile", &cpuprofile);
+    let interval = interval_ms(&cpuprofile);
+    for (format, importer) in [
+        ("speedscope", "speedscope json file"),
+        ("cpuprofile", "Chrome CPU Profile"),
+    ] {
+        let file = dir.path().join(format!("appendix-b.{format}.json"));
+        report_as(&run.profile_path(), format, &file);
+        let (imported_as, rows) = sandwich_rows(&file);
+        assert_eq!(imported_as, importer, "{format}");
+        let shown: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        for name in expected.keys() {
+            assert!(
+                shown.contains(&name.as_str()),
+                "{format}: {name} missing: {shown:?}"
+            );
+        }
+        assert_same_times(
+            &format!("speedscope ({format})"),
+            &rows,
+            &expected,
+            interval,
+        );
+    }
+}

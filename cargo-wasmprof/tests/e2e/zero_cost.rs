@@ -1,0 +1,111 @@
+//! Annotations cost nothing in an ordinary build: the annotated examples
+//! (`fib`, and `async-loads` for async functions) and the same source with
+//! every `#[wasmprof::instrument]` removed compile to the same code, byte
+//! for byte, and import nothing of the host API.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::*;
+use cargo_wasmprof::build::wasm_info;
+
+fn plain_build(workspace: &Path, target_dir: &Path, package: &str) -> Vec<u8> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--lib",
+            "-q",
+            "-p",
+            package,
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(workspace)
+        .env_remove("WASMPROF_INSTRUMENT")
+        .env_remove("RUSTFLAGS")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let artifact = format!("{}.wasm", package.replace('-', "_"));
+    std::fs::read(
+        target_dir
+            .join("wasm32-unknown-unknown/release")
+            .join(artifact),
+    )
+    .unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path, edit: &dyn Fn(&str) -> String) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target, edit);
+        } else {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            std::fs::write(target, edit(&text)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_ordinary_build_is_the_plain_function() {
+    let examples = examples_dir();
+    let target_dir = examples.join("target").join("zero-cost");
+    const PACKAGES: [&str; 2] = ["fib", "async-loads"];
+    let annotated: Vec<Vec<u8>> = PACKAGES
+        .iter()
+        .map(|package| plain_build(&examples, &target_dir.join("annotated"), package))
+        .collect();
+
+    // The same crate with the annotations removed, laid out the same way so
+    // that file paths (and so the data section) are the same too.
+    let scratch = target_dir.join("stripped-workspace");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let runtime = repo_root().join("wasmprof-rt");
+    let manifest = std::fs::read_to_string(examples.join("Cargo.toml"))
+        .unwrap()
+        .replace(
+            "\"../wasmprof-rt\"",
+            &format!("{:?}", runtime.display().to_string()),
+        );
+    std::fs::write(scratch.join("Cargo.toml"), manifest).unwrap();
+    let members = std::fs::read_dir(&examples)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir() && e.file_name() != "target");
+    for member in members {
+        let member = member.file_name();
+        copy_dir(&examples.join(&member), &scratch.join(&member), &|text| {
+            text.lines()
+                .filter(|l| l.trim() != "#[wasmprof::instrument]")
+                .map(|l| format!("{l}\n"))
+                .collect()
+        });
+    }
+    let _ = std::fs::copy(examples.join("Cargo.lock"), scratch.join("Cargo.lock"));
+    for (package, annotated) in PACKAGES.iter().zip(&annotated) {
+        let stripped = plain_build(&scratch, &target_dir.join("stripped"), package);
+        let info = wasm_info::inspect(annotated).unwrap();
+        assert!(
+            !info.has_snapshot_export,
+            "{package}: no snapshot export in a plain build"
+        );
+        assert!(
+            !info.imports.iter().any(|i| i.starts_with("prof.")),
+            "{package}: no host API import in a plain build: {:?}",
+            info.imports
+        );
+        assert!(
+            wasm_info::code_section(annotated).unwrap()
+                == wasm_info::code_section(&stripped).unwrap(),
+            "{package}: the annotated crate's code differs from the same crate without annotations"
+        );
+    }
+}

@@ -1,0 +1,368 @@
+//! Helpers shared by the end-to-end and timing tests: the `cargo-wasmprof`
+//! binary, the bundled examples, and reading what a run left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub(crate) use cargo_wasmprof::profile::{read_profile, Profile};
+
+pub(crate) mod devtools;
+mod page_probe;
+pub(crate) mod shown;
+pub(crate) mod speedscope;
+pub(crate) mod timing;
+pub(crate) use page_probe::PageProbe;
+
+/// The repository root.
+pub(crate) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The examples workspace.
+pub(crate) fn examples_dir() -> PathBuf {
+    repo_root().join("examples")
+}
+
+/// The `cargo-wasmprof` that cargo built for these tests, with their
+/// features.
+pub(crate) fn cargo_wasmprof_bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_cargo-wasmprof"))
+}
+
+/// The outcome of one `cargo wasmprof …` call.
+pub(crate) struct Run {
+    pub output: Output,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// What a finished `cargo-wasmprof` process left.
+    pub(crate) fn from_output(output: Output) -> Run {
+        Run {
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            output,
+        }
+    }
+
+    pub(crate) fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    /// Panics with both streams if the command failed.
+    pub(crate) fn assert_success(&self) -> &Self {
+        assert!(
+            self.output.status.success(),
+            "command failed ({:?})\n--- stdout\n{}\n--- stderr\n{}",
+            self.output.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// The profile path printed by `run` on its `Profile` status line.
+    pub(crate) fn profile_path(&self) -> PathBuf {
+        let line = self
+            .stderr
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix("Profile "))
+            .unwrap_or_else(|| panic!("no profile line in:\n{}", self.stderr));
+        let path = line.split(" (").next().unwrap();
+        PathBuf::from(path.trim_end_matches(", incomplete"))
+    }
+
+    pub(crate) fn profile(&self) -> Profile {
+        read_profile(&self.profile_path()).expect("read profile")
+    }
+}
+
+/// Runs `cargo wasmprof ARGS` in `dir`.
+pub(crate) fn wasmprof_in(dir: &Path, args: &[&str]) -> Run {
+    let output = Command::new(cargo_wasmprof_bin())
+        .arg("wasmprof")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUSTFLAGS")
+        .env_remove("WASMPROF_INSTRUMENT")
+        .output()
+        .expect("run cargo-wasmprof");
+    Run::from_output(output)
+}
+
+/// Runs `cargo wasmprof ARGS` in the examples workspace with `input` on
+/// its standard input and `env` in its environment.
+pub(crate) fn wasmprof_with_stdin(args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
+    use std::io::Write;
+    let mut child = Command::new(cargo_wasmprof_bin())
+        .arg("wasmprof")
+        .args(args)
+        .current_dir(examples_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("WASMPROF_INSTRUMENT")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cargo-wasmprof");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input)
+        .expect("write the program's input");
+    Run::from_output(child.wait_with_output().expect("cargo-wasmprof ends"))
+}
+
+/// Runs `cargo wasmprof ARGS` in the examples workspace.
+pub(crate) fn wasmprof(args: &[&str]) -> Run {
+    wasmprof_in(&examples_dir(), args)
+}
+
+/// Calls and inclusive time per function name, summed over the tree.
+pub(crate) fn calls_by_function(profile: &Profile) -> std::collections::BTreeMap<String, u64> {
+    let mut calls = std::collections::BTreeMap::new();
+    for node in &profile.nodes {
+        if let Some(f) = node.function {
+            *calls.entry(profile.functions[f].name.clone()).or_insert(0) += node.calls;
+        }
+    }
+    // Count-only functions have no node: their calls are the function's.
+    for function in &profile.functions {
+        if let Some(n) = function.calls {
+            *calls.entry(function.name.clone()).or_insert(0) += n;
+        }
+    }
+    calls
+}
+
+/// The names of the count-only functions.
+pub(crate) fn counted_functions(profile: &Profile) -> std::collections::BTreeSet<String> {
+    profile
+        .functions
+        .iter()
+        .filter(|f| f.tier == Some(cargo_wasmprof::profile::FunctionTier::Counted))
+        .map(|f| f.name.clone())
+        .collect()
+}
+
+/// The indices of the nodes reached by exactly this path of function names
+/// from the root.
+pub(crate) fn node_indices_of_path<'a>(
+    profile: &'a Profile,
+    path: &'a [&'a str],
+) -> impl Iterator<Item = usize> + 'a {
+    (0..profile.nodes.len()).filter(move |&i| {
+        let stack = profile.stack(i);
+        stack.len() == path.len()
+            && stack
+                .iter()
+                .zip(path)
+                .all(|(&f, name)| profile.functions[f].name == *name)
+    })
+}
+
+/// The nodes reached by exactly this path of function names from the root.
+pub(crate) fn nodes_of_path<'a>(
+    profile: &'a Profile,
+    path: &'a [&'a str],
+) -> impl Iterator<Item = &'a cargo_wasmprof::profile::Node> + 'a {
+    node_indices_of_path(profile, path).map(|i| &profile.nodes[i])
+}
+
+/// Inclusive nanoseconds through exactly this path of names.
+pub(crate) fn time_of_path(profile: &Profile, path: &[&str]) -> f64 {
+    nodes_of_path(profile, path)
+        .map(|n| n.inclusive_nanos)
+        .sum()
+}
+
+/// Calls through exactly this path of names.
+pub(crate) fn calls_of_path(profile: &Profile, path: &[&str]) -> u64 {
+    nodes_of_path(profile, path).map(|n| n.calls).sum()
+}
+
+/// What the real `go tool pprof ARGS` prints, with a HOME of its own (it
+/// keeps a cache there); panics if it fails, or if `go` is missing: a
+/// pprof check is never skipped.
+pub(crate) fn go_pprof(args: &[&str]) -> String {
+    let home = std::env::temp_dir().join(format!("wasmprof-go-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let output = Command::new("go")
+        .args(["tool", "pprof"])
+        .args(args)
+        .env("HOME", &home)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("go tool pprof is needed to check pprof files ({e}): install golang-go (bash .ci/run does)")
+        });
+    assert!(
+        output.status.success(),
+        "go tool pprof {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Asserts that `function` is reported at a line of its source file that
+/// reads `fn <its last name segment>`: the file as the user's editor shows
+/// it, never the rewritten copy. Relative files are taken from `base`.
+pub(crate) fn assert_function_at_its_line(
+    function: &cargo_wasmprof::profile::Function,
+    base: &Path,
+) {
+    let path = base.join(&function.file);
+    assert!(
+        !path.to_string_lossy().contains("/wasmprof/"),
+        "{} points into the rewritten copy ({})",
+        function.name,
+        function.file
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let line = text
+        .lines()
+        .nth(function.line as usize - 1)
+        .unwrap_or_default();
+    let short = function.name.rsplit("::").next().unwrap();
+    assert!(
+        line.contains(&format!("fn {short}")),
+        "{} at {}:{} reads {line:?}",
+        function.name,
+        function.file,
+        function.line
+    );
+}
+
+/// The program's own run time in seconds, from `run`'s `Ran for …` line.
+pub(crate) fn program_seconds(stderr: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Ran for "))
+        .unwrap_or_else(|| panic!("no `Ran for` line in:\n{stderr}"));
+    let mut words = line.split_whitespace();
+    let number: f64 = words.next().and_then(|n| n.parse().ok()).expect("a number");
+    match words.next() {
+        Some("ms") => number / 1e3,
+        Some("s") => number,
+        other => panic!("unknown unit {other:?}"),
+    }
+}
+
+/// Milliseconds that V8's samples in a `.cpuprofile` spent in each function
+/// whose name contains one of `names`, callees included: each sample goes
+/// to its innermost frame that matches.
+pub(crate) fn v8_sampled_ms<'a>(
+    cpuprofile: &Path,
+    names: &[&'a str],
+) -> std::collections::HashMap<&'a str, f64> {
+    use std::collections::HashMap;
+    let text = std::fs::read_to_string(cpuprofile).unwrap();
+    let profile: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut name_of = HashMap::new();
+    let mut parent_of = HashMap::new();
+    for node in profile["nodes"].as_array().unwrap() {
+        let id = node["id"].as_u64().unwrap();
+        name_of.insert(id, node["callFrame"]["functionName"].as_str().unwrap_or(""));
+        for child in node["children"].as_array().into_iter().flatten() {
+            parent_of.insert(child.as_u64().unwrap(), id);
+        }
+    }
+    let samples = profile["samples"].as_array().unwrap();
+    let deltas = profile["timeDeltas"].as_array().unwrap();
+    let mut ms = HashMap::new();
+    // A sample's time is the delta that follows it.
+    for (i, sample) in samples.iter().enumerate() {
+        let weight = deltas.get(i + 1).and_then(|d| d.as_f64()).unwrap_or(0.0) / 1e3;
+        let mut at = sample.as_u64();
+        while let Some(id) = at {
+            let name = name_of.get(&id).copied().unwrap_or("");
+            if let Some(f) = names.iter().find(|f| name.contains(**f)) {
+                *ms.entry(*f).or_insert(0.0) += weight;
+                break;
+            }
+            at = parent_of.get(&id).copied();
+        }
+    }
+    ms
+}
+
+/// Runs `cargo wasmprof ARGS` in the examples workspace and returns the
+/// outcome with the process id it had (browser launches are named after it).
+pub(crate) fn wasmprof_with_pid(args: &[&str]) -> (Run, u32) {
+    let child = spawn_wasmprof(args);
+    let pid = child.id();
+    let output = child.wait_with_output().expect("wait for cargo-wasmprof");
+    (Run::from_output(output), pid)
+}
+
+/// Starts `cargo wasmprof ARGS` in the examples workspace with both streams
+/// piped, for tests that talk to it while it runs.
+pub(crate) fn spawn_wasmprof(args: &[&str]) -> std::process::Child {
+    Command::new(cargo_wasmprof_bin())
+        .arg("wasmprof")
+        .args(args)
+        .current_dir(examples_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("WASMPROF_INSTRUMENT")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cargo-wasmprof")
+}
+
+/// The live (not zombie) processes started by the browser host of the
+/// `cargo-wasmprof` process `pid`: every launch's profile directory is
+/// named `wasmprof-chromium-<pid>-N`, and every Chromium process carries it.
+pub(crate) fn browser_processes_of(pid: u32) -> Vec<u32> {
+    let marker = format!("wasmprof-chromium-{pid}-");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(process) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(&marker) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The state follows the parenthesised command name; Z is a zombie.
+        let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+        if !matches!(state, Some('Z') | Some('X') | None) {
+            found.push(process);
+        }
+    }
+    found
+}
+
+/// Asserts that no process of the browser the `cargo-wasmprof` process
+/// `pid` launched is still running, and that its profile directory is gone.
+pub(crate) fn assert_no_browser_left(pid: u32) {
+    let left = browser_processes_of(pid);
+    assert!(left.is_empty(), "Chromium processes left behind: {left:?}");
+    let leftover_dirs: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("wasmprof-chromium-{pid}-"))
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(
+        leftover_dirs.is_empty(),
+        "profile directories left: {leftover_dirs:?}"
+    );
+}
+
+/// `chromium` (or `$WASMPROF_BROWSER`) can be started.
+pub(crate) fn browser_available() -> bool {
+    cargo_wasmprof::run::browser::ChromiumExe::locate(None).is_ok()
+}

@@ -1,0 +1,57 @@
+//! Calibration, once per thread before its first timed call: what a clock
+//! read costs and what counting a call costs, both taken out of the times
+//! of the calls that hold them.
+
+use crate::state::ThreadState;
+
+/// Measures the clock's own cost, once, before the first call is timed:
+/// the least of several rounds of reads back to back. A busy moment of
+/// the machine slows a round, and a cost measured too high is taken out
+/// of every timed call too many times (in Chromium, where a read costs
+/// microseconds, a caller lost milliseconds that way); one measured a
+/// little low leaves the reads' true cost in the times, which is the
+/// safer error.
+#[cold]
+pub(crate) fn calibrate(thread: &mut ThreadState) {
+    if thread.clock_cost >= 0.0 || !crate::clock::TIMED {
+        return;
+    }
+    thread.clock_cost = least_read_cost(crate::clock::now);
+    thread.probe_cost = crate::count::measure_probe_cost(thread.clock_cost);
+}
+
+/// What one read of `clock` costs, in its units: the least, over a few
+/// rounds, of a round's reads back to back divided by their number.
+pub(crate) fn least_read_cost(mut clock: impl FnMut() -> f64) -> f64 {
+    const ROUNDS: u32 = 5;
+    const READS: u32 = 200;
+    (0..ROUNDS)
+        .map(|_| {
+            let first = clock();
+            let mut last = first;
+            for _ in 0..READS {
+                last = clock();
+            }
+            ((last - first) / f64::from(READS)).max(0.0)
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::least_read_cost;
+
+    #[test]
+    fn a_slow_round_does_not_make_the_clock_look_slow() {
+        // Reads cost 1 unit each, but one round (a busy moment) 30.
+        let mut now = 0.0;
+        let mut reads = 0u32;
+        let cost = least_read_cost(|| {
+            reads += 1;
+            let round = (reads - 1) / 201;
+            now += if round == 2 { 30.0 } else { 1.0 };
+            now
+        });
+        assert_eq!(cost, 1.0);
+    }
+}
