@@ -10,6 +10,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(wasmprof_enabled)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_timer_none)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_floor)");
+    println!("cargo::rustc-check-cfg=cfg(wasmprof_memory)");
+    println!("cargo::rustc-check-cfg=cfg(wasmprof_memory_own)");
     println!("cargo::rustc-check-cfg=cfg(one_thread)");
     println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
     // WebAssembly without the atomics feature has exactly one thread, which
@@ -39,6 +41,7 @@ fn main() {
     let mode = std::env::var("WASMPROF_INSTRUMENT")
         .ok()
         .filter(|_| native || family.split(',').any(|f| f == "wasm"));
+    let enabled = matches!(mode.as_deref(), Some("host" | "none"));
     match mode.as_deref() {
         Some("host") => println!("cargo::rustc-cfg=wasmprof_enabled"),
         Some("none") => {
@@ -53,5 +56,29 @@ fn main() {
                 "cargo::warning=WASMPROF_INSTRUMENT={other:?} is not a timer mode (host, none); instrumentation stays off"
             );
         }
+    }
+    memory(enabled);
+}
+
+/// `cargo wasmprof … --memory` sets `WASMPROF_MEMORY`: `system` to record
+/// std's allocator, which the runtime then installs; `own` when the
+/// program wraps its own allocator in `wasmprof::Recording`.
+fn memory(enabled: bool) {
+    println!("cargo::rerun-if-env-changed=WASMPROF_MEMORY");
+    let Ok(value) = std::env::var("WASMPROF_MEMORY") else {
+        return;
+    };
+    match value.as_str() {
+        "" | "off" => {}
+        "system" | "own" if enabled => {
+            println!("cargo::rustc-cfg=wasmprof_memory");
+            if value == "own" {
+                println!("cargo::rustc-cfg=wasmprof_memory_own");
+            }
+        }
+        "system" | "own" => {}
+        other => println!(
+            "cargo::warning=WASMPROF_MEMORY={other:?} is not system or own; memory is not recorded"
+        ),
     }
 }

@@ -21,20 +21,30 @@ use crate::run::{self, files};
 use crate::terminal;
 
 /// The builds compared, in the order they run: a label, the timer of an
-/// instrumented build (`None`: plain), and whether the engine's sampler runs
-/// too: as `run` runs a timed build by default (the sampler gives the calls
-/// too short to time their time), and for a hybrid profile (counting plus
-/// sampling).
-const BUILDS: [(&str, Option<Timer>, bool); 7] = [
-    ("plain", None, false),
-    ("floor", Some(Timer::Floor), false),
-    ("--timer none", Some(Timer::None), false),
-    ("--timer host --no-sample", Some(Timer::Host), false),
-    ("--timer host", Some(Timer::Host), true),
-    ("--timer none --sample", Some(Timer::None), true),
+/// instrumented build (`None`: plain), whether the engine's sampler runs
+/// too (as `run` runs a timed build by default: the sampler gives the
+/// calls too short to time their time; and for a hybrid profile, counting
+/// plus sampling), and whether memory is recorded (rows of `--memory`).
+const BUILDS: [(&str, Option<Timer>, bool, bool); 9] = [
+    ("plain", None, false, false),
+    ("floor", Some(Timer::Floor), false, false),
+    ("--timer none", Some(Timer::None), false, false),
+    ("--timer host --no-sample", Some(Timer::Host), false, false),
+    ("--timer host", Some(Timer::Host), true, false),
+    ("--timer none --sample", Some(Timer::None), true, false),
+    (MEMORY_NONE, Some(Timer::None), false, true),
+    (MEMORY_HOST, Some(Timer::Host), false, true),
     // The control, last in each round: the plain build against itself is
     // the machine's own noise, which no other ratio can be told from.
-    (CONTROL, None, false),
+    (CONTROL, None, false, false),
+];
+
+/// The `--memory` rows, and the rows they are compared with.
+const MEMORY_NONE: &str = "--timer none --memory";
+const MEMORY_HOST: &str = "--timer host --no-sample --memory";
+const MEMORY_PAIRS: [(&str, &str); 2] = [
+    (MEMORY_NONE, "--timer none"),
+    (MEMORY_HOST, "--timer host --no-sample"),
 ];
 
 /// The plain build's second run in each round.
@@ -45,6 +55,8 @@ struct Measured {
     label: &'static str,
     /// Run with the engine's sampler on.
     sample: bool,
+    /// Built with `--memory`.
+    memory: bool,
     /// The functions it keeps out of line.
     frames: build::KeptFrames,
     module: BuiltModule,
@@ -87,15 +99,17 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     // A host without a sampler has no hybrid row.
     let rows = BUILDS
         .iter()
-        .filter(|(_, _, sample)| !sample || host.samples());
-    for &(label, timer, sample) in rows {
-        let build_args = row_build(&base, timer, sample);
+        .filter(|(_, _, sample, _)| !sample || host.samples())
+        .filter(|(_, _, _, memory)| !memory || args.memory);
+    for &(label, timer, sample, memory) in rows {
+        let build_args = row_build(&base, timer, sample, memory);
         // Rows that differ only in the sampler run the same build.
         let same = builds
             .iter()
             .find(|b: &&Measured| {
                 b.module.instrument == build::instrument_mode(&build_args)
                     && b.frames == build::kept_frames(&build_args)
+                    && b.memory == memory
             })
             .map(|b| b.module.clone());
         let module = match same {
@@ -114,6 +128,7 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         builds.push(Measured {
             label,
             sample,
+            memory,
             frames: build::kept_frames(&build_args),
             module,
             wasm_bytes,
@@ -182,14 +197,45 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         host.describe()
     );
     print!("{}", table(&builds));
+    print!("{}", memory_costs(&builds));
     Ok(())
 }
 
+/// With `--memory`: each memory row's time over the same build's without
+/// it, paired round by round.
+fn memory_costs(builds: &[Measured]) -> String {
+    let mut text = String::new();
+    for (with, without) in MEMORY_PAIRS {
+        let find = |label: &str| builds.iter().find(|b| b.label == label);
+        let (Some(with), Some(without)) = (find(with), find(without)) else {
+            continue;
+        };
+        let ratios = paired_ratios(&with.nanos, &without.nanos);
+        let interval = median_interval(&ratios)
+            .map(|(low, high, _)| format!(" (interval {low:.2}–{high:.2})"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "{} costs {:.2}× of {}{interval}; .wasm {}\n",
+            with.label,
+            median(&ratios),
+            without.label,
+            ratio(with.wasm_bytes as f64, without.wasm_bytes as f64)
+        ));
+    }
+    text
+}
+
 /// The build of one row: the shared flags, with the row's timer (none
-/// for the plain build) and sampler.
-fn row_build(base: &BuildOptions, timer: Option<Timer>, sample: bool) -> BuildOptions {
+/// for the plain build), sampler and memory recording.
+fn row_build(
+    base: &BuildOptions,
+    timer: Option<Timer>,
+    sample: bool,
+    memory: bool,
+) -> BuildOptions {
     BuildOptions {
         sampled: sample,
+        memory,
         timer: timer.unwrap_or(Timer::Host),
         no_instrument: timer.is_none(),
         crate_wide: match timer {
@@ -552,6 +598,7 @@ mod tests {
         Measured {
             label,
             sample: false,
+            memory: label.ends_with("--memory"),
             frames: build::KeptFrames::None,
             module: BuiltModule {
                 unit: Unit {
@@ -705,5 +752,21 @@ mod tests {
         assert_eq!(millis(12_345_678.0), "12.3");
         assert_eq!(millis(123_456_789.0), "123");
         assert_eq!(ratio(2.0, 0.0), "–");
+    }
+
+    #[test]
+    fn memory_rows_are_compared_with_the_same_build_without_memory() {
+        let builds = [
+            measured("plain", 1000, &[100, 100, 100]),
+            measured("--timer none", 1200, &[120, 130, 110]),
+            measured(MEMORY_NONE, 1500, &[144, 156, 132]),
+        ];
+        let text = memory_costs(&builds);
+        assert!(
+            text.starts_with("--timer none --memory costs 1.20× of --timer none"),
+            "{text}"
+        );
+        assert!(text.ends_with("; .wasm 1.25×\n"), "{text}");
+        assert_eq!(text.lines().count(), 1, "no host row, no line: {text}");
     }
 }

@@ -256,6 +256,16 @@ pub struct BuildArgs {
     /// lost. The capacity is recorded in the profile.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(16..=67_108_864))]
     pub max_nodes: Option<u32>,
+    /// Also record memory per call path: allocations, bytes, what is live at the end, the peak, each memory.grow
+    ///
+    /// The program's global allocator is wrapped in a recording one that
+    /// charges every allocation, reallocation and free to the call path
+    /// current at that moment, exactly, without calling out of the module.
+    /// A program that declares its own `#[global_allocator]` wraps it in
+    /// `wasmprof::Recording::new(...)`. Allocations in a count-only
+    /// function are its caller's. Times include the recording's cost.
+    #[arg(long, conflicts_with = "no_instrument")]
+    pub memory: bool,
     #[command(flatten)]
     pub crate_wide: CrateWideArgs,
     /// The build's runs are sampled: keep instrumented functions out of
@@ -384,6 +394,7 @@ impl BuildArgs {
             host: self.host,
             no_instrument: self.no_instrument,
             max_nodes: self.max_nodes,
+            memory: self.memory,
             crate_wide: self.crate_wide.options(),
             sampled: self.sampled,
         }
@@ -596,6 +607,9 @@ pub struct BenchArgs {
     /// The most rounds to run while the noise is wide [default: 3 × N]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_runs: Option<u32>,
+    /// Add rows that record memory per call path (`run --memory`), each compared with the same build without it
+    #[arg(long)]
+    pub memory: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -43,6 +43,7 @@ impl ProfileBuilder {
 
     fn new(mode: TimerMode) -> Self {
         let profile = Profile {
+            memory: None,
             format: FORMAT.into(),
             created_unix_nanos: 1_700_000_000_123_456_789,
             run: RunInfo {
@@ -92,6 +93,42 @@ impl ProfileBuilder {
         let node = self.node(path);
         self.profile.nodes[node].calls += calls;
         self.self_nanos[node] += self_nanos;
+        self
+    }
+
+    /// Charges the node at the end of `path` (the root for `[]`) with
+    /// `allocs` blocks of `bytes` in all, of which `live_bytes` (in as
+    /// many blocks as were not freed, at most one) are still live.
+    pub(crate) fn allocated(
+        mut self,
+        path: &[&str],
+        allocs: u64,
+        bytes: u64,
+        live_bytes: u64,
+    ) -> Self {
+        let node = if path.is_empty() { 0 } else { self.node(path) };
+        let memory = self
+            .profile
+            .memory
+            .get_or_insert_with(crate::profile::MemoryProfile::default);
+        let live_blocks = u64::from(live_bytes > 0);
+        memory.paths.push(crate::profile::PathMemory {
+            node,
+            allocs,
+            alloc_bytes: bytes,
+            frees: allocs - live_blocks,
+            freed_bytes: bytes - live_bytes,
+            live_blocks,
+            live_bytes,
+            peak_blocks: live_blocks,
+            peak_bytes: live_bytes,
+            ..crate::profile::PathMemory::default()
+        });
+        memory.paths.sort_by_key(|p| p.node);
+        memory.live_blocks += live_blocks;
+        memory.live_bytes += live_bytes;
+        memory.peak_blocks += live_blocks;
+        memory.peak_bytes += live_bytes;
         self
     }
 
@@ -372,10 +409,26 @@ impl std::io::Write for FullDisk {
     }
 }
 
+/// A profile with memory: `outer` allocates 100 bytes and calls `inner`,
+/// which allocates 1000 (400 of them still live) and, calling itself, 10
+/// more; 7 bytes are allocated outside any instrumented call.
+pub(crate) fn memory_profile() -> Profile {
+    ProfileBuilder::timed()
+        .path(&["outer"], 1, 500.0)
+        .path(&["outer", "inner"], 1, 300.0)
+        .path(&["outer", "inner", "inner"], 1, 100.0)
+        .allocated(&[], 1, 7, 0)
+        .allocated(&["outer"], 1, 100, 0)
+        .allocated(&["outer", "inner"], 2, 1000, 400)
+        .allocated(&["outer", "inner", "inner"], 1, 10, 0)
+        .build()
+}
+
 /// A small profile of three nodes: `main` (100 ns, once) calling `add`
 /// (40 ns, five times).
 pub(crate) fn demo_profile() -> Profile {
     Profile {
+        memory: None,
         format: FORMAT.into(),
         created_unix_nanos: 1,
         run: RunInfo {

@@ -33,9 +33,10 @@ pub extern "C" fn __wasmprof_harness_test(number: u32) {
         if number == 0 {
             return;
         }
-        let name: &'static str = Box::leak(number.to_string().into_boxed_str());
-        let site: &'static Site =
-            Box::leak(Box::new(Site::new(HARNESS_MODULE, name, "", 0).test()));
+        let site: &'static Site = crate::memory::untracked(|| {
+            let name: &'static str = Box::leak(number.to_string().into_boxed_str());
+            Box::leak(Box::new(Site::new(HARNESS_MODULE, name, "", 0).test()))
+        });
         let guard = enter_test(site, None);
         crate::state::with_thread(|thread| {
             thread.harness = Some((thread.current, thread.timed.len()));

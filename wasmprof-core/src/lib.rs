@@ -18,6 +18,7 @@ mod future_stats;
 mod guard;
 #[doc(hidden)]
 pub mod harness;
+mod memory;
 mod site;
 #[doc(hidden)]
 pub mod snapshot;
@@ -25,6 +26,7 @@ mod state;
 mod tree;
 
 pub use exit::exit;
+pub use memory::Recording;
 
 /// Whether this build records profiles (built by `cargo wasmprof`).
 pub const ENABLED: bool = cfg!(wasmprof_enabled);

@@ -166,6 +166,8 @@ impl Site {
 /// Gives a site its id (plus one, in `id`) from `register`, once: two
 /// threads entering one site for the first time agree on its id.
 pub(crate) fn register_once(id: &AtomicU32, register: impl FnOnce() -> u32) -> u32 {
+    // The table is the runtime's memory, not the program's.
+    let _untracked = crate::memory::Untracked::begin();
     static REGISTERING: Mutex<()> = Mutex::new(());
     let _order = REGISTERING.lock().unwrap_or_else(|p| p.into_inner());
     if let known @ 1.. = id.load(Relaxed) {

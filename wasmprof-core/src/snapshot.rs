@@ -21,6 +21,8 @@ use crate::tree::{CallTree, ROOT};
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
 /// the trees of finished threads merged in.
 pub fn take() -> Snapshot {
+    // The snapshot's own allocations are the runtime's.
+    let _untracked = crate::memory::Untracked::begin();
     let (mut tree, current, clock_cost) =
         with_thread(|t| (t.tree.clone(), t.current, t.clock_cost))
             .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0));
@@ -33,7 +35,7 @@ pub fn take() -> Snapshot {
         counted[id] = calls;
     }
     tree.merge_from(&lock_finished());
-    let nodes = tree
+    let nodes: Vec<SnapshotNode> = tree
         .nodes()
         .iter()
         .map(|n| SnapshotNode {
@@ -76,12 +78,80 @@ pub fn take() -> Snapshot {
                 latency_max_ms: f.latency.max,
             })
             .collect(),
+        memory: memory(nodes.len()),
         nodes,
         current,
         overflow: tree.overflow(),
         cap: tree.cap() as u32,
         clock_cost: clock_cost.max(0.0),
     }
+}
+
+/// This thread's memory per call path, when the build records memory.
+/// Paths are this thread's nodes, which merging other threads' trees in
+/// leaves where they are; a block allocated on one thread and freed on
+/// another stays live for the first.
+#[cfg(wasmprof_memory)]
+fn memory(n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
+    use wasmprof_wire::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
+    let view = with_thread(|t| t.memory.view())?;
+    // A node the tree does not have (none should be missing) is the root's.
+    let known = |node: u32| {
+        if (node as usize) < n_nodes {
+            node
+        } else {
+            ROOT
+        }
+    };
+    Some(SnapshotMemory {
+        first_pages: view.first_pages,
+        pages: crate::memory::memory_pages(),
+        live_blocks: view.live_blocks,
+        live_bytes: view.live_bytes,
+        peak_blocks: view.peak_blocks,
+        peak_bytes: view.peak_bytes,
+        runtime_bytes: crate::memory::runtime_live_bytes(),
+        foreign_frees: view.foreign_frees,
+        failed: view.failed.map(|f| FailedAlloc {
+            node: known(f.node),
+            bytes: f.bytes,
+        }),
+        paths: view
+            .nodes
+            .iter()
+            .map(|&(node, m)| PathMemory {
+                node: known(node),
+                allocs: m.allocs,
+                alloc_bytes: m.alloc_bytes,
+                frees: m.frees,
+                freed_bytes: m.freed_bytes,
+                reallocs: m.reallocs,
+                live_blocks: m.live_blocks,
+                live_bytes: m.live_bytes,
+                peak_blocks: m.peak_blocks,
+                peak_bytes: m.peak_bytes,
+                grows: m.grows,
+                grown_pages: m.grown_pages,
+            })
+            .collect(),
+        grows: view
+            .grows
+            .iter()
+            .map(|g| MemoryGrow {
+                node: known(g.node),
+                pages_before: g.pages_before,
+                pages_after: g.pages_after,
+                request: g.request,
+            })
+            .collect(),
+        grows_dropped: view.grows_dropped,
+    })
+}
+
+/// Memory is not recorded in this build.
+#[cfg(not(wasmprof_memory))]
+fn memory(_n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
+    None
 }
 
 /// The export a host calls to read the profile: returns a pointer to the

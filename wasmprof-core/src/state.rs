@@ -41,6 +41,9 @@ pub(crate) struct ThreadState {
     /// The node of the test the harness is running, and the depth of the
     /// timed calls under it (see `harness.rs`).
     pub harness: Option<(NodeId, usize)>,
+    /// What each path allocated and holds (`--memory`).
+    #[cfg_attr(not(wasmprof_memory), allow(dead_code))]
+    pub memory: crate::memory::Ledger,
 }
 
 impl ThreadState {
@@ -56,6 +59,7 @@ impl ThreadState {
             timed: Vec::new(),
             futures: Futures::new(),
             harness: None,
+            memory: crate::memory::Ledger::new(),
         }
     }
 }
@@ -80,6 +84,8 @@ pub(crate) fn lock_finished() -> std::sync::MutexGuard<'static, CallTree> {
 #[cfg(not(one_thread))]
 #[inline(always)]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    // What the runtime allocates while it holds the state is its own.
+    let _untracked = crate::memory::Untracked::begin();
     thread_local! {
         static THREAD: UnsafeCell<ThreadState> = const { UnsafeCell::new(ThreadState::new()) };
     }
@@ -102,6 +108,8 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R>
     // SAFETY: without the atomics feature there are no other threads.
     unsafe impl Sync for OneThread {}
     static STATE: OneThread = OneThread(UnsafeCell::new(ThreadState::new()));
+    // What the runtime allocates while it holds the state is its own.
+    let _untracked = crate::memory::Untracked::begin();
     // SAFETY: single-threaded, and no caller of `with_thread` runs user code
     // or calls `with_thread` again while it holds the reference.
     Some(f(unsafe { &mut *STATE.0.get() }))

@@ -22,6 +22,7 @@
 //!          node:u32 polls:u64 completions:u64 cancellations:u64
 //!          pending_ms:f64 latency_count:u64 latency_total_ms:f64
 //!          latency_median_ms:f64 latency_max_ms:f64
+//! memory   only when flags bit 1 is set: see [`memory`]
 //! ```
 //!
 //! `inclusive_ms` is the node's time with the clock's own cost taken out:
@@ -44,7 +45,7 @@
 //! their calls are the node's, `pending_ms` is the CPU time of those still
 //! pending, and latency runs from a future's first poll to its completion.
 //!
-//! `flags` bit 0: calls were timed. A node's `flags`: bit 0, some calls
+//! `flags` bit 0: calls were timed; bit 1: memory was recorded (version 6). A node's `flags`: bit 0, some calls
 //! too short to time; bit 2, a call that never returned (cut off the stack
 //! after a panic that JavaScript caught). `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
@@ -54,7 +55,10 @@
 pub const NEVER_RETURNED: u32 = 4;
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
+
+pub mod memory;
+pub use memory::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
 
 /// The oldest version [`Snapshot::decode`] reads.
 const OLDEST_VERSION: u32 = 4;
@@ -93,6 +97,8 @@ pub struct Snapshot {
     pub clock_cost: f64,
     /// The futures of async functions, one record per call path.
     pub futures: Vec<SnapshotFuture>,
+    /// Memory per call path, when the build recorded it (`--memory`).
+    pub memory: Option<SnapshotMemory>,
 }
 
 /// What the futures of one async call path did.
@@ -209,7 +215,7 @@ impl Snapshot {
         for word in [
             0, // total length, patched below
             VERSION,
-            u32::from(self.timed),
+            u32::from(self.timed) | u32::from(self.memory.is_some()) << 1,
             self.functions.len() as u32,
             self.nodes.len() as u32,
             self.current,
@@ -255,6 +261,9 @@ impl Snapshot {
             for ms in [f.latency_total_ms, f.latency_median_ms, f.latency_max_ms] {
                 out.extend_from_slice(&ms.to_le_bytes());
             }
+        }
+        if let Some(memory) = &self.memory {
+            memory.encode(&mut out);
         }
         let total = out.len() as u32;
         out[4..8].copy_from_slice(&total.to_le_bytes());
@@ -307,6 +316,11 @@ impl Snapshot {
         for _ in 0..n_futures {
             futures.push(r.future(nodes.len())?);
         }
+        let memory = if flags & 2 == 2 {
+            Some(SnapshotMemory::decode(&mut r, nodes.len())?)
+        } else {
+            None
+        };
         if r.at != bytes.len() {
             return Err(DecodeError("snapshot has trailing bytes".into()));
         }
@@ -322,6 +336,7 @@ impl Snapshot {
             cap,
             clock_cost,
             futures,
+            memory,
         })
     }
 }
@@ -417,6 +432,10 @@ impl Reader<'_> {
 }
 
 impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         let end = self
             .at
@@ -498,7 +517,66 @@ mod tests {
                 latency_median_ms: 15.0,
                 latency_max_ms: 20.0,
             }],
+            memory: None,
         }
+    }
+
+    fn with_memory() -> Snapshot {
+        Snapshot {
+            memory: Some(SnapshotMemory {
+                first_pages: 17,
+                pages: 19,
+                live_blocks: 1,
+                live_bytes: 400,
+                peak_blocks: 2,
+                peak_bytes: 1400,
+                runtime_bytes: 64,
+                foreign_frees: 0,
+                failed: Some(FailedAlloc {
+                    node: 1,
+                    bytes: 1 << 31,
+                }),
+                paths: vec![PathMemory {
+                    node: 1,
+                    allocs: 2,
+                    alloc_bytes: 1400,
+                    frees: 1,
+                    freed_bytes: 1000,
+                    reallocs: 0,
+                    live_blocks: 1,
+                    live_bytes: 400,
+                    peak_blocks: 2,
+                    peak_bytes: 1400,
+                    grows: 1,
+                    grown_pages: 2,
+                }],
+                grows: vec![MemoryGrow {
+                    node: 1,
+                    pages_before: 17,
+                    pages_after: 19,
+                    request: 1000,
+                }],
+                grows_dropped: 0,
+            }),
+            ..sample()
+        }
+    }
+
+    #[test]
+    fn memory_round_trips_and_its_truncations_are_errors() {
+        let bytes = with_memory().encode();
+        assert_eq!(Snapshot::decode(&bytes).unwrap(), with_memory());
+        for len in 0..bytes.len() {
+            assert!(Snapshot::decode(&bytes[..len]).is_err(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn a_memory_record_of_a_node_that_does_not_exist_is_rejected() {
+        let mut s = with_memory();
+        s.memory.as_mut().unwrap().paths[0].node = 9;
+        let error = Snapshot::decode(&s.encode()).unwrap_err();
+        assert!(error.0.contains("node 9"), "{error}");
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub(super) struct CargoBuild<'a> {
     pub instrument: Option<Instrument>,
     /// The functions kept out of line (`WASMPROF_KEEP_FRAMES`).
     pub frames: KeptFrames,
+    /// `--memory`: the allocator recorded (`WASMPROF_MEMORY`).
+    pub memory: Option<super::allocator::RecordedAllocator>,
     /// The manifest to build: the unit's own, or its shadow copy's when
     /// crates are instrumented crate-wide.
     pub manifest_path: &'a Path,
@@ -52,6 +54,7 @@ impl CargoBuild<'_> {
             Instrumentation {
                 mode: self.instrument,
                 frames: self.frames,
+                memory: self.memory,
             },
             self.extra_rustflags,
         );
@@ -167,6 +170,8 @@ pub struct Instrumentation {
     /// `WASMPROF_KEEP_FRAMES`: the functions kept out of line, for the
     /// engine's sampler.
     pub frames: KeptFrames,
+    /// `WASMPROF_MEMORY`: the allocator recorded, with `--memory`.
+    pub memory: Option<super::allocator::RecordedAllocator>,
 }
 
 /// Switches instrumentation on (`WASMPROF_INSTRUMENT`) or off for a cargo
@@ -195,6 +200,10 @@ pub fn set_instrumentation_env(command: &mut Command, how: Instrumentation, extr
     match instrument {
         Some(mode) => command.env("WASMPROF_INSTRUMENT", mode.as_str()),
         None => command.env_remove("WASMPROF_INSTRUMENT"),
+    };
+    match how.memory {
+        Some(allocator) => command.env("WASMPROF_MEMORY", allocator.as_str()),
+        None => command.env_remove("WASMPROF_MEMORY"),
     };
 }
 

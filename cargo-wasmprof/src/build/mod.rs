@@ -1,6 +1,7 @@
 //! `cargo wasmprof build`: from a cargo package to an instrumented module a
 //! host can run.
 
+pub(crate) mod allocator;
 pub(crate) mod bindgen;
 mod cargo;
 pub(crate) mod dir_walk;
@@ -135,6 +136,8 @@ pub struct Prepared {
     pub extra_rustflags: Vec<String>,
     /// What crate-wide instrumentation did with small functions.
     pub small: Option<SmallFunctions>,
+    /// `--memory`: the allocator recorded.
+    pub memory: Option<allocator::RecordedAllocator>,
 }
 
 impl Prepared {
@@ -177,6 +180,23 @@ pub fn prepare(
         (Some(mode), KeptFrames::WithCounted) => format!("{}-all-frames", mode.as_str()),
         (mode, _) => mode.map_or("plain", Instrument::as_str).to_owned(),
     };
+    // `--memory`, or `memory = true` in a selected package's manifest.
+    let memory_asked = args.memory
+        || packages.iter().any(|package| {
+            crate::rewrite::plan::manifest_config(package).is_ok_and(|c| c.memory == Some(true))
+        });
+    let memory = match (instrument, memory_asked) {
+        (Some(Instrument::Timed | Instrument::CountOnly), true) => {
+            Some(allocator::choose(&workspace.metadata, packages)?)
+        }
+        _ => None,
+    };
+    // The runtime differs with an allocator in it.
+    let mode = match memory {
+        Some(allocator::RecordedAllocator::System) => format!("{mode}-memory"),
+        Some(allocator::RecordedAllocator::Own) => format!("{mode}-memory-own"),
+        None => mode,
+    };
     let mode_dir = wasmprof_dir(&target_dir).join(mode);
     let shadow = match instrument {
         Some(_) => crate_wide(args, workspace, packages, &target_dir, &mode_dir, tests)?,
@@ -210,6 +230,7 @@ pub fn prepare(
         build_dir,
         extra_rustflags,
         small,
+        memory,
     })
 }
 
@@ -234,6 +255,7 @@ pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModu
         build_dir,
         extra_rustflags,
         small,
+        memory,
     } = &prepared;
     let (build_dir, extra_rustflags, small) = (build_dir.clone(), extra_rustflags, *small);
     units
@@ -270,6 +292,7 @@ pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModu
                 target_dir: &build_dir,
                 instrument,
                 frames: kept_frames(args),
+                memory: *memory,
                 manifest_path: &manifest_path,
                 extra_rustflags,
                 max_nodes: args.max_nodes,

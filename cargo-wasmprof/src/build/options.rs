@@ -70,6 +70,8 @@ pub struct BuildOptions {
     pub no_instrument: bool,
     /// The call tree's capacity in distinct call paths.
     pub max_nodes: Option<u32>,
+    /// Record what each call path allocates (`--memory`).
+    pub memory: bool,
     pub crate_wide: CrateWideOptions,
     /// The build's runs are sampled: instrumented functions stay out of
     /// line for the engine's sampler, also without a clock.

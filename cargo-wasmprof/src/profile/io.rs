@@ -136,6 +136,9 @@ pub fn validate(profile: &Profile) -> Result<(), String> {
             ));
         }
     }
+    if let Some(memory) = &profile.memory {
+        memory.validate(profile.nodes.len())?;
+    }
     Ok(())
 }
 

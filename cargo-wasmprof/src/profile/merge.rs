@@ -105,6 +105,15 @@ fn merge_into(into: &mut Profile, other: &Profile) {
     for future in &other.futures {
         merge_future(into, node_map[future.node], future);
     }
+    match (&mut into.memory, &other.memory) {
+        (Some(into), Some(other)) => into.merge_from(other, &node_map),
+        (None, Some(other)) => {
+            let mut memory = super::MemoryProfile::default();
+            memory.merge_from(other, &node_map);
+            into.memory = Some(memory);
+        }
+        _ => {}
+    }
     into.overflow_calls += other.overflow_calls;
     into.run.wall_nanos += other.run.wall_nanos;
     if let (Some(into), Some(other)) = (&mut into.timer.hybrid, &other.timer.hybrid) {

@@ -3,11 +3,13 @@
 mod columns;
 mod invariants;
 mod io;
+mod memory;
 mod merge;
 mod model;
 mod store;
 
 pub use io::{parse_profile, read_profile, validate, write_profile, ProfileError};
+pub use memory::{FailedAlloc, MemoryGrow, MemoryProfile, MemoryWeight, PathMemory};
 pub use merge::merge;
 pub use model::{
     CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo, Latency, Node, Profile, RunInfo,

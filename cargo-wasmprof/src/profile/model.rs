@@ -39,6 +39,9 @@ pub struct Profile {
     /// path (node).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub futures: Vec<FutureStats>,
+    /// Memory per call path, when the build recorded it (`--memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::MemoryProfile>,
 }
 
 /// The futures of one async function on one call path: its node's calls

@@ -25,6 +25,9 @@ mod flat;
 mod futures;
 mod graph;
 mod index;
+mod memory;
+
+pub(crate) use memory::{plural, OUTSIDE};
 
 use std::io::Write;
 
@@ -79,6 +82,7 @@ impl<'a> GprofWriter<'a> {
         text.push_str("\x0c\n");
         index::write(self, &mut text);
         futures::write(self, &mut text);
+        memory::write(self, &mut text);
         text
     }
 

@@ -17,6 +17,7 @@ pub(crate) mod futures;
 pub(crate) mod gprof;
 pub(crate) mod html;
 pub(crate) mod json;
+pub(crate) mod memory;
 mod node_times;
 pub mod pprof;
 mod preamble;

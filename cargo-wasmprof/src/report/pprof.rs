@@ -40,9 +40,10 @@ use flate2::Compression;
 use prost::Message;
 
 use super::callgraph::OVERFLOW_NAME;
+use super::gprof::OUTSIDE;
 use super::node_times::NodeTimes;
 use super::preamble;
-use crate::profile::{FunctionTier, Profile};
+use crate::profile::{FunctionTier, PathMemory, Profile};
 
 /// Frames kept at each end of a stack that is too deep.
 pub const MAX_FRAMES_EACH_SIDE: usize = 128;
@@ -114,6 +115,11 @@ struct Tables {
     /// the profile has async functions: two more sample types, `polls` and
     /// `latency` (the latter only when timed).
     futures: Option<Vec<(u64, f64)>>,
+    /// Per node, its memory figures, when the profile has them: Go's four
+    /// heap sample types.
+    memory: Option<Vec<PathMemory>>,
+    /// The frame of allocations outside any instrumented call.
+    outside_location: u64,
 }
 
 impl Tables {
@@ -130,6 +136,26 @@ impl Tables {
         }
     }
 
+    /// Allocations and what is in use of `node`, when the profile has
+    /// those sample types; 0 for a count-only function's sample.
+    fn push_memory_values(&self, value: &mut Vec<i64>, node: Option<usize>) {
+        let Some(memory) = &self.memory else {
+            return;
+        };
+        let m = node.map_or_else(PathMemory::default, |n| memory[n]);
+        for figure in [m.allocs, m.alloc_bytes, m.live_blocks, m.live_bytes] {
+            value.push(saturating_i64(figure));
+        }
+    }
+
+    /// Whether `node` allocated anything (a sample is due even without
+    /// calls or time).
+    fn allocated(&self, node: usize) -> bool {
+        self.memory
+            .as_ref()
+            .is_some_and(|memory| memory[node].allocs > 0)
+    }
+
     fn new(profile: &Profile) -> Tables {
         let timed = profile.timer.mode.timed();
         let mut strings = StringTable::default();
@@ -138,6 +164,7 @@ impl Tables {
             period_type,
             default_sample_type,
             futures,
+            memory,
         } = values(profile, &mut strings);
         let mapping = proto::Mapping {
             id: 1,
@@ -154,6 +181,7 @@ impl Tables {
             overflow_id,
             elided_id,
             not_tracked_id,
+            outside_id,
             counted,
         } = function_table(profile, &mut strings);
         let location = function
@@ -210,6 +238,8 @@ impl Tables {
             not_tracked_location: not_tracked_id,
             counted_label,
             futures,
+            memory,
+            outside_location: outside_id,
         }
     }
 }
@@ -223,6 +253,8 @@ struct Values {
     default_sample_type: i64,
     /// Per node, its futures' polls and total latency (ns).
     futures: Option<Vec<(u64, f64)>>,
+    /// Per node, its memory figures.
+    memory: Option<Vec<PathMemory>>,
 }
 
 fn values(profile: &Profile, strings: &mut StringTable) -> Values {
@@ -251,11 +283,25 @@ fn values(profile: &Profile, strings: &mut StringTable) -> Values {
         }
         per_node
     });
+    // Go's heap profile's types, so that `-sample_index=inuse_space` and
+    // profiling servers read these as a heap profile.
+    let memory = profile.memory.as_ref().map(|memory| {
+        for (kind, unit) in [
+            ("alloc_objects", "count"),
+            ("alloc_space", "bytes"),
+            ("inuse_objects", "count"),
+            ("inuse_space", "bytes"),
+        ] {
+            sample_type.push(value_type(strings, kind, unit));
+        }
+        memory.by_node(profile.nodes.len())
+    });
     Values {
         sample_type,
         period_type,
         default_sample_type,
         futures,
+        memory,
     }
 }
 
@@ -269,6 +315,8 @@ struct FunctionTable {
     elided_id: u64,
     /// `<callers not tracked>`: above each count-only function.
     not_tracked_id: u64,
+    /// `(outside instrumented code)`: allocations made there.
+    outside_id: u64,
     /// Each count-only function's id and calls.
     counted: Vec<(u64, u64)>,
 }
@@ -297,10 +345,17 @@ fn function_table(profile: &Profile, strings: &mut StringTable) -> FunctionTable
     let overflow_id = function.len() as u64 + 1;
     let elided_id = overflow_id + u64::from(has_overflow);
     let not_tracked_id = elided_id + u64::from(is_elided);
+    let outside_id = not_tracked_id + u64::from(!counted.is_empty());
+    let allocated_outside = profile.memory.as_ref().is_some_and(|m| {
+        m.paths
+            .iter()
+            .any(|p| p.node == Profile::ROOT && p.allocs > 0)
+    });
     let pseudo_functions = [
         (has_overflow, OVERFLOW_NAME),
         (is_elided, ELIDED_NAME),
         (!counted.is_empty(), CALLERS_NOT_TRACKED),
+        (allocated_outside, OUTSIDE),
     ];
     for (_, pseudo) in pseudo_functions.iter().filter(|(used, _)| *used) {
         let name = strings.intern(pseudo);
@@ -316,6 +371,7 @@ fn function_table(profile: &Profile, strings: &mut StringTable) -> FunctionTable
         overflow_id,
         elided_id,
         not_tracked_id,
+        outside_id,
         counted,
     }
 }
@@ -368,7 +424,10 @@ fn for_each_sample<E>(
             profile.nodes[child].samples
         };
         // A counted function's path has time and no calls of its own.
-        if calls == 0 && !(tables.timed && times.self_nanos[child] > 0.0) {
+        if calls == 0
+            && !(tables.timed && times.self_nanos[child] > 0.0)
+            && !tables.allocated(child)
+        {
             continue;
         }
         let mut value = vec![saturating_i64(calls)];
@@ -376,6 +435,7 @@ fn for_each_sample<E>(
             value.push(times.self_nanos[child].round() as i64);
         }
         tables.push_future_values(&mut value, Some(child));
+        tables.push_memory_values(&mut value, Some(child));
         emit(proto::Sample {
             location_id: leaf_first(&path, tables.elided_location),
             value,
@@ -388,10 +448,24 @@ fn for_each_sample<E>(
             value.push(0);
         }
         tables.push_future_values(&mut value, None);
+        tables.push_memory_values(&mut value, None);
         emit(proto::Sample {
             location_id: vec![location, tables.not_tracked_location],
             value,
             label: tables.counted_label.iter().cloned().collect(),
+        })?;
+    }
+    if tables.allocated(Profile::ROOT) {
+        let mut value = vec![0];
+        if tables.timed {
+            value.push(0);
+        }
+        tables.push_future_values(&mut value, None);
+        tables.push_memory_values(&mut value, Some(Profile::ROOT));
+        emit(proto::Sample {
+            location_id: vec![tables.outside_location],
+            value,
+            label: Vec::new(),
         })?;
     }
     Ok(())

@@ -6,9 +6,11 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::callgraph::{CallGraph, FunctionId};
+use super::gprof::{plural, OUTSIDE};
+use super::memory::{human_bytes, MemoryGraph};
 use super::preamble;
 use super::units::human_duration;
-use crate::profile::Profile;
+use crate::profile::{PathMemory, Profile};
 
 /// How many functions the summary lists unless told otherwise.
 pub const DEFAULT_SUMMARY_TOP: usize = 10;
@@ -78,7 +80,74 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
             text.push_str(&format!("{:>12}  {}\n", stats.calls, stats.name));
         }
     }
+    memory_lines(profile, &mut text);
     text
+}
+
+/// With `--memory`: the allocations, the peak and who held most of it,
+/// what is live at the end and who allocated most of it, and growth.
+fn memory_lines(profile: &Profile, text: &mut String) {
+    let (Some(memory), Some(graph)) = (&profile.memory, MemoryGraph::build(profile)) else {
+        return;
+    };
+    let by_node = memory.by_node(profile.nodes.len());
+    // The path holding the most by `figure`, named by its function.
+    let top = |figure: fn(&PathMemory) -> u64| {
+        by_node
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| figure(m) > 0)
+            .max_by_key(|(node, m)| (figure(m), std::cmp::Reverse(*node)))
+            .map(|(node, m)| format!("{} {}", path_name(profile, node), human_bytes(figure(m))))
+    };
+    text.push_str(&format!(
+        "memory: {} allocations, {}; peak {}{}\n",
+        graph.totals.allocs,
+        human_bytes(graph.totals.alloc_bytes),
+        human_bytes(memory.peak_bytes),
+        top(|m| m.peak_bytes)
+            .map(|t| format!(", the most of it held by {t}"))
+            .unwrap_or_default()
+    ));
+    text.push_str(&format!(
+        "        live at the end: {} in {}{}\n",
+        human_bytes(memory.live_bytes),
+        plural(memory.live_blocks, "block"),
+        top(|m| m.live_bytes)
+            .map(|t| format!(", the most of it allocated by {t}"))
+            .unwrap_or_default()
+    ));
+    if memory.pages > memory.first_pages {
+        let growers: Vec<String> = profile
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(node, _)| by_node[*node].grows > 0)
+            .map(|(node, _)| path_name(profile, node))
+            .take(3)
+            .collect();
+        text.push_str(&format!(
+            "        linear memory grew from {} to {} pages of 64 KiB, in {}\n",
+            memory.first_pages,
+            memory.pages,
+            growers.join(", ")
+        ));
+    }
+    if let Some(failed) = &memory.failed {
+        text.push_str(&format!(
+            "        out of memory: {} could not be allocated in {}\n",
+            human_bytes(failed.bytes),
+            path_name(profile, failed.node)
+        ));
+    }
+}
+
+/// The innermost function of `node`'s path, or where no instrumented call
+/// was running.
+fn path_name(profile: &Profile, node: usize) -> String {
+    profile.nodes[node]
+        .function
+        .map_or_else(|| OUTSIDE.to_owned(), |f| profile.functions[f].name.clone())
 }
 
 /// Samples whose innermost frame is each function (a sampled profile's
@@ -119,6 +188,23 @@ mod tests {
         assert_golden("recursion.summary.txt", &text);
         assert!(text.contains("top 2 of 4 functions by calls"), "{text}");
         assert!(text.contains("     4378200  fib\n"), "{text}");
+    }
+
+    #[test]
+    fn with_memory_the_summary_names_who_held_the_peak_and_who_leaked() {
+        let text = render_summary(&crate::testing::memory_profile(), 3);
+        assert!(
+            text.contains(
+                "memory: 5 allocations, 1.1 KiB; peak 400 B, the most of it held by inner 400 B\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "live at the end: 400 B in 1 block, the most of it allocated by inner 400 B"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

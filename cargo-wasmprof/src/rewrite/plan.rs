@@ -73,6 +73,8 @@ pub(crate) struct ManifestConfig {
     pub min_size: Option<usize>,
     /// `count-small = true|false`.
     pub count_small: Option<bool>,
+    /// `memory = true|false`: record memory per call path, as `--memory`.
+    pub memory: Option<bool>,
     /// What in the table was not understood but did not stop the build.
     pub warnings: Vec<String>,
 }
@@ -140,8 +142,18 @@ pub(crate) fn manifest_config(package: &Package) -> Result<ManifestConfig> {
                 })?;
                 config.count_small = Some(on);
             }
+            "memory" => {
+                let on = value.as_bool().with_context(|| {
+                    format!(
+                        "{}: `memory` must be true (record memory per call path, as \
+                         --memory) or false",
+                        place()
+                    )
+                })?;
+                config.memory = Some(on);
+            }
             other => config.warnings.push(format!(
-                "{}: unknown key `{other}` (known: instrument, include, exclude, min-size, count-small)",
+                "{}: unknown key `{other}` (known: instrument, include, exclude, min-size, count-small, memory)",
                 place()
             )),
         }

@@ -254,6 +254,7 @@ pub(crate) fn sampled_profile(
 ) -> Profile {
     use crate::profile::{RunInfo, TimerInfo, TimerMode, FORMAT};
     Profile {
+        memory: None,
         format: FORMAT.to_owned(),
         created_unix_nanos: 0,
         run: RunInfo {

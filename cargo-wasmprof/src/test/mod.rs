@@ -343,6 +343,7 @@ fn cargo_test(
         build::Instrumentation {
             mode: build::instrument_mode(build_args),
             frames: build::kept_frames(build_args),
+            memory: prepared.memory,
         },
         &prepared.extra_rustflags,
     );

@@ -14,6 +14,7 @@ mod crate_wide;
 mod faults;
 mod frameworks;
 mod load;
+mod memory;
 mod node;
 mod realworld;
 mod record_fixtures;

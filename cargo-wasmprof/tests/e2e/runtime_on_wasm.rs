@@ -8,8 +8,29 @@ use crate::support::*;
 
 #[test]
 fn the_one_thread_unit_tests_pass_on_wasm32_wasip1() {
+    run_unit_tests_on_wasm("wasm-unit-tests", &[], "one_thread_tests", 1);
+}
+
+/// The recording allocator installed in the test binary itself, counts
+/// only (the WASI runner has no clock import): real `memory.grow`s.
+#[test]
+fn the_recording_allocator_s_unit_tests_pass_on_wasm32_wasip1() {
+    run_unit_tests_on_wasm(
+        "wasm-unit-tests-memory",
+        &[
+            ("WASMPROF_INSTRUMENT", "none"),
+            ("WASMPROF_MEMORY", "system"),
+        ],
+        "recorded_tests",
+        1,
+    );
+}
+
+/// Builds the runtime's unit tests for wasm32-wasip1 with `env`, runs
+/// those matching `filter` in Node's WASI, and checks that `count` ran.
+fn run_unit_tests_on_wasm(dir: &str, env: &[(&str, &str)], filter: &str, count: usize) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let target_dir = repo_root().join("target").join("wasm-unit-tests");
+    let target_dir = repo_root().join("target").join(dir);
     let build = Command::new(cargo)
         .args([
             "test",
@@ -26,7 +47,9 @@ fn the_one_thread_unit_tests_pass_on_wasm32_wasip1() {
         .arg(&target_dir)
         .current_dir(repo_root())
         .env_remove("WASMPROF_INSTRUMENT")
+        .env_remove("WASMPROF_MEMORY")
         .env_remove("RUSTFLAGS")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -44,7 +67,7 @@ fn the_one_thread_unit_tests_pass_on_wasm32_wasip1() {
     let run = Command::new("node")
         .arg(repo_root().join("cargo-wasmprof/tests/support/wasi-test-runner.mjs"))
         .arg(&binary)
-        .args(["one_thread_tests", "--nocapture"])
+        .args([filter, "--nocapture"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -54,8 +77,6 @@ fn the_one_thread_unit_tests_pass_on_wasm32_wasip1() {
         String::from_utf8_lossy(&run.stderr)
     );
     // The filter must have found the tests: a typo would pass with none.
-    assert!(
-        stdout.contains("test result: ok. 1 passed; 0 failed"),
-        "{stdout}"
-    );
+    let passed = format!("test result: ok. {count} passed; 0 failed");
+    assert!(stdout.contains(&passed), "{stdout}");
 }

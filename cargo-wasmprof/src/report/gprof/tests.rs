@@ -376,3 +376,14 @@ fn async_functions_are_marked_and_their_futures_listed_last() {
         "{section}"
     );
 }
+
+#[test]
+fn memory_sections_match_golden() {
+    let text = GprofWriter::new(&crate::testing::memory_profile()).render();
+    let memory = &text[text.find("Memory flat profile").expect("a memory section")..];
+    assert_golden("memory.gprof.txt", memory);
+    assert!(
+        memory.contains("[2]       90.4         1010            0         3  inner [2]"),
+        "{memory}"
+    );
+}

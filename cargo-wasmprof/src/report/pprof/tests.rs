@@ -365,3 +365,46 @@ fn a_counted_function_s_sampled_path_is_a_sample_with_time_and_no_calls() {
     assert!(all.contains(&(vec!["main"], vec![1, 5_000])), "{all:?}");
     assert!(all.contains(&(vec!["get", "<callers not tracked>"], vec![1000, 0])));
 }
+
+#[test]
+fn memory_adds_go_s_heap_sample_types_that_go_tool_pprof_reads() {
+    let profile = crate::testing::memory_profile();
+    let message = decode(&encode(&profile));
+    let types: Vec<&str> = message
+        .sample_type
+        .iter()
+        .map(|t| string(&message, t.r#type))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "calls",
+            "time",
+            "alloc_objects",
+            "alloc_space",
+            "inuse_objects",
+            "inuse_space"
+        ]
+    );
+    let outside = samples(&message)
+        .into_iter()
+        .find(|(names, _)| names == &[OUTSIDE])
+        .expect("a sample of the allocations outside instrumented code");
+    assert_eq!(outside.1, [0, 0, 1, 7, 0, 0]);
+
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let file = scratch.path().join("memory.pb.gz");
+    std::fs::write(&file, encode(&profile)).expect("write");
+    let options = ["-top", "-nodefraction=0", "-nodecount=100000", "-unit=B"];
+    let top = |index: &str| {
+        let args = [&options[..], &[index]].concat();
+        parse_top(&go_tool_pprof(&args, &file, scratch.path()).expect("go is installed"))
+    };
+    let in_use = top("-sample_index=inuse_space");
+    assert_eq!(in_use["inner"], (400, 400), "{in_use:?}");
+    assert_eq!(in_use["outer"], (0, 400), "{in_use:?}");
+    let allocated = top("-sample_index=alloc_space");
+    assert_eq!(allocated["outer"], (100, 1110), "{allocated:?}");
+    assert_eq!(allocated["inner"], (1010, 1010), "{allocated:?}");
+    assert_eq!(allocated.get(OUTSIDE), Some(&(7, 7)), "{allocated:?}");
+}

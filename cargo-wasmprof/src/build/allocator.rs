@@ -1,0 +1,191 @@
+//! `--memory` and the program's global allocator: std's, which the runtime
+//! wraps by itself, or the program's own, which the program wraps in
+//! `wasmprof::Recording` (a program has one global allocator, so the
+//! runtime cannot add a second).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use cargo_metadata::{Metadata, Package};
+
+/// Which allocator a `--memory` build records (`WASMPROF_MEMORY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordedAllocator {
+    /// std's: the runtime installs the recording allocator around it.
+    System,
+    /// The program's own, wrapped in `wasmprof::Recording` by the program.
+    Own,
+}
+
+impl RecordedAllocator {
+    /// The word for `WASMPROF_MEMORY`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordedAllocator::System => "system",
+            RecordedAllocator::Own => "own",
+        }
+    }
+}
+
+/// A `#[global_allocator]` found in the sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Declared {
+    file: PathBuf,
+    line: usize,
+    /// The declaration wraps its allocator in `Recording`.
+    recorded: bool,
+}
+
+/// Finds which allocator to record for `packages` and the workspace
+/// members they depend on: an error that shows the one-line wrapper when
+/// one of them declares an allocator of its own without it.
+pub(crate) fn choose(metadata: &Metadata, packages: &[&Package]) -> Result<RecordedAllocator> {
+    let mut declared = Vec::new();
+    for package in with_member_dependencies(metadata, packages) {
+        for root in source_roots(package) {
+            find_declarations(&root, &mut declared);
+        }
+    }
+    declared.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    declared.dedup();
+    match declared.iter().find(|d| !d.recorded) {
+        Some(plain) => bail!(
+            "{}:{} declares a global allocator of its own, and a program has only one: \
+             `--memory` cannot add its recording allocator beside it.\n\
+             Wrap yours in wasmprof's, in one line (it only forwards in builds without \
+             --memory):\n\n    \
+             #[global_allocator]\n    \
+             static ALLOCATOR: wasmprof::Recording<YourAllocator> =\n        \
+             wasmprof::Recording::new(YourAllocator::new());\n",
+            plain.file.display(),
+            plain.line
+        ),
+        None if declared.is_empty() => Ok(RecordedAllocator::System),
+        None => Ok(RecordedAllocator::Own),
+    }
+}
+
+/// `packages` and the workspace members among their dependencies,
+/// transitively.
+fn with_member_dependencies<'a>(
+    metadata: &'a Metadata,
+    packages: &[&'a Package],
+) -> Vec<&'a Package> {
+    let members: Vec<&Package> = metadata.workspace_packages();
+    let mut found: Vec<&Package> = packages.to_vec();
+    let mut at = 0;
+    while at < found.len() {
+        let package = found[at];
+        for dependency in &package.dependencies {
+            if let Some(member) = members.iter().find(|m| m.name.as_str() == dependency.name) {
+                if !found.iter().any(|f| f.id == member.id) {
+                    found.push(member);
+                }
+            }
+        }
+        at += 1;
+    }
+    found
+}
+
+/// The directories of a package's library and binaries.
+fn source_roots(package: &Package) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = package
+        .targets
+        .iter()
+        .filter(|t| t.is_lib() || t.is_bin() || t.is_cdylib())
+        .filter_map(|t| t.src_path.parent().map(|p| p.as_std_path().to_owned()))
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+/// Adds the `#[global_allocator]` declarations of the `.rs` files under
+/// `dir`. A file that cannot be read is skipped: cargo will say why.
+fn find_declarations(dir: &Path, found: &mut Vec<Declared>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            find_declarations(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                found.extend(
+                    declarations_in(&text)
+                        .into_iter()
+                        .map(|(line, recorded)| Declared {
+                            file: path.clone(),
+                            line,
+                            recorded,
+                        }),
+                );
+            }
+        }
+    }
+}
+
+/// The lines (1-based) of `#[global_allocator]` attributes in `text`, and
+/// whether the item they mark names `Recording`. A plain text search: the
+/// attribute cannot be written another way outside a macro.
+fn declarations_in(text: &str) -> Vec<(usize, bool)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        if !code.contains("#[global_allocator]") {
+            continue;
+        }
+        // The item runs to its `;`.
+        let item: String = lines[index..]
+            .iter()
+            .scan(false, |done, line| {
+                if *done {
+                    return None;
+                }
+                *done = line.contains(';');
+                Some(*line)
+            })
+            .collect();
+        found.push((index + 1, item.contains("Recording")));
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declaration_is_found_with_whether_it_is_recorded() {
+        let text = "use x;\n#[global_allocator]\nstatic A: talc::Talck = talc::Talck::new();\n\
+                    // #[global_allocator] in a comment\n\
+                    #[global_allocator]\nstatic B: wasmprof::Recording<lol_alloc::Lol> =\n    \
+                    wasmprof::Recording::new(lol_alloc::Lol::new());\n";
+        assert_eq!(declarations_in(text), [(2, false), (5, true)]);
+    }
+
+    #[test]
+    fn declarations_are_found_in_nested_modules_and_a_plain_one_is_refused_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("alloc")).unwrap();
+        std::fs::write(dir.path().join("lib.rs"), "mod alloc;\n").unwrap();
+        std::fs::write(
+            dir.path().join("alloc/mod.rs"),
+            "#[global_allocator]\nstatic A: Bump = Bump::new();\n",
+        )
+        .unwrap();
+        let mut found = Vec::new();
+        find_declarations(dir.path(), &mut found);
+        assert_eq!(
+            found,
+            [Declared {
+                file: dir.path().join("alloc/mod.rs"),
+                line: 1,
+                recorded: false
+            }]
+        );
+    }
+}

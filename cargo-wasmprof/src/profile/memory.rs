@@ -1,0 +1,277 @@
+//! Memory per call path, as a profile file carries it (`--memory`).
+//!
+//! Figures are exact: the runtime's recording allocator saw every
+//! allocation, reallocation and free. A reallocation counts as the free of
+//! the old block and the allocation of the new one (and as a
+//! reallocation), so over all paths, allocations less frees are the blocks
+//! live at the end, and the same holds for bytes.
+
+use serde::{Deserialize, Serialize};
+
+/// What the program did with memory, per call path.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryProfile {
+    /// Blocks and bytes still live when the profile was taken.
+    pub live_blocks: u64,
+    pub live_bytes: u64,
+    /// The highest the live bytes ever were, and the blocks then.
+    pub peak_blocks: u64,
+    pub peak_bytes: u64,
+    /// Linear memory's size in 64 KiB pages at the first allocation, and at
+    /// the end (0 outside WebAssembly).
+    pub first_pages: u32,
+    pub pages: u32,
+    /// What the profiler itself held at the end, charged to no path.
+    #[serde(default)]
+    pub runtime_bytes: u64,
+    /// Every path that allocated, freed or grew memory, in node order.
+    pub paths: Vec<PathMemory>,
+    /// Each growth of linear memory and the path whose allocation caused
+    /// it, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grows: Vec<MemoryGrow>,
+    /// Growths not kept one by one (there were too many); they are in
+    /// their paths' counts.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grows_dropped: u64,
+    /// The first allocation the allocator could not serve: the program
+    /// ran out of memory there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<FailedAlloc>,
+}
+
+/// What one call path (node) did with memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathMemory {
+    pub node: usize,
+    /// Blocks allocated here, reallocations' new blocks included.
+    pub allocs: u64,
+    pub alloc_bytes: u64,
+    /// Blocks freed while this path was current, reallocations' old
+    /// blocks included, whoever allocated them.
+    pub frees: u64,
+    pub freed_bytes: u64,
+    pub reallocs: u64,
+    /// Blocks allocated here that were still live at the end, wherever
+    /// they are held.
+    pub live_blocks: u64,
+    pub live_bytes: u64,
+    /// What this path held when the whole program's live bytes peaked.
+    pub peak_blocks: u64,
+    pub peak_bytes: u64,
+    /// Growths of linear memory its allocations caused, and their pages.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grows: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grown_pages: u64,
+}
+
+/// One growth of linear memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryGrow {
+    pub node: usize,
+    pub pages_before: u32,
+    pub pages_after: u32,
+    /// Bytes the allocation that caused it asked for.
+    pub request: u64,
+}
+
+/// An allocation the allocator could not serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedAlloc {
+    pub node: usize,
+    pub bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Which figure a memory view weighs paths by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryWeight {
+    /// Bytes allocated.
+    AllocBytes,
+    /// Blocks allocated.
+    Allocs,
+    /// Bytes still live at the end.
+    LiveBytes,
+    /// Bytes held at the peak.
+    PeakBytes,
+}
+
+impl PathMemory {
+    pub fn weight(&self, weight: MemoryWeight) -> u64 {
+        match weight {
+            MemoryWeight::AllocBytes => self.alloc_bytes,
+            MemoryWeight::Allocs => self.allocs,
+            MemoryWeight::LiveBytes => self.live_bytes,
+            MemoryWeight::PeakBytes => self.peak_bytes,
+        }
+    }
+
+    /// The figures of `other` added to these (the node is kept).
+    pub fn add(&mut self, other: &PathMemory) {
+        self.allocs += other.allocs;
+        self.alloc_bytes += other.alloc_bytes;
+        self.frees += other.frees;
+        self.freed_bytes += other.freed_bytes;
+        self.reallocs += other.reallocs;
+        self.live_blocks += other.live_blocks;
+        self.live_bytes += other.live_bytes;
+        self.peak_blocks += other.peak_blocks;
+        self.peak_bytes += other.peak_bytes;
+        self.grows += other.grows;
+        self.grown_pages += other.grown_pages;
+    }
+}
+
+impl MemoryProfile {
+    /// Each node's record, by node index (zeros where it has none).
+    pub fn by_node(&self, n_nodes: usize) -> Vec<PathMemory> {
+        let mut out = vec![PathMemory::default(); n_nodes];
+        for path in &self.paths {
+            if let Some(slot) = out.get_mut(path.node) {
+                slot.add(path);
+                slot.node = path.node;
+            }
+        }
+        out
+    }
+
+    /// The sums over all paths.
+    pub fn totals(&self) -> PathMemory {
+        let mut total = PathMemory::default();
+        for path in &self.paths {
+            total.add(path);
+        }
+        total
+    }
+}
+
+impl MemoryProfile {
+    /// Adds another run's memory, its nodes renumbered by `node_map`.
+    ///
+    /// Runs are separate programs, so their peaks do not add: the merged
+    /// peak is the highest run's, with what that run's paths held at it.
+    /// Everything else adds up, live bytes included (each run's leaks).
+    pub fn merge_from(&mut self, other: &MemoryProfile, node_map: &[usize]) {
+        let mapped = |node: usize| node_map.get(node).copied().unwrap_or(0);
+        let other_peak_wins = other.peak_bytes > self.peak_bytes;
+        if other_peak_wins {
+            for path in &mut self.paths {
+                path.peak_blocks = 0;
+                path.peak_bytes = 0;
+            }
+            self.peak_bytes = other.peak_bytes;
+            self.peak_blocks = other.peak_blocks;
+        }
+        for path in &other.paths {
+            let mut path = PathMemory {
+                node: mapped(path.node),
+                ..*path
+            };
+            if !other_peak_wins {
+                path.peak_blocks = 0;
+                path.peak_bytes = 0;
+            }
+            match self.paths.iter_mut().find(|p| p.node == path.node) {
+                Some(same) => same.add(&path),
+                None => self.paths.push(path),
+            }
+        }
+        self.paths.sort_by_key(|p| p.node);
+        self.live_blocks += other.live_blocks;
+        self.live_bytes += other.live_bytes;
+        self.first_pages = self.first_pages.max(other.first_pages);
+        self.pages = self.pages.max(other.pages);
+        self.runtime_bytes = self.runtime_bytes.max(other.runtime_bytes);
+        self.grows.extend(other.grows.iter().map(|g| MemoryGrow {
+            node: mapped(g.node),
+            ..*g
+        }));
+        self.grows_dropped += other.grows_dropped;
+        if self.failed.is_none() {
+            self.failed = other.failed.map(|f| FailedAlloc {
+                node: mapped(f.node),
+                ..f
+            });
+        }
+    }
+}
+
+impl MemoryProfile {
+    /// Checks that every node named exists, and that the paths' figures
+    /// add up to the totals, as the recording keeps them.
+    pub(crate) fn validate(&self, n_nodes: usize) -> Result<(), String> {
+        let nodes = self
+            .paths
+            .iter()
+            .map(|p| p.node)
+            .chain(self.grows.iter().map(|g| g.node))
+            .chain(self.failed.iter().map(|f| f.node));
+        for node in nodes {
+            if node >= n_nodes {
+                return Err(format!(
+                    "its memory figures name node {node}, but there are only {n_nodes} nodes"
+                ));
+            }
+        }
+        let totals = self.totals();
+        if totals.live_bytes != self.live_bytes
+            || totals.alloc_bytes.checked_sub(totals.freed_bytes) != Some(self.live_bytes)
+        {
+            return Err(format!(
+                "its memory figures do not add up: the paths allocated {} bytes and freed {}, \
+                 and hold {} live, but the total live is {}",
+                totals.alloc_bytes, totals.freed_bytes, totals.live_bytes, self.live_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(node: usize, alloc_bytes: u64, live_bytes: u64, peak_bytes: u64) -> PathMemory {
+        PathMemory {
+            node,
+            allocs: 1,
+            alloc_bytes,
+            live_blocks: u64::from(live_bytes > 0),
+            live_bytes,
+            peak_blocks: 1,
+            peak_bytes,
+            ..PathMemory::default()
+        }
+    }
+
+    #[test]
+    fn merged_runs_add_their_allocations_and_keep_the_highest_peak_with_its_paths() {
+        let mut a = MemoryProfile {
+            peak_bytes: 100,
+            peak_blocks: 1,
+            live_bytes: 10,
+            live_blocks: 1,
+            paths: vec![path(1, 100, 10, 100)],
+            ..MemoryProfile::default()
+        };
+        let b = MemoryProfile {
+            peak_bytes: 300,
+            peak_blocks: 1,
+            live_bytes: 0,
+            paths: vec![path(1, 50, 0, 0), path(2, 300, 0, 300)],
+            ..MemoryProfile::default()
+        };
+        // b's node 2 is a's node 5.
+        a.merge_from(&b, &[0, 1, 5]);
+        assert_eq!(a.peak_bytes, 300);
+        let by_node = a.by_node(6);
+        assert_eq!((by_node[1].alloc_bytes, by_node[1].peak_bytes), (150, 0));
+        assert_eq!((by_node[5].alloc_bytes, by_node[5].peak_bytes), (300, 300));
+        assert_eq!(a.totals().peak_bytes, a.peak_bytes);
+        assert_eq!(a.live_bytes, a.totals().live_bytes);
+    }
+}

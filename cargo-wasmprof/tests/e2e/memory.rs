@@ -1,0 +1,227 @@
+//! `--memory`: `examples/memory`'s allocations, whose every figure is known
+//! in advance, charged to exactly their call paths in every host (Node and
+//! wasmtime run the WASI program, Node and headless Chromium the
+//! wasm-bindgen one), under the attribute and crate-wide; a program that
+//! runs out of memory keeps its profile; `go tool pprof` reads the heap.
+
+use cargo_wasmprof::profile::{PathMemory, Profile};
+
+use crate::support::*;
+
+/// Each function's figures, summed over its call paths.
+fn memory_of(profile: &Profile, function: &str) -> PathMemory {
+    let memory = profile.memory.as_ref().expect("the profile has memory");
+    let mut sum = PathMemory::default();
+    for path in &memory.paths {
+        let name = profile.nodes[path.node]
+            .function
+            .map(|f| profile.functions[f].name.as_str());
+        if name == Some(function) {
+            sum.add(path);
+        }
+    }
+    sum
+}
+
+/// What `examples/memory/src/lib.rs` says each function does.
+fn assert_known_figures(profile: &Profile, host: &str) {
+    let grow_vec = memory_of(profile, "memory::grow_vec");
+    // Capacities 4 to 128 of u64: one allocation, five reallocations.
+    assert_eq!(
+        (grow_vec.allocs, grow_vec.reallocs, grow_vec.alloc_bytes),
+        (6, 5, 8 * (4 + 8 + 16 + 32 + 64 + 128)),
+        "{host}: {grow_vec:?}"
+    );
+    assert_eq!(
+        (grow_vec.frees, grow_vec.freed_bytes, grow_vec.live_bytes),
+        (6, 2016, 0),
+        "{host}"
+    );
+    let boxes = memory_of(profile, "memory::make_boxes");
+    assert_eq!(
+        (
+            boxes.allocs,
+            boxes.alloc_bytes,
+            boxes.frees,
+            boxes.live_blocks
+        ),
+        (11, 80, 11, 0),
+        "{host}: {boxes:?}"
+    );
+    let leak = memory_of(profile, "memory::leak");
+    assert_eq!(
+        (
+            leak.allocs,
+            leak.alloc_bytes,
+            leak.frees,
+            leak.live_blocks,
+            leak.live_bytes
+        ),
+        (1, 1000, 0, 1, 1000),
+        "{host}: {leak:?}"
+    );
+    let peak = memory_of(profile, "memory::peak");
+    assert_eq!(
+        (
+            peak.allocs,
+            peak.alloc_bytes,
+            peak.live_bytes,
+            peak.peak_bytes
+        ),
+        (1, 1 << 20, 0, 1 << 20),
+        "{host}: {peak:?}"
+    );
+    // The MiB does not fit in the memory the module starts with.
+    assert!(
+        peak.grows >= 1 && peak.grown_pages >= 16,
+        "{host}: {peak:?}"
+    );
+    let memory = profile.memory.as_ref().unwrap();
+    let peak_node = memory
+        .paths
+        .iter()
+        .find(|p| p.peak_bytes == 1 << 20)
+        .expect("the peak's path")
+        .node;
+    assert!(
+        memory
+            .grows
+            .iter()
+            .any(|g| g.node == peak_node && g.pages_after >= g.pages_before + 16),
+        "{host}: {:?}",
+        memory.grows
+    );
+    // At the peak, the leak was already there.
+    assert!(memory.peak_bytes >= (1 << 20) + 1000, "{host}: {memory:?}");
+    assert_eq!(leak.peak_bytes, 1000, "{host}");
+    let totals = memory.totals();
+    assert_eq!(
+        totals.alloc_bytes - totals.freed_bytes,
+        memory.live_bytes,
+        "{host}"
+    );
+    assert!(memory.live_bytes >= 1000, "{host}");
+}
+
+#[test]
+fn a_known_workload_s_figures_are_exact_in_node_and_wasmtime() {
+    for host in ["node", "wasmtime"] {
+        let run = wasmprof(&["run", "-p", "memory", "--memory", "--host", host]);
+        run.assert_success();
+        assert!(run.stdout.contains("memory: "), "{host}: {}", run.stdout);
+        assert_known_figures(&run.profile(), host);
+        // The summary says who held the peak and who leaked.
+        assert!(
+            run.stderr
+                .contains("the most of it held by memory::peak 1.0 MiB"),
+            "{host}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr
+                .contains("the most of it allocated by memory::leak 1000 B"),
+            "{host}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn the_wasm_bindgen_program_s_figures_are_exact_in_node_and_chromium() {
+    let mut hosts = vec!["node"];
+    if browser_available() {
+        hosts.push("browser");
+    }
+    for host in hosts {
+        let run = wasmprof(&["run", "-p", "memory-web", "--memory", "--host", host]);
+        run.assert_success();
+        assert_known_figures(&run.profile(), host);
+    }
+}
+
+#[test]
+fn crate_wide_instrumentation_charges_the_same_paths() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "memory",
+        "--memory",
+        "--instrument-all",
+        "--min-size",
+        "0",
+        "--timer",
+        "none",
+    ]);
+    run.assert_success();
+    assert_known_figures(&run.profile(), "crate-wide");
+}
+
+#[test]
+fn a_program_that_runs_out_of_memory_keeps_its_profile_with_the_failed_allocation() {
+    let run = wasmprof(&["run", "-p", "memory", "--memory", "--", "oom"]);
+    assert_ne!(run.code(), Some(0), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let failed = profile
+        .memory
+        .as_ref()
+        .and_then(|m| m.failed)
+        .expect("the failed allocation is in the profile");
+    assert_eq!(failed.bytes, 128 << 20);
+    let function = profile.nodes[failed.node].function.unwrap();
+    assert_eq!(profile.functions[function].name, "memory::exhaust");
+    assert!(
+        run.stderr
+            .contains("out of memory: 128.0 MiB could not be allocated in memory::exhaust"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn go_tool_pprof_reads_the_heap_and_gprof_prints_the_memory_sections() {
+    let run = wasmprof(&["run", "-p", "memory", "--memory"]);
+    run.assert_success();
+    let profile = run.profile_path();
+    let dir = tempfile::tempdir().unwrap();
+    let pprof = dir.path().join("memory.pb.gz");
+    wasmprof(&[
+        "report",
+        "--input",
+        profile.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "-o",
+        pprof.to_str().unwrap(),
+    ])
+    .assert_success();
+    let top = go_pprof(&[
+        "-sample_index=inuse_space",
+        "-top",
+        "-unit=B",
+        pprof.to_str().unwrap(),
+    ]);
+    let leak = top
+        .lines()
+        .find(|l| l.ends_with("memory::leak"))
+        .unwrap_or_else(|| panic!("no memory::leak in\n{top}"));
+    assert!(leak.trim_start().starts_with("1000B"), "{leak}");
+
+    let gprof = wasmprof(&["report", "--input", profile.to_str().unwrap()]);
+    gprof.assert_success();
+    let text = &gprof.stdout;
+    let flat = &text[text
+        .find("Memory flat profile")
+        .expect("the memory section")..];
+    let row = flat
+        .lines()
+        .find(|l| l.ends_with("  memory::grow_vec"))
+        .unwrap_or_else(|| panic!("no grow_vec row in\n{flat}"));
+    let figures: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        figures[..6],
+        ["6", "2016", "2016", "5", "6", "2016"],
+        "{row}"
+    );
+    assert!(flat.contains("Memory call graph"), "{flat}");
+}

@@ -1,0 +1,407 @@
+//! The book of one thread's allocations: what each call path allocated,
+//! freed and still holds, the peak of live bytes and who held it then, and
+//! each growth of linear memory.
+//!
+//! A block stays charged to the path that allocated it (or last
+//! reallocated it) until it is freed, wherever that happens: "live" is by
+//! the allocating path, frees by the freeing one. A reallocation is the
+//! free of the old block and the allocation of the new one, and is counted
+//! as a reallocation too; so, over all paths, allocations less frees are
+//! the blocks still live, and the same for bytes.
+//!
+//! The peak is kept as dhat keeps it: each allocation that raises the live
+//! bytes above the highest seen marks a new peak, and the first free after
+//! it copies every path's live bytes to its "at peak" figures. The copy
+//! costs a walk of the paths, and is made only when the live bytes are
+//! about to fall from a new peak.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::tree::NodeId;
+
+/// What one call path did with memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NodeMemory {
+    /// Blocks allocated (reallocations' new blocks included), and their bytes.
+    pub allocs: u64,
+    pub alloc_bytes: u64,
+    /// Blocks freed here (reallocations' old blocks included), and their bytes.
+    pub frees: u64,
+    pub freed_bytes: u64,
+    pub reallocs: u64,
+    /// Blocks allocated here and not freed yet, and their bytes.
+    pub live_blocks: u64,
+    pub live_bytes: u64,
+    /// What `live_*` were when the live bytes of the whole program peaked.
+    pub peak_blocks: u64,
+    pub peak_bytes: u64,
+    /// Growths of linear memory that an allocation here caused, and pages.
+    pub grows: u64,
+    pub grown_pages: u64,
+}
+
+impl NodeMemory {
+    fn is_empty(&self) -> bool {
+        *self == NodeMemory::default()
+    }
+}
+
+/// One growth of linear memory, and the allocation that caused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Grow {
+    pub node: NodeId,
+    pub pages_before: u32,
+    pub pages_after: u32,
+    /// The size asked for.
+    pub request: u64,
+}
+
+/// An allocation the allocator could not serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Failed {
+    pub node: NodeId,
+    pub bytes: u64,
+}
+
+/// Growth events kept one by one; past them, only the paths' counts.
+const MAX_GROWS: usize = 4096;
+
+/// A block's address to the path charged with it. Addresses are aligned,
+/// so their low bits say nothing: the hash multiplies and folds the high
+/// half of the product down.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        let product = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        product ^ (product >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_usize(&mut self, address: usize) {
+        self.0 = address as u64;
+    }
+}
+
+type Owners = HashMap<usize, NodeId, BuildHasherDefault<AddressHasher>>;
+
+/// One thread's book.
+pub(crate) struct Ledger {
+    /// By node id; a node past the end has done nothing yet.
+    nodes: Vec<NodeMemory>,
+    owners: Owners,
+    live_blocks: u64,
+    live_bytes: u64,
+    peak_blocks: u64,
+    peak_bytes: u64,
+    /// A new peak was reached and the paths' figures at it not copied yet.
+    peak_unsaved: bool,
+    grows: Vec<Grow>,
+    /// Growths past [`MAX_GROWS`], counted in their paths only.
+    grows_dropped: u64,
+    failed: Option<Failed>,
+    /// Frees of blocks this book never saw allocated: the runtime's own.
+    foreign_frees: u64,
+    /// Linear memory's size when the book first saw an allocation.
+    first_pages: Option<u32>,
+}
+
+/// What a snapshot carries of a [`Ledger`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct LedgerView {
+    /// Every path that did something, by node, in node order.
+    pub nodes: Vec<(NodeId, NodeMemory)>,
+    pub live_blocks: u64,
+    pub live_bytes: u64,
+    pub peak_blocks: u64,
+    pub peak_bytes: u64,
+    pub grows: Vec<Grow>,
+    pub grows_dropped: u64,
+    pub failed: Option<Failed>,
+    pub foreign_frees: u64,
+    pub first_pages: u32,
+}
+
+impl Ledger {
+    pub(crate) const fn new() -> Self {
+        Ledger {
+            nodes: Vec::new(),
+            owners: HashMap::with_hasher(BuildHasherDefault::new()),
+            live_blocks: 0,
+            live_bytes: 0,
+            peak_blocks: 0,
+            peak_bytes: 0,
+            peak_unsaved: false,
+            grows: Vec::new(),
+            grows_dropped: 0,
+            failed: None,
+            foreign_frees: 0,
+            first_pages: None,
+        }
+    }
+
+    fn node(&mut self, node: NodeId) -> &mut NodeMemory {
+        let index = node as usize;
+        if self.nodes.len() <= index {
+            self.nodes.resize(index + 1, NodeMemory::default());
+        }
+        &mut self.nodes[index]
+    }
+
+    /// Notes linear memory's size before the first allocation.
+    pub(crate) fn note_pages(&mut self, pages: u32) {
+        self.first_pages.get_or_insert(pages);
+    }
+
+    /// `node` allocated `bytes` at `address`.
+    pub(crate) fn alloc(&mut self, node: NodeId, address: usize, bytes: u64) {
+        let path = self.node(node);
+        path.allocs += 1;
+        path.alloc_bytes += bytes;
+        path.live_blocks += 1;
+        path.live_bytes += bytes;
+        self.owners.insert(address, node);
+        self.live_blocks += 1;
+        self.live_bytes += bytes;
+        if self.live_bytes > self.peak_bytes {
+            self.peak_bytes = self.live_bytes;
+            self.peak_blocks = self.live_blocks;
+            self.peak_unsaved = true;
+        }
+    }
+
+    /// `node` freed the block of `bytes` at `address`. Returns whether the
+    /// book knew the block: one it never saw allocated is the runtime's.
+    pub(crate) fn free(&mut self, node: NodeId, address: usize, bytes: u64) -> bool {
+        let Some(owner) = self.owners.remove(&address) else {
+            self.foreign_frees += 1;
+            return false;
+        };
+        self.save_peak();
+        let path = self.node(node);
+        path.frees += 1;
+        path.freed_bytes += bytes;
+        let holder = self.node(owner);
+        holder.live_blocks -= 1;
+        holder.live_bytes -= bytes;
+        self.live_blocks -= 1;
+        self.live_bytes -= bytes;
+        true
+    }
+
+    /// `node` reallocated the block at `old` (`old_bytes`) to `new`
+    /// (`new_bytes`).
+    pub(crate) fn realloc(
+        &mut self,
+        node: NodeId,
+        old: usize,
+        old_bytes: u64,
+        new: usize,
+        new_bytes: u64,
+    ) {
+        self.free(node, old, old_bytes);
+        self.alloc(node, new, new_bytes);
+        self.node(node).reallocs += 1;
+    }
+
+    /// An allocation by `node` made linear memory grow.
+    pub(crate) fn grow(&mut self, node: NodeId, pages_before: u32, pages_after: u32, request: u64) {
+        let path = self.node(node);
+        path.grows += 1;
+        path.grown_pages += u64::from(pages_after.saturating_sub(pages_before));
+        if self.grows.len() < MAX_GROWS {
+            self.grows.push(Grow {
+                node,
+                pages_before,
+                pages_after,
+                request,
+            });
+        } else {
+            self.grows_dropped += 1;
+        }
+    }
+
+    /// The allocator could not give `node` its `bytes`. The first such
+    /// failure is kept: the program usually aborts on it.
+    pub(crate) fn failed(&mut self, node: NodeId, bytes: u64) {
+        self.failed.get_or_insert(Failed { node, bytes });
+    }
+
+    /// Copies each path's live figures to its figures at the peak, if the
+    /// live bytes have reached a new peak since the last copy.
+    fn save_peak(&mut self) {
+        if !self.peak_unsaved {
+            return;
+        }
+        self.peak_unsaved = false;
+        for path in &mut self.nodes {
+            path.peak_blocks = path.live_blocks;
+            path.peak_bytes = path.live_bytes;
+        }
+    }
+
+    /// The book as it stands, the peak included.
+    pub(crate) fn view(&mut self) -> LedgerView {
+        self.save_peak();
+        LedgerView {
+            nodes: self
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, path)| !path.is_empty())
+                .map(|(node, path)| (node as NodeId, *path))
+                .collect(),
+            live_blocks: self.live_blocks,
+            live_bytes: self.live_bytes,
+            peak_blocks: self.peak_blocks,
+            peak_bytes: self.peak_bytes,
+            grows: self.grows.clone(),
+            grows_dropped: self.grows_dropped,
+            failed: self.failed,
+            foreign_frees: self.foreign_frees,
+            first_pages: self.first_pages.unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: NodeId = 1;
+    const B: NodeId = 2;
+
+    fn of(view: &LedgerView, node: NodeId) -> NodeMemory {
+        view.nodes
+            .iter()
+            .find(|(n, _)| *n == node)
+            .map_or_else(NodeMemory::default, |(_, m)| *m)
+    }
+
+    #[test]
+    fn a_block_stays_live_under_the_path_that_allocated_it_until_freed() {
+        let mut ledger = Ledger::new();
+        ledger.alloc(A, 0x1000, 100);
+        ledger.alloc(A, 0x2000, 20);
+        ledger.free(B, 0x1000, 100);
+        let view = ledger.view();
+        assert_eq!(
+            of(&view, A),
+            NodeMemory {
+                allocs: 2,
+                alloc_bytes: 120,
+                live_blocks: 1,
+                live_bytes: 20,
+                peak_blocks: 2,
+                peak_bytes: 120,
+                ..NodeMemory::default()
+            }
+        );
+        assert_eq!(of(&view, B).frees, 1);
+        assert_eq!(of(&view, B).freed_bytes, 100);
+        assert_eq!((view.live_blocks, view.live_bytes), (1, 20));
+    }
+
+    #[test]
+    fn a_reallocation_frees_the_old_block_and_charges_the_new_one_to_its_path() {
+        let mut ledger = Ledger::new();
+        ledger.alloc(A, 0x1000, 16);
+        ledger.realloc(B, 0x1000, 16, 0x3000, 32);
+        let view = ledger.view();
+        let (a, b) = (of(&view, A), of(&view, B));
+        assert_eq!((a.live_bytes, b.live_bytes), (0, 32));
+        assert_eq!((b.allocs, b.frees, b.reallocs), (1, 1, 1));
+        assert_eq!((b.alloc_bytes, b.freed_bytes), (32, 16));
+        assert_eq!(view.live_bytes, 32);
+    }
+
+    #[test]
+    fn the_peak_is_who_held_what_when_the_live_bytes_were_highest() {
+        let mut ledger = Ledger::new();
+        ledger.alloc(A, 0x1000, 10);
+        ledger.alloc(B, 0x2000, 1000);
+        ledger.free(B, 0x2000, 1000);
+        ledger.alloc(A, 0x3000, 500);
+        let view = ledger.view();
+        assert_eq!((view.peak_bytes, view.peak_blocks), (1010, 2));
+        assert_eq!(of(&view, A).peak_bytes, 10);
+        assert_eq!(of(&view, B).peak_bytes, 1000);
+        assert_eq!(view.live_bytes, 510);
+    }
+
+    #[test]
+    fn a_peak_still_standing_at_the_snapshot_is_the_live_figures() {
+        let mut ledger = Ledger::new();
+        ledger.alloc(A, 0x1000, 10);
+        ledger.free(A, 0x1000, 10);
+        ledger.alloc(B, 0x2000, 40);
+        let view = ledger.view();
+        assert_eq!(view.peak_bytes, 40);
+        assert_eq!((of(&view, A).peak_bytes, of(&view, B).peak_bytes), (0, 40));
+    }
+
+    #[test]
+    fn sums_over_paths_are_the_totals() {
+        let mut ledger = Ledger::new();
+        let mut address = 0x10_000;
+        for round in 0..200u64 {
+            let node = (round % 7) as NodeId + 1;
+            ledger.alloc(node, address, round + 1);
+            if round % 3 == 0 {
+                ledger.free((round % 5) as NodeId + 1, address, round + 1);
+            }
+            address += 0x100;
+        }
+        let view = ledger.view();
+        let sum = |f: fn(&NodeMemory) -> u64| view.nodes.iter().map(|(_, m)| f(m)).sum::<u64>();
+        assert_eq!(sum(|m| m.allocs) - sum(|m| m.frees), view.live_blocks);
+        assert_eq!(
+            sum(|m| m.alloc_bytes) - sum(|m| m.freed_bytes),
+            view.live_bytes
+        );
+        assert_eq!(sum(|m| m.live_bytes), view.live_bytes);
+        assert_eq!(sum(|m| m.peak_bytes), view.peak_bytes);
+    }
+
+    #[test]
+    fn a_free_of_a_block_never_seen_is_counted_apart() {
+        let mut ledger = Ledger::new();
+        ledger.free(A, 0x1000, 8);
+        let view = ledger.view();
+        assert_eq!(view.foreign_frees, 1);
+        assert!(view.nodes.is_empty());
+    }
+
+    #[test]
+    fn growths_are_kept_with_their_paths_and_the_first_failure_too() {
+        let mut ledger = Ledger::new();
+        ledger.grow(A, 17, 19, 100_000);
+        ledger.failed(B, 1 << 30);
+        ledger.failed(A, 8);
+        let view = ledger.view();
+        assert_eq!(
+            view.grows,
+            [Grow {
+                node: A,
+                pages_before: 17,
+                pages_after: 19,
+                request: 100_000
+            }]
+        );
+        assert_eq!((of(&view, A).grows, of(&view, A).grown_pages), (1, 2));
+        assert_eq!(
+            view.failed,
+            Some(Failed {
+                node: B,
+                bytes: 1 << 30
+            })
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! The snapshot's memory section (version 6, header flag bit 1): what
+//! each call path allocated, freed and holds, when the build recorded
+//! memory (`--memory`).
+//!
+//! ```text
+//! memory   first_pages:u32 pages:u32 live_blocks:u64 live_bytes:u64
+//!          peak_blocks:u64 peak_bytes:u64 runtime_bytes:u64 foreign_frees:u64
+//!          failed_node:u32 failed_bytes:u64
+//!          n_paths:u32, then n_paths times:
+//!            node:u32 allocs:u64 alloc_bytes:u64 frees:u64 freed_bytes:u64
+//!            reallocs:u64 live_blocks:u64 live_bytes:u64 peak_blocks:u64
+//!            peak_bytes:u64 grows:u64 grown_pages:u64
+//!          n_grows:u32 grows_dropped:u64, then n_grows times:
+//!            node:u32 pages_before:u32 pages_after:u32 request:u64
+//! ```
+//!
+//! `failed_node` is `u32::MAX` when no allocation failed. A path's `live`
+//! figures are the blocks it allocated that are still live; its `frees`
+//! the blocks freed while it was current. `peak_*` are what the path held
+//! when the live bytes of the whole program were highest.
+
+use crate::{DecodeError, NodeId, Reader};
+
+/// Memory per call path, as the runtime's recording allocator kept it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SnapshotMemory {
+    /// Linear memory's size in 64 KiB pages at the first allocation, and
+    /// when the snapshot was taken (0 outside WebAssembly).
+    pub first_pages: u32,
+    pub pages: u32,
+    pub live_blocks: u64,
+    pub live_bytes: u64,
+    /// The highest the live bytes ever were, and the blocks then.
+    pub peak_blocks: u64,
+    pub peak_bytes: u64,
+    /// What the profiler itself holds, charged to no path.
+    pub runtime_bytes: u64,
+    /// Frees of blocks the recording never saw allocated.
+    pub foreign_frees: u64,
+    /// The first allocation the allocator could not serve.
+    pub failed: Option<FailedAlloc>,
+    /// Every path that did something, in node order.
+    pub paths: Vec<PathMemory>,
+    pub grows: Vec<MemoryGrow>,
+    /// Growths not kept one by one (past the runtime's limit); they are in
+    /// their paths' counts.
+    pub grows_dropped: u64,
+}
+
+/// What one call path did with memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathMemory {
+    pub node: NodeId,
+    pub allocs: u64,
+    pub alloc_bytes: u64,
+    pub frees: u64,
+    pub freed_bytes: u64,
+    pub reallocs: u64,
+    pub live_blocks: u64,
+    pub live_bytes: u64,
+    pub peak_blocks: u64,
+    pub peak_bytes: u64,
+    pub grows: u64,
+    pub grown_pages: u64,
+}
+
+/// One growth of linear memory and the allocation that caused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryGrow {
+    pub node: NodeId,
+    pub pages_before: u32,
+    pub pages_after: u32,
+    /// Bytes the allocation asked for.
+    pub request: u64,
+}
+
+/// An allocation that failed: the path and the size asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailedAlloc {
+    pub node: NodeId,
+    pub bytes: u64,
+}
+
+impl PathMemory {
+    fn words(&self) -> [u64; 11] {
+        [
+            self.allocs,
+            self.alloc_bytes,
+            self.frees,
+            self.freed_bytes,
+            self.reallocs,
+            self.live_blocks,
+            self.live_bytes,
+            self.peak_blocks,
+            self.peak_bytes,
+            self.grows,
+            self.grown_pages,
+        ]
+    }
+}
+
+impl SnapshotMemory {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.first_pages.to_le_bytes());
+        out.extend_from_slice(&self.pages.to_le_bytes());
+        for word in [
+            self.live_blocks,
+            self.live_bytes,
+            self.peak_blocks,
+            self.peak_bytes,
+            self.runtime_bytes,
+            self.foreign_frees,
+        ] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        let (failed_node, failed_bytes) = self.failed.map_or((u32::MAX, 0), |f| (f.node, f.bytes));
+        out.extend_from_slice(&failed_node.to_le_bytes());
+        out.extend_from_slice(&failed_bytes.to_le_bytes());
+        out.extend_from_slice(&(self.paths.len() as u32).to_le_bytes());
+        for path in &self.paths {
+            out.extend_from_slice(&path.node.to_le_bytes());
+            for word in path.words() {
+                out.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&(self.grows.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.grows_dropped.to_le_bytes());
+        for grow in &self.grows {
+            for word in [grow.node, grow.pages_before, grow.pages_after] {
+                out.extend_from_slice(&word.to_le_bytes());
+            }
+            out.extend_from_slice(&grow.request.to_le_bytes());
+        }
+    }
+
+    /// Reads the section; every node it names must be one of `n_nodes`.
+    pub(crate) fn decode(r: &mut Reader<'_>, n_nodes: usize) -> Result<Self, DecodeError> {
+        let node = |node: NodeId| {
+            if (node as usize) < n_nodes.max(1) {
+                Ok(node)
+            } else {
+                Err(DecodeError(format!(
+                    "snapshot memory record names node {node}, which does not exist"
+                )))
+            }
+        };
+        let first_pages = r.u32()?;
+        let pages = r.u32()?;
+        let [
+            live_blocks,
+            live_bytes,
+            peak_blocks,
+            peak_bytes,
+            runtime_bytes,
+            foreign_frees,
+        ] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?];
+        let failed = match (r.u32()?, r.u64()?) {
+            (u32::MAX, _) => None,
+            (at, bytes) => Some(FailedAlloc {
+                node: node(at)?,
+                bytes,
+            }),
+        };
+        let n_paths = r.u32()? as usize;
+        let mut paths = Vec::with_capacity(n_paths.min(r.remaining() / 92));
+        for _ in 0..n_paths {
+            let at = node(r.u32()?)?;
+            let mut w = [0u64; 11];
+            for word in &mut w {
+                *word = r.u64()?;
+            }
+            paths.push(PathMemory {
+                node: at,
+                allocs: w[0],
+                alloc_bytes: w[1],
+                frees: w[2],
+                freed_bytes: w[3],
+                reallocs: w[4],
+                live_blocks: w[5],
+                live_bytes: w[6],
+                peak_blocks: w[7],
+                peak_bytes: w[8],
+                grows: w[9],
+                grown_pages: w[10],
+            });
+        }
+        let n_grows = r.u32()? as usize;
+        let grows_dropped = r.u64()?;
+        let mut grows = Vec::with_capacity(n_grows.min(r.remaining() / 20));
+        for _ in 0..n_grows {
+            grows.push(MemoryGrow {
+                node: node(r.u32()?)?,
+                pages_before: r.u32()?,
+                pages_after: r.u32()?,
+                request: r.u64()?,
+            });
+        }
+        Ok(SnapshotMemory {
+            first_pages,
+            pages,
+            live_blocks,
+            live_bytes,
+            peak_blocks,
+            peak_bytes,
+            runtime_bytes,
+            foreign_frees,
+            failed,
+            paths,
+            grows,
+            grows_dropped,
+        })
+    }
+}
