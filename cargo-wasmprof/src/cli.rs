@@ -733,6 +733,9 @@ pub struct TestArgs {
     /// The call tree's capacity in distinct call paths (see `cargo wasmprof build --help`)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(16..=67_108_864))]
     pub max_nodes: Option<u32>,
+    /// Also record memory per call path, so per test: what each allocated, and what it left live
+    #[arg(long)]
+    pub memory: bool,
     /// Where the tests run [default: node; browser for wasm-bindgen tests configured `run_in_browser`]
     ///
     /// node and wasmtime run WASI test binaries (wasm32-wasip1); node and

@@ -4,6 +4,5 @@
 fn main() {
     if std::env::var("CARGO_CFG_TARGET_FAMILY").is_ok_and(|f| f.contains("wasm")) {
         println!("cargo::rustc-link-arg-bins=--max-memory=67108864");
-        println!("cargo::rustc-link-arg-cdylib=--max-memory=67108864");
     }
 }

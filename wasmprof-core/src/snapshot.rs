@@ -111,7 +111,6 @@ fn memory(n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
         peak_blocks: view.peak_blocks,
         peak_bytes: view.peak_bytes,
         runtime_bytes: crate::memory::runtime_live_bytes(),
-        foreign_frees: view.foreign_frees,
         failed: view.failed.map(|f| FailedAlloc {
             node: known(f.node),
             bytes: f.bytes,

@@ -81,11 +81,20 @@ pub(crate) fn lock_finished() -> std::sync::MutexGuard<'static, CallTree> {
 
 /// Runs `f` on this thread's state; `None` while the thread is being torn
 /// down, when calls are simply not recorded.
-#[cfg(not(one_thread))]
 #[inline(always)]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // What the runtime allocates while it holds the state is its own.
     let _untracked = crate::memory::Untracked::begin();
+    with_thread_as_is(f)
+}
+
+/// [`with_thread`] for the recording allocator, which knows that nothing
+/// is running in the runtime: `f` must not allocate but inside an
+/// [`Untracked`](crate::memory::Untracked) section, which saves the flag's
+/// two writes on every allocation and free.
+#[cfg(not(one_thread))]
+#[inline(always)]
+pub(crate) fn with_thread_as_is<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     thread_local! {
         static THREAD: UnsafeCell<ThreadState> = const { UnsafeCell::new(ThreadState::new()) };
     }
@@ -103,13 +112,11 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R>
 /// state is a plain global: no thread-local lookup on the hot path.
 #[cfg(one_thread)]
 #[inline(always)]
-pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+pub(crate) fn with_thread_as_is<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     struct OneThread(UnsafeCell<ThreadState>);
     // SAFETY: without the atomics feature there are no other threads.
     unsafe impl Sync for OneThread {}
     static STATE: OneThread = OneThread(UnsafeCell::new(ThreadState::new()));
-    // What the runtime allocates while it holds the state is its own.
-    let _untracked = crate::memory::Untracked::begin();
     // SAFETY: single-threaded, and no caller of `with_thread` runs user code
     // or calls `with_thread` again while it holds the reference.
     Some(f(unsafe { &mut *STATE.0.get() }))

@@ -531,7 +531,6 @@ mod tests {
                 peak_blocks: 2,
                 peak_bytes: 1400,
                 runtime_bytes: 64,
-                foreign_frees: 0,
                 failed: Some(FailedAlloc {
                     node: 1,
                     bytes: 1 << 31,

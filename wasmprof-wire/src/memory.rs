@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! memory   first_pages:u32 pages:u32 live_blocks:u64 live_bytes:u64
-//!          peak_blocks:u64 peak_bytes:u64 runtime_bytes:u64 foreign_frees:u64
+//!          peak_blocks:u64 peak_bytes:u64 runtime_bytes:u64
 //!          failed_node:u32 failed_bytes:u64
 //!          n_paths:u32, then n_paths times:
 //!            node:u32 allocs:u64 alloc_bytes:u64 frees:u64 freed_bytes:u64
@@ -35,8 +35,6 @@ pub struct SnapshotMemory {
     pub peak_bytes: u64,
     /// What the profiler itself holds, charged to no path.
     pub runtime_bytes: u64,
-    /// Frees of blocks the recording never saw allocated.
-    pub foreign_frees: u64,
     /// The first allocation the allocator could not serve.
     pub failed: Option<FailedAlloc>,
     /// Every path that did something, in node order.
@@ -109,7 +107,6 @@ impl SnapshotMemory {
             self.peak_blocks,
             self.peak_bytes,
             self.runtime_bytes,
-            self.foreign_frees,
         ] {
             out.extend_from_slice(&word.to_le_bytes());
         }
@@ -152,8 +149,7 @@ impl SnapshotMemory {
             peak_blocks,
             peak_bytes,
             runtime_bytes,
-            foreign_frees,
-        ] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?];
+        ] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?];
         let failed = match (r.u32()?, r.u64()?) {
             (u32::MAX, _) => None,
             (at, bytes) => Some(FailedAlloc {
@@ -203,7 +199,6 @@ impl SnapshotMemory {
             peak_blocks,
             peak_bytes,
             runtime_bytes,
-            foreign_frees,
             failed,
             paths,
             grows,

@@ -39,6 +39,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         timer: args.timer,
         host: args.host.unwrap_or_default(),
         max_nodes: args.max_nodes,
+        memory: args.memory,
         crate_wide: args.crate_wide.options(),
         ..BuildOptions::default()
     };

@@ -3,7 +3,8 @@
 //! each growth of linear memory.
 //!
 //! A block stays charged to the path that allocated it (or last
-//! reallocated it) until it is freed, wherever that happens: "live" is by
+//! reallocated it), which its header names (see `recording.rs`), until it
+//! is freed, wherever that happens: "live" is by
 //! the allocating path, frees by the freeing one. A reallocation is the
 //! free of the old block and the allocation of the new one, and is counted
 //! as a reallocation too; so, over all paths, allocations less frees are
@@ -14,9 +15,6 @@
 //! it copies every path's live bytes to its "at peak" figures. The copy
 //! costs a walk of the paths, and is made only when the live bytes are
 //! about to fall from a new peak.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::tree::NodeId;
 
@@ -67,36 +65,10 @@ pub(crate) struct Failed {
 /// Growth events kept one by one; past them, only the paths' counts.
 const MAX_GROWS: usize = 4096;
 
-/// A block's address to the path charged with it. Addresses are aligned,
-/// so their low bits say nothing: the hash multiplies and folds the high
-/// half of the product down.
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        let product = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        product ^ (product >> 32)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
-        }
-    }
-
-    fn write_usize(&mut self, address: usize) {
-        self.0 = address as u64;
-    }
-}
-
-type Owners = HashMap<usize, NodeId, BuildHasherDefault<AddressHasher>>;
-
 /// One thread's book.
 pub(crate) struct Ledger {
     /// By node id; a node past the end has done nothing yet.
     nodes: Vec<NodeMemory>,
-    owners: Owners,
     live_blocks: u64,
     live_bytes: u64,
     peak_blocks: u64,
@@ -107,8 +79,6 @@ pub(crate) struct Ledger {
     /// Growths past [`MAX_GROWS`], counted in their paths only.
     grows_dropped: u64,
     failed: Option<Failed>,
-    /// Frees of blocks this book never saw allocated: the runtime's own.
-    foreign_frees: u64,
     /// Linear memory's size when the book first saw an allocation.
     first_pages: Option<u32>,
 }
@@ -125,7 +95,6 @@ pub(crate) struct LedgerView {
     pub grows: Vec<Grow>,
     pub grows_dropped: u64,
     pub failed: Option<Failed>,
-    pub foreign_frees: u64,
     pub first_pages: u32,
 }
 
@@ -133,7 +102,6 @@ impl Ledger {
     pub(crate) const fn new() -> Self {
         Ledger {
             nodes: Vec::new(),
-            owners: HashMap::with_hasher(BuildHasherDefault::new()),
             live_blocks: 0,
             live_bytes: 0,
             peak_blocks: 0,
@@ -142,17 +110,28 @@ impl Ledger {
             grows: Vec::new(),
             grows_dropped: 0,
             failed: None,
-            foreign_frees: 0,
             first_pages: None,
         }
     }
 
+    /// The record of `node`. The book grows in an untracked section: it
+    /// is the runtime's memory, and the allocator calls in here as is.
+    #[inline(always)]
     fn node(&mut self, node: NodeId) -> &mut NodeMemory {
         let index = node as usize;
         if self.nodes.len() <= index {
-            self.nodes.resize(index + 1, NodeMemory::default());
+            self.grow_book(index);
         }
         &mut self.nodes[index]
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_book(&mut self, index: usize) {
+        let _untracked = super::Untracked::begin();
+        // Room for the paths to come, not one at a time.
+        let len = (index + 1).max(self.nodes.len() * 2).max(64);
+        self.nodes.resize(len, NodeMemory::default());
     }
 
     /// Notes linear memory's size before the first allocation.
@@ -160,14 +139,14 @@ impl Ledger {
         self.first_pages.get_or_insert(pages);
     }
 
-    /// `node` allocated `bytes` at `address`.
-    pub(crate) fn alloc(&mut self, node: NodeId, address: usize, bytes: u64) {
+    /// `node` allocated a block of `bytes`; the block's header now names
+    /// `node` as its owner.
+    pub(crate) fn alloc(&mut self, node: NodeId, bytes: u64) {
         let path = self.node(node);
         path.allocs += 1;
         path.alloc_bytes += bytes;
         path.live_blocks += 1;
         path.live_bytes += bytes;
-        self.owners.insert(address, node);
         self.live_blocks += 1;
         self.live_bytes += bytes;
         if self.live_bytes > self.peak_bytes {
@@ -177,37 +156,33 @@ impl Ledger {
         }
     }
 
-    /// `node` freed the block of `bytes` at `address`. Returns whether the
-    /// book knew the block: one it never saw allocated is the runtime's.
-    pub(crate) fn free(&mut self, node: NodeId, address: usize, bytes: u64) -> bool {
-        let Some(owner) = self.owners.remove(&address) else {
-            self.foreign_frees += 1;
-            return false;
-        };
+    /// `node` freed a block of `bytes` that `owner` allocated.
+    pub(crate) fn free(&mut self, node: NodeId, owner: NodeId, bytes: u64) {
         self.save_peak();
         let path = self.node(node);
         path.frees += 1;
         path.freed_bytes += bytes;
+        // Never below zero, whatever a caller says: a panic here would be
+        // an abort inside the allocator.
         let holder = self.node(owner);
-        holder.live_blocks -= 1;
-        holder.live_bytes -= bytes;
-        self.live_blocks -= 1;
-        self.live_bytes -= bytes;
-        true
+        holder.live_blocks = holder.live_blocks.saturating_sub(1);
+        holder.live_bytes = holder.live_bytes.saturating_sub(bytes);
+        self.live_blocks = self.live_blocks.saturating_sub(1);
+        self.live_bytes = self.live_bytes.saturating_sub(bytes);
     }
 
-    /// `node` reallocated the block at `old` (`old_bytes`) to `new`
-    /// (`new_bytes`).
-    pub(crate) fn realloc(
-        &mut self,
-        node: NodeId,
-        old: usize,
-        old_bytes: u64,
-        new: usize,
-        new_bytes: u64,
-    ) {
-        self.free(node, old, old_bytes);
-        self.alloc(node, new, new_bytes);
+    /// `node` reallocated a block of `old_bytes` that `owner` allocated
+    /// to `new_bytes`, which are now `node`'s.
+    pub(crate) fn realloc(&mut self, node: NodeId, owner: NodeId, old_bytes: u64, new_bytes: u64) {
+        self.free(node, owner, old_bytes);
+        self.alloc(node, new_bytes);
+        self.node(node).reallocs += 1;
+    }
+
+    /// `node` reallocated a block the runtime allocated for itself: only
+    /// its new block is the program's.
+    pub(crate) fn realloc_from_runtime(&mut self, node: NodeId, new_bytes: u64) {
+        self.alloc(node, new_bytes);
         self.node(node).reallocs += 1;
     }
 
@@ -217,6 +192,7 @@ impl Ledger {
         path.grows += 1;
         path.grown_pages += u64::from(pages_after.saturating_sub(pages_before));
         if self.grows.len() < MAX_GROWS {
+            let _untracked = super::Untracked::begin();
             self.grows.push(Grow {
                 node,
                 pages_before,
@@ -265,7 +241,6 @@ impl Ledger {
             grows: self.grows.clone(),
             grows_dropped: self.grows_dropped,
             failed: self.failed,
-            foreign_frees: self.foreign_frees,
             first_pages: self.first_pages.unwrap_or(0),
         }
     }
@@ -288,9 +263,9 @@ mod tests {
     #[test]
     fn a_block_stays_live_under_the_path_that_allocated_it_until_freed() {
         let mut ledger = Ledger::new();
-        ledger.alloc(A, 0x1000, 100);
-        ledger.alloc(A, 0x2000, 20);
-        ledger.free(B, 0x1000, 100);
+        ledger.alloc(A, 100);
+        ledger.alloc(A, 20);
+        ledger.free(B, A, 100);
         let view = ledger.view();
         assert_eq!(
             of(&view, A),
@@ -312,8 +287,8 @@ mod tests {
     #[test]
     fn a_reallocation_frees_the_old_block_and_charges_the_new_one_to_its_path() {
         let mut ledger = Ledger::new();
-        ledger.alloc(A, 0x1000, 16);
-        ledger.realloc(B, 0x1000, 16, 0x3000, 32);
+        ledger.alloc(A, 16);
+        ledger.realloc(B, A, 16, 32);
         let view = ledger.view();
         let (a, b) = (of(&view, A), of(&view, B));
         assert_eq!((a.live_bytes, b.live_bytes), (0, 32));
@@ -325,10 +300,10 @@ mod tests {
     #[test]
     fn the_peak_is_who_held_what_when_the_live_bytes_were_highest() {
         let mut ledger = Ledger::new();
-        ledger.alloc(A, 0x1000, 10);
-        ledger.alloc(B, 0x2000, 1000);
-        ledger.free(B, 0x2000, 1000);
-        ledger.alloc(A, 0x3000, 500);
+        ledger.alloc(A, 10);
+        ledger.alloc(B, 1000);
+        ledger.free(B, B, 1000);
+        ledger.alloc(A, 500);
         let view = ledger.view();
         assert_eq!((view.peak_bytes, view.peak_blocks), (1010, 2));
         assert_eq!(of(&view, A).peak_bytes, 10);
@@ -339,9 +314,9 @@ mod tests {
     #[test]
     fn a_peak_still_standing_at_the_snapshot_is_the_live_figures() {
         let mut ledger = Ledger::new();
-        ledger.alloc(A, 0x1000, 10);
-        ledger.free(A, 0x1000, 10);
-        ledger.alloc(B, 0x2000, 40);
+        ledger.alloc(A, 10);
+        ledger.free(A, A, 10);
+        ledger.alloc(B, 40);
         let view = ledger.view();
         assert_eq!(view.peak_bytes, 40);
         assert_eq!((of(&view, A).peak_bytes, of(&view, B).peak_bytes), (0, 40));
@@ -350,14 +325,12 @@ mod tests {
     #[test]
     fn sums_over_paths_are_the_totals() {
         let mut ledger = Ledger::new();
-        let mut address = 0x10_000;
         for round in 0..200u64 {
             let node = (round % 7) as NodeId + 1;
-            ledger.alloc(node, address, round + 1);
+            ledger.alloc(node, round + 1);
             if round % 3 == 0 {
-                ledger.free((round % 5) as NodeId + 1, address, round + 1);
+                ledger.free((round % 5) as NodeId + 1, node, round + 1);
             }
-            address += 0x100;
         }
         let view = ledger.view();
         let sum = |f: fn(&NodeMemory) -> u64| view.nodes.iter().map(|(_, m)| f(m)).sum::<u64>();
@@ -368,15 +341,6 @@ mod tests {
         );
         assert_eq!(sum(|m| m.live_bytes), view.live_bytes);
         assert_eq!(sum(|m| m.peak_bytes), view.peak_bytes);
-    }
-
-    #[test]
-    fn a_free_of_a_block_never_seen_is_counted_apart() {
-        let mut ledger = Ledger::new();
-        ledger.free(A, 0x1000, 8);
-        let view = ledger.view();
-        assert_eq!(view.foreign_frees, 1);
-        assert!(view.nodes.is_empty());
     }
 
     #[test]

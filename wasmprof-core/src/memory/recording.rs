@@ -25,138 +25,301 @@ impl<A> Recording<A> {
     }
 }
 
-// SAFETY: every call is forwarded to `inner` with the caller's arguments,
-// and its result returned unchanged; recording only reads them.
+// SAFETY: without `wasmprof_memory` every call is forwarded to `inner`
+// unchanged. With it, each block is `inner`'s block for a layout grown by a
+// header in front (see `record`), and the pointer handed out is past the
+// header, aligned as asked; dealloc and realloc undo exactly that.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Recording<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        let allocate = || unsafe { self.inner.alloc(layout) };
         #[cfg(wasmprof_memory)]
-        return record::allocation(layout.size(), allocate);
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { record::alloc(&self.inner, layout, false) };
         #[cfg(not(wasmprof_memory))]
-        allocate()
+        // SAFETY: the caller's contract, passed on.
+        unsafe {
+            self.inner.alloc(layout)
+        }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        let allocate = || unsafe { self.inner.alloc_zeroed(layout) };
         #[cfg(wasmprof_memory)]
-        return record::allocation(layout.size(), allocate);
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { record::alloc(&self.inner, layout, true) };
         #[cfg(not(wasmprof_memory))]
-        allocate()
+        // SAFETY: the caller's contract, passed on.
+        unsafe {
+            self.inner.alloc_zeroed(layout)
+        }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         #[cfg(wasmprof_memory)]
-        record::free(ptr as usize, layout.size());
         // SAFETY: the caller's contract, passed on.
-        unsafe { self.inner.dealloc(ptr, layout) }
+        unsafe {
+            record::dealloc(&self.inner, ptr, layout)
+        }
+        #[cfg(not(wasmprof_memory))]
+        // SAFETY: the caller's contract, passed on.
+        unsafe {
+            self.inner.dealloc(ptr, layout)
+        }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        let reallocate = || unsafe { self.inner.realloc(ptr, layout, new_size) };
         #[cfg(wasmprof_memory)]
-        return record::reallocation(ptr as usize, layout.size(), new_size, reallocate);
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { record::realloc(&self.inner, ptr, layout, new_size) };
         #[cfg(not(wasmprof_memory))]
-        reallocate()
+        // SAFETY: the caller's contract, passed on.
+        unsafe {
+            self.inner.realloc(ptr, layout, new_size)
+        }
     }
 }
 
-/// The recording itself: the ledger of the thread, charged with the node
-/// current on it.
+/// The recording itself, out of line: inlined into the allocator shim
+/// that rustc generates, in a build with LTO, the program went wrong
+/// (memory corrupted, seen with `examples/memory churn` in release), which
+/// out of line it never did. Each block carries, just before the pointer the
+/// program gets, the node of the path that allocated it (or
+/// [`RUNTIME`](record::RUNTIME) for the runtime's own), so that a free
+/// finds its owner with one load, where a table of addresses would cost a
+/// hash lookup on every allocation and free: 4 bytes more per block (the
+/// block's alignment, when that is larger), which the figures leave out.
 #[cfg(wasmprof_memory)]
 mod record {
+    use std::alloc::{GlobalAlloc, Layout};
+
     use super::{RUNTIME_LIVE, untracked_now};
     use crate::memory::memory_pages;
-    use crate::state::with_thread;
+    use crate::state::with_thread_as_is as with_thread;
+    use crate::tree::NodeId;
 
-    /// An allocation of `bytes` made by `allocate`.
-    #[inline]
-    pub(super) fn allocation(bytes: usize, allocate: impl FnOnce() -> *mut u8) -> *mut u8 {
-        if untracked_now() {
-            let block = allocate();
-            if !block.is_null() {
-                RUNTIME_LIVE.add(bytes as i64);
-            }
-            return block;
+    /// The owner of a block the runtime allocated for itself.
+    const RUNTIME: NodeId = u32::MAX;
+
+    /// The header's size for `layout`: room for the owner (and, where
+    /// there are threads, the thread whose book it is in), keeping the
+    /// program's pointer aligned as `layout` asks.
+    #[inline(always)]
+    fn header(layout: Layout) -> usize {
+        layout.align().max(HEADER)
+    }
+
+    #[cfg(one_thread)]
+    const HEADER: usize = 4;
+    #[cfg(not(one_thread))]
+    const HEADER: usize = 8;
+
+    /// Each thread keeps its own book: a block freed on another thread
+    /// than the one that allocated it is left out of both (its owner's
+    /// book still counts it live), so that every book adds up.
+    #[cfg(not(one_thread))]
+    fn thread_tag() -> u32 {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        static NEXT: AtomicU32 = AtomicU32::new(1);
+        thread_local! {
+            static TAG: u32 = NEXT.fetch_add(1, Relaxed);
         }
+        TAG.try_with(|tag| *tag).unwrap_or(0)
+    }
+
+    /// Whether the block at `ptr` is in this thread's book.
+    ///
+    /// # Safety
+    /// `ptr` was handed out by [`hand_out`].
+    #[inline(always)]
+    unsafe fn of_this_thread(ptr: *mut u8) -> bool {
+        #[cfg(one_thread)]
+        {
+            let _ = ptr;
+            true
+        }
+        #[cfg(not(one_thread))]
+        // SAFETY: see `hand_out`.
+        unsafe {
+            ptr.sub(8).cast::<u32>().read_unaligned() == thread_tag()
+        }
+    }
+
+    /// The layout of the whole block: header, then the program's bytes.
+    #[inline(always)]
+    fn outer(layout: Layout, size: usize) -> Option<Layout> {
+        let header = header(layout);
+        Layout::from_size_align(size.checked_add(header)?, header).ok()
+    }
+
+    /// Writes `owner` into the header of the block at `block` and returns
+    /// the program's pointer.
+    ///
+    /// # Safety
+    /// `block` is a live block of the outer layout of `layout`.
+    #[inline(always)]
+    unsafe fn hand_out(block: *mut u8, layout: Layout, owner: NodeId) -> *mut u8 {
+        // SAFETY: the header is inside the block, and its last 4 bytes are
+        // where `owner_of` reads, the 4 before them `of_this_thread`.
+        unsafe {
+            let ptr = block.add(header(layout));
+            ptr.sub(4).cast::<NodeId>().write_unaligned(owner);
+            #[cfg(not(one_thread))]
+            ptr.sub(8).cast::<u32>().write_unaligned(thread_tag());
+            ptr
+        }
+    }
+
+    /// The owner in the header of the program's block at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` was handed out by [`hand_out`].
+    #[inline(always)]
+    unsafe fn owner_of(ptr: *mut u8) -> NodeId {
+        // SAFETY: see `hand_out`.
+        unsafe { ptr.sub(4).cast::<NodeId>().read_unaligned() }
+    }
+
+    /// # Safety
+    /// `GlobalAlloc::alloc`'s contract.
+    #[inline(never)]
+    pub(super) unsafe fn alloc(inner: &impl GlobalAlloc, layout: Layout, zeroed: bool) -> *mut u8 {
+        let Some(whole) = outer(layout, layout.size()) else {
+            return std::ptr::null_mut();
+        };
+        let untracked = untracked_now();
         let before = memory_pages();
-        let block = allocate();
+        // SAFETY: `whole` is not zero-sized: it holds the header.
+        let block = unsafe {
+            if zeroed {
+                inner.alloc_zeroed(whole)
+            } else {
+                inner.alloc(whole)
+            }
+        };
+        let bytes = layout.size() as u64;
         let after = memory_pages();
-        let bytes = bytes as u64;
-        with_thread(|thread| {
+        if untracked {
+            if block.is_null() {
+                return block;
+            }
+            RUNTIME_LIVE.add(bytes as i64);
+            // SAFETY: `block` is a live block of `whole`.
+            return unsafe { hand_out(block, layout, RUNTIME) };
+        }
+        let node = with_thread(|thread| {
             let node = thread.current;
             let ledger = &mut thread.memory;
             ledger.note_pages(before);
             if block.is_null() {
                 ledger.failed(node, bytes);
             } else {
-                ledger.alloc(node, block as usize, bytes);
+                ledger.alloc(node, bytes);
             }
             if after > before {
                 ledger.grow(node, before, after, bytes);
             }
+            node
         });
-        block
+        if block.is_null() {
+            return block;
+        }
+        // Thread teardown: nobody to charge, so the runtime's.
+        let owner = node.unwrap_or(RUNTIME);
+        if owner == RUNTIME {
+            RUNTIME_LIVE.add(bytes as i64);
+        }
+        // SAFETY: `block` is a live block of `whole`.
+        unsafe { hand_out(block, layout, owner) }
     }
 
-    /// A free of the block of `bytes` at `address`.
-    #[inline]
-    pub(super) fn free(address: usize, bytes: usize) {
-        if untracked_now() {
+    /// # Safety
+    /// `GlobalAlloc::dealloc`'s contract.
+    #[inline(never)]
+    pub(super) unsafe fn dealloc(inner: &impl GlobalAlloc, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `alloc` or `realloc`.
+        let owner = unsafe { owner_of(ptr) };
+        let bytes = layout.size() as u64;
+        if owner == RUNTIME {
             RUNTIME_LIVE.add(-(bytes as i64));
-            return;
+        // SAFETY: `ptr` came from `alloc` or `realloc`.
+        } else if !untracked_now() && unsafe { of_this_thread(ptr) } {
+            // (A program's block the runtime frees, as when a thread's
+            // state is torn down, keeps its owner's figures.)
+            with_thread(|thread| {
+                let node = thread.current;
+                thread.memory.free(node, owner, bytes);
+            });
         }
-        let known = with_thread(|thread| {
-            let node = thread.current;
-            thread.memory.free(node, address, bytes as u64)
-        });
-        // A block the ledger never saw is the runtime's own.
-        if known == Some(false) {
-            RUNTIME_LIVE.add(-(bytes as i64));
-        }
+        let whole = outer(layout, layout.size()).expect("the layout the block was made with");
+        // SAFETY: the block and its outer layout, as `alloc` made them.
+        unsafe { inner.dealloc(ptr.sub(header(layout)), whole) }
     }
 
-    /// A reallocation of the block of `old_bytes` at `address` to
-    /// `new_bytes`, made by `reallocate`.
-    #[inline]
-    pub(super) fn reallocation(
-        address: usize,
-        old_bytes: usize,
-        new_bytes: usize,
-        reallocate: impl FnOnce() -> *mut u8,
+    /// # Safety
+    /// `GlobalAlloc::realloc`'s contract.
+    #[inline(never)]
+    pub(super) unsafe fn realloc(
+        inner: &impl GlobalAlloc,
+        ptr: *mut u8,
+        layout: Layout,
+        new_size: usize,
     ) -> *mut u8 {
-        if untracked_now() {
-            let block = reallocate();
-            if !block.is_null() {
-                RUNTIME_LIVE.add(new_bytes as i64 - old_bytes as i64);
+        let Some(new_whole) = outer(layout, new_size) else {
+            return std::ptr::null_mut();
+        };
+        let old_whole = outer(layout, layout.size()).expect("the layout the block was made with");
+        // SAFETY: `ptr` came from `alloc` or `realloc`.
+        let owner = match unsafe { of_this_thread(ptr) } {
+            // SAFETY: as above.
+            true => unsafe { owner_of(ptr) },
+            // Another thread's: its book keeps it; here it is as new.
+            false => RUNTIME,
+        };
+        let untracked = untracked_now();
+        let before = memory_pages();
+        // SAFETY: the block and its outer layout, as `alloc` made them; the
+        // header keeps its place, so the owner moves with the bytes.
+        let block = unsafe { inner.realloc(ptr.sub(header(layout)), old_whole, new_whole.size()) };
+        let after = memory_pages();
+        if block.is_null() {
+            if !untracked {
+                // The old block is still there, still its owner's.
+                with_thread(|thread| {
+                    let node = thread.current;
+                    thread.memory.failed(node, new_size as u64);
+                });
             }
             return block;
         }
-        let before = memory_pages();
-        let block = reallocate();
-        let after = memory_pages();
-        let new_bytes = new_bytes as u64;
-        with_thread(|thread| {
-            let node = thread.current;
-            let ledger = &mut thread.memory;
-            ledger.note_pages(before);
-            if block.is_null() {
-                // The old block is still there, still its owner's.
-                ledger.failed(node, new_bytes);
-            } else {
-                ledger.realloc(node, address, old_bytes as u64, block as usize, new_bytes);
-            }
-            if after > before {
-                ledger.grow(node, before, after, new_bytes);
-            }
-        });
-        block
+        let (old_bytes, new_bytes) = (layout.size() as u64, new_size as u64);
+        let node = if untracked {
+            None
+        } else {
+            with_thread(|thread| {
+                let node = thread.current;
+                let ledger = &mut thread.memory;
+                ledger.note_pages(before);
+                match owner {
+                    RUNTIME => ledger.realloc_from_runtime(node, new_bytes),
+                    owner => ledger.realloc(node, owner, old_bytes, new_bytes),
+                }
+                if after > before {
+                    ledger.grow(node, before, after, new_bytes);
+                }
+                node
+            })
+        };
+        let new_owner = node.unwrap_or(RUNTIME);
+        match (owner == RUNTIME, new_owner == RUNTIME) {
+            (true, true) => RUNTIME_LIVE.add(new_bytes as i64 - old_bytes as i64),
+            (true, false) => RUNTIME_LIVE.add(-(old_bytes as i64)),
+            (false, true) => RUNTIME_LIVE.add(new_bytes as i64),
+            (false, false) => {}
+        }
+        // SAFETY: `block` is a live block of `new_whole`.
+        unsafe { hand_out(block, layout, new_owner) }
     }
 }
 
@@ -207,27 +370,39 @@ fn untracked_now() -> bool {
 }
 
 /// Whether the runtime is at work on this thread.
+///
+/// Read and written volatile: the compiler takes allocation calls for
+/// calls that touch no memory of the program's, so it could drop the
+/// flag's setting before an allocation the runtime makes (the flag is
+/// restored right after) or move it across the call; the allocator would
+/// then record the runtime's allocation while the runtime holds its state.
 #[cfg(all(wasmprof_memory, one_thread))]
 mod flag {
-    use std::cell::Cell;
+    use std::cell::UnsafeCell;
 
-    struct OneThread(Cell<bool>);
+    struct OneThread(UnsafeCell<bool>);
     // SAFETY: without the atomics feature there are no other threads.
     unsafe impl Sync for OneThread {}
-    static UNTRACKED: OneThread = OneThread(Cell::new(false));
+    static UNTRACKED: OneThread = OneThread(UnsafeCell::new(false));
 
     #[inline(always)]
     pub(super) fn replace(value: bool) -> bool {
-        UNTRACKED.0.replace(value)
+        // SAFETY: one thread, and the cell is only accessed here.
+        unsafe {
+            let was = UNTRACKED.0.get().read_volatile();
+            UNTRACKED.0.get().write_volatile(value);
+            was
+        }
     }
 
     #[inline(always)]
     pub(super) fn get() -> bool {
-        UNTRACKED.0.get()
+        // SAFETY: as above.
+        unsafe { UNTRACKED.0.get().read_volatile() }
     }
 }
 
-/// Whether the runtime is at work on this thread.
+/// Whether the runtime is at work on this thread (volatile, as above).
 #[cfg(all(wasmprof_memory, not(one_thread)))]
 mod flag {
     use std::cell::Cell;
@@ -238,12 +413,18 @@ mod flag {
 
     #[inline(always)]
     pub(super) fn replace(value: bool) -> bool {
-        UNTRACKED.with(|flag| flag.replace(value))
+        // SAFETY: the cell is this thread's, and only accessed here.
+        UNTRACKED.with(|flag| unsafe {
+            let was = flag.as_ptr().read_volatile();
+            flag.as_ptr().write_volatile(value);
+            was
+        })
     }
 
     #[inline(always)]
     pub(super) fn get() -> bool {
-        UNTRACKED.with(Cell::get)
+        // SAFETY: as above.
+        UNTRACKED.with(|flag| unsafe { flag.as_ptr().read_volatile() })
     }
 }
 
