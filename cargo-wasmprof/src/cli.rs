@@ -640,6 +640,9 @@ pub struct ReportArgs {
     /// Flame graph: callers above their callees (top-down)
     #[arg(long)]
     pub icicle: bool,
+    /// Flame graph and folded stacks: widths by memory (a profile of `run --memory`) instead of time
+    #[arg(long, value_enum, value_name = "WEIGHT")]
+    pub weight: Option<Weight>,
     /// Compare with this profile (repeatable: several are merged), as the base
     ///
     /// With the gprof format (the default): per function, the change in
@@ -662,6 +665,17 @@ pub struct ReportArgs {
         help_heading = "Comparing"
     )]
     pub fail_if_slower: Option<f64>,
+    /// With --diff: exit with status 1 when the bytes allocated, the peak or what is live at the end grew by more than PCT percent
+    ///
+    /// For profiles recorded with `--memory`. Memory figures are exact, so
+    /// one run of each is enough when the program is deterministic.
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "diff",
+        help_heading = "Comparing"
+    )]
+    pub fail_if_more_memory: Option<f64>,
     /// With --fail-if-slower: check this function's inclusive time instead of the total (repeatable)
     #[arg(
         long,
@@ -767,3 +781,28 @@ pub struct TestRunnerArgs {
 
 #[cfg(test)]
 mod help_tests;
+
+/// `report --weight`: what a flame graph's widths are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Weight {
+    /// Bytes allocated on each path
+    AllocBytes,
+    /// Blocks allocated on each path
+    Allocs,
+    /// Bytes each path allocated that were still live at the end (leaks)
+    LiveBytes,
+    /// Bytes each path held when the program's live bytes peaked
+    PeakBytes,
+}
+
+impl Weight {
+    pub fn memory(self) -> crate::profile::MemoryWeight {
+        use crate::profile::MemoryWeight;
+        match self {
+            Weight::AllocBytes => MemoryWeight::AllocBytes,
+            Weight::Allocs => MemoryWeight::Allocs,
+            Weight::LiveBytes => MemoryWeight::LiveBytes,
+            Weight::PeakBytes => MemoryWeight::PeakBytes,
+        }
+    }
+}

@@ -42,7 +42,14 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         icicle: args.icicle,
         timeline: &timeline,
         base: base.as_ref(),
+        weight: args.weight.map(crate::cli::Weight::memory),
     };
+    if args.fail_if_more_memory.is_some() && (base.is_none() || args.format != Format::Gprof) {
+        bail!(
+            "--fail-if-more-memory goes with the comparison table (--diff BASE, --format gprof, \
+             the default)"
+        );
+    }
     if args.fail_if_slower.is_some() && (base.is_none() || args.format != Format::Gprof) {
         bail!(
             "--fail-if-slower goes with the comparison table (--diff BASE, --format gprof, the \
@@ -75,10 +82,20 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         }
         _ => {
             emit(args, |out| report::render(&profile, &options, out))?;
-            let Some((base, pct)) = base.as_ref().zip(args.fail_if_slower) else {
+            let Some(base) = base.as_ref() else {
                 return Ok(0);
             };
-            let failures = diff::too_slow(&diff::diff(base, &profile)?, &args.function, pct)?;
+            let mut failures = Vec::new();
+            if let Some(pct) = args.fail_if_slower {
+                failures.extend(diff::too_slow(
+                    &diff::diff(base, &profile)?,
+                    &args.function,
+                    pct,
+                )?);
+            }
+            if let Some(pct) = args.fail_if_more_memory {
+                failures.extend(report::too_much_memory(base, &profile, pct)?);
+            }
             for failure in &failures {
                 crate::terminal::error(failure);
             }

@@ -20,7 +20,7 @@ use anyhow::Context;
 use super::stacks::{Stacks, Unit};
 use super::units::human_duration;
 use crate::html_text::escape;
-use crate::profile::Profile;
+use crate::profile::{MemoryWeight, Profile};
 
 /// How the graph is drawn.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +33,9 @@ pub(crate) struct FlameOptions {
     pub diff: Option<Vec<Option<f64>>>,
     /// The title; the program's package by default.
     pub title: Option<String>,
+    /// Widths by a memory figure of each path (`--weight`) instead of
+    /// time or calls.
+    pub weight: Option<MemoryWeight>,
 }
 
 const WIDTH: f64 = 1200.0;
@@ -60,7 +63,7 @@ pub(crate) fn write_flamegraph(
 
 /// The SVG document.
 pub(crate) fn render_flamegraph(profile: &Profile, options: &FlameOptions) -> String {
-    let stacks = Stacks::build(profile);
+    let stacks = Stacks::weighed(profile, options.weight);
     let total = stacks.total();
     let drawn = drawn_frames(&stacks, total);
     let title = options.title.clone().unwrap_or_else(|| {
@@ -71,6 +74,12 @@ pub(crate) fn render_flamegraph(profile: &Profile, options: &FlameOptions) -> St
         )
     });
     let note = match (stacks.unit, profile.timer.mode) {
+        (Unit::Bytes | Unit::Blocks, _) => match options.weight {
+            Some(MemoryWeight::AllocBytes) => "widths: bytes allocated (exact)",
+            Some(MemoryWeight::LiveBytes) => "widths: bytes still live at the end (exact)",
+            Some(MemoryWeight::PeakBytes) => "widths: bytes held at the peak (exact)",
+            _ => "widths: blocks allocated (exact)",
+        },
         (Unit::Calls, _) => "widths: exact calls (no time was measured)",
         (_, crate::profile::TimerMode::Sampled) => "widths: sampled time",
         (_, crate::profile::TimerMode::Hybrid) => "widths: sampled time; calls exact",
@@ -113,6 +122,8 @@ pub(crate) fn render_flamegraph(profile: &Profile, options: &FlameOptions) -> St
             unit: match stacks.unit {
                 Unit::Nanoseconds => "ns",
                 Unit::Calls => "calls",
+                Unit::Bytes => "bytes",
+                Unit::Blocks => "blocks",
             },
             ruler: false,
         },
@@ -292,6 +303,22 @@ fn info_line(frame: &super::stacks::Frame, unit: Unit, share: f64, counted: bool
         }
         Unit::Calls => {
             let _ = write!(text, " ({share:.2}% of calls");
+        }
+        Unit::Bytes => {
+            let _ = write!(
+                text,
+                " ({}, {share:.2}%; self {}",
+                super::memory::human_bytes(frame.inclusive as u64),
+                super::memory::human_bytes(frame.self_weight as u64)
+            );
+        }
+        Unit::Blocks => {
+            let _ = write!(
+                text,
+                " ({} blocks, {share:.2}%; self {}",
+                group_digits(frame.inclusive as u64),
+                group_digits(frame.self_weight as u64)
+            );
         }
     }
     if counted && frame.function.is_some() {

@@ -13,15 +13,22 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::stacks::Stacks;
-use crate::profile::Profile;
+use crate::profile::{MemoryWeight, Profile};
 
-pub(crate) fn write_folded(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
-    out.write_all(render_folded(profile).as_bytes())
+pub(crate) fn write_folded(
+    profile: &Profile,
+    weight: Option<MemoryWeight>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    out.write_all(render_folded(profile, weight).as_bytes())
         .context("cannot write the folded stacks")
 }
 
-pub(crate) fn render_folded(profile: &Profile) -> String {
-    let stacks = Stacks::build(profile);
+/// The folded stacks, weighed by time or calls, or by a memory figure
+/// (`--weight`); allocations outside any instrumented call are the
+/// `(outside instrumented code)` line.
+pub(crate) fn render_folded(profile: &Profile, weight: Option<MemoryWeight>) -> String {
+    let stacks = Stacks::weighed(profile, weight);
     let mut lines: Vec<String> = (1..stacks.frames.len())
         .filter_map(|node| {
             let weight = stacks.frames[node].self_weight.round() as u64;
@@ -35,6 +42,13 @@ pub(crate) fn render_folded(profile: &Profile) -> String {
             })
         })
         .collect();
+    let outside = stacks
+        .frames
+        .first()
+        .map_or(0, |f| f.self_weight.round() as u64);
+    if outside > 0 {
+        lines.push(format!("{} {outside}", super::gprof::OUTSIDE));
+    }
     lines.sort();
     let mut text = lines.join("\n");
     if !text.is_empty() {
@@ -74,17 +88,20 @@ mod tests {
 
     #[test]
     fn folded_stacks_match_golden() {
-        assert_golden("appendix_b.folded.txt", &render_folded(&appendix_b(true)));
+        assert_golden(
+            "appendix_b.folded.txt",
+            &render_folded(&appendix_b(true), None),
+        );
         assert_golden(
             "recursion.untimed.folded.txt",
-            &render_folded(&recursion(false)),
+            &render_folded(&recursion(false), None),
         );
     }
 
     #[test]
     fn folded_stacks_round_trip_to_the_same_self_weights() {
         let profile = appendix_b(true);
-        let text = render_folded(&profile);
+        let text = render_folded(&profile, None);
         let parsed = parse_folded(&text).unwrap();
         let stacks = Stacks::build(&profile);
         for node in 1..stacks.frames.len() {
@@ -98,7 +115,7 @@ mod tests {
         }
         let total: u64 = parsed.iter().map(|(_, w)| w).sum();
         assert!((total as f64 - stacks.total()).abs() <= stacks.frames.len() as f64);
-        assert_eq!(render_folded(&profile), text, "the same every time");
+        assert_eq!(render_folded(&profile, None), text, "the same every time");
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub(crate) mod gprof;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod memory;
+mod memory_diff;
+pub(crate) use memory_diff::too_much as too_much_memory;
 mod node_times;
 pub mod pprof;
 mod preamble;
@@ -106,6 +108,8 @@ pub struct RenderOptions<'a> {
     /// `--diff`: the profile to compare with. The table becomes the
     /// comparison, the flame graph the change along each path.
     pub base: Option<&'a Profile>,
+    /// `--weight`: flame graphs and folded stacks by a memory figure.
+    pub weight: Option<crate::profile::MemoryWeight>,
 }
 
 impl RenderOptions<'_> {
@@ -131,6 +135,21 @@ pub fn render(
     if options.icicle && options.format != Format::Flamegraph {
         anyhow::bail!("--icicle is for --format flamegraph");
     }
+    if options.weight.is_some() {
+        if !matches!(options.format, Format::Flamegraph | Format::Folded) || options.base.is_some()
+        {
+            anyhow::bail!(
+                "--weight is for --format flamegraph or folded (without --diff); gprof and html \
+                 show every memory figure, pprof carries them as sample types"
+            );
+        }
+        if profile.memory.is_none() {
+            anyhow::bail!(
+                "this profile has no memory figures to weigh by: record it with `cargo wasmprof \
+                 run --memory` (or test --memory)"
+            );
+        }
+    }
     if let Some(base) = options.base {
         ensure_valid(base)?;
         return render_comparison(base, profile, options, out);
@@ -141,10 +160,11 @@ pub fn render(
             .context("cannot write the gprof report"),
         Format::Pprof => write_pprof(profile, out),
         Format::Json => write_json(profile, out),
-        Format::Folded => folded::write_folded(profile, out),
+        Format::Folded => folded::write_folded(profile, options.weight, out),
         Format::Flamegraph => {
             let flame = flamegraph::FlameOptions {
                 icicle: options.icicle,
+                weight: options.weight,
                 ..Default::default()
             };
             flamegraph::write_flamegraph(profile, &flame, out)
@@ -166,9 +186,12 @@ fn render_comparison(
 ) -> anyhow::Result<()> {
     let compared = diff::diff(base, profile)?;
     match options.format {
-        Format::Gprof => out
-            .write_all(diff::render_diff(&compared, None).as_bytes())
-            .context("cannot write the comparison"),
+        Format::Gprof => {
+            let mut text = diff::render_diff(&compared, None);
+            text.push_str(&memory_diff::render(base, profile, 20).unwrap_or_default());
+            out.write_all(text.as_bytes())
+                .context("cannot write the comparison")
+        }
         Format::Flamegraph => {
             let flame = flamegraph::FlameOptions {
                 icicle: options.icicle,
@@ -177,6 +200,7 @@ fn render_comparison(
                     "{}: change against the base (red slower, blue faster, purple new)",
                     profile.run.package.as_deref().unwrap_or("profile")
                 )),
+                weight: None,
             };
             flamegraph::write_flamegraph(profile, &flame, out)
         }

@@ -168,7 +168,8 @@ impl<'a> File<'a> {
                 name: profile_name,
                 unit: match stacks.unit {
                     Unit::Nanoseconds => "nanoseconds",
-                    Unit::Calls => "none",
+                    Unit::Bytes => "bytes",
+                    Unit::Calls | Unit::Blocks => "none",
                 },
                 start_value: 0.0,
                 end_value: stacks.total(),

@@ -9,13 +9,16 @@
 use super::callgraph::OVERFLOW_NAME;
 use super::node_times::NodeTimes;
 use super::time_kind::{self, TimeKind};
-use crate::profile::Profile;
+use crate::profile::{MemoryWeight, Profile};
 
 /// What a weight counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Unit {
     Nanoseconds,
     Calls,
+    /// Memory (`--weight`): bytes, or blocks allocated.
+    Bytes,
+    Blocks,
 }
 
 impl Unit {
@@ -61,15 +64,39 @@ pub(crate) struct Stacks {
 
 impl Stacks {
     pub(crate) fn build(profile: &Profile) -> Stacks {
-        let unit = Unit::for_profile(profile);
+        Self::weighed(profile, None)
+    }
+
+    /// The tree weighed by a memory figure of each path (`--weight`), or,
+    /// with `None` or a profile without memory, by time or calls.
+    pub(crate) fn weighed(profile: &Profile, weight: Option<MemoryWeight>) -> Stacks {
+        let memory = weight.zip(profile.memory.as_ref()).map(|(weight, memory)| {
+            let own: Vec<f64> = memory
+                .by_node(profile.nodes.len())
+                .iter()
+                .map(|m| m.weight(weight) as f64)
+                .collect();
+            let unit = match weight {
+                MemoryWeight::Allocs => Unit::Blocks,
+                _ => Unit::Bytes,
+            };
+            (own, unit)
+        });
+        let unit = memory
+            .as_ref()
+            .map_or_else(|| Unit::for_profile(profile), |(_, unit)| *unit);
         let times = NodeTimes::compute(profile);
         let count = profile.nodes.len();
-        // Count-only: a node weighs its calls, and its subtree's.
-        let mut subtree_calls = vec![0.0; count];
+        // Count-only: a node weighs its calls, and its subtree's; memory:
+        // its own figure, and its subtree's.
+        let own: Vec<f64> = match &memory {
+            Some((own, _)) => own.clone(),
+            None => profile.nodes.iter().map(|n| n.calls as f64).collect(),
+        };
+        let mut subtree = own.clone();
         for node in (1..count).rev() {
-            subtree_calls[node] += profile.nodes[node].calls as f64;
             if let Some(parent) = profile.nodes[node].parent {
-                subtree_calls[parent] += subtree_calls[node];
+                subtree[parent] += subtree[node];
             }
         }
         let mut frames: Vec<Frame> = profile
@@ -85,7 +112,7 @@ impl Stacks {
                 };
                 let (inclusive, self_weight) = match unit {
                     Unit::Nanoseconds => (times.inclusive[index], times.self_nanos[index]),
-                    Unit::Calls => (subtree_calls[index], node.calls as f64),
+                    Unit::Calls | Unit::Bytes | Unit::Blocks => (subtree[index], own[index]),
                 };
                 Frame {
                     name,
@@ -105,13 +132,18 @@ impl Stacks {
         if frames.is_empty() {
             return Stacks { frames, unit };
         }
-        // The root's weight is everything under it.
+        // The root's weight is everything under it, and with memory what
+        // was allocated outside any instrumented call.
+        let outside = match unit {
+            Unit::Bytes | Unit::Blocks => own[0],
+            Unit::Nanoseconds | Unit::Calls => 0.0,
+        };
         let total: f64 = (1..count)
             .filter(|&n| profile.nodes[n].parent == Some(0))
             .map(|n| frames[n].inclusive)
             .sum();
-        frames[0].inclusive = total;
-        frames[0].self_weight = 0.0;
+        frames[0].inclusive = total + outside;
+        frames[0].self_weight = outside;
         for node in 1..count {
             if let Some(parent) = frames[node].parent {
                 frames[parent].children.push(node);
@@ -202,5 +234,27 @@ mod tests {
         assert_eq!(stacks.unit, Unit::Calls);
         assert_eq!(stacks.total(), 4.0);
         assert_eq!(stacks.path(2), ["main", "a"]);
+    }
+
+    #[test]
+    fn memory_weights_are_each_path_s_figure_with_its_subtree_s() {
+        let profile = crate::testing::memory_profile();
+        let stacks = Stacks::weighed(&profile, Some(MemoryWeight::AllocBytes));
+        assert_eq!(stacks.unit, Unit::Bytes);
+        // 1110 under `outer`, and 7 outside any instrumented call.
+        assert_eq!(stacks.total(), 1117.0);
+        assert_eq!(stacks.frames[0].self_weight, 7.0);
+        let outer = stacks.frames[0].children[0];
+        assert_eq!(
+            (
+                stacks.frames[outer].inclusive,
+                stacks.frames[outer].self_weight
+            ),
+            (1110.0, 100.0)
+        );
+        let live = Stacks::weighed(&profile, Some(MemoryWeight::LiveBytes));
+        assert_eq!(live.total(), 400.0);
+        let blocks = Stacks::weighed(&profile, Some(MemoryWeight::Allocs));
+        assert_eq!((blocks.unit, blocks.total()), (Unit::Blocks, 5.0));
     }
 }

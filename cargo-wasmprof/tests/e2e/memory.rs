@@ -225,4 +225,121 @@ fn go_tool_pprof_reads_the_heap_and_gprof_prints_the_memory_sections() {
         "{row}"
     );
     assert!(flat.contains("Memory call graph"), "{flat}");
+
+    // Folded stacks and the flame graph weighed by memory.
+    let input = profile.to_str().unwrap();
+    let folded = wasmprof(&[
+        "report",
+        "--input",
+        input,
+        "--format",
+        "folded",
+        "--weight",
+        "alloc-bytes",
+    ]);
+    folded.assert_success();
+    assert!(
+        folded
+            .stdout
+            .lines()
+            .any(|l| l == "memory::workload;memory::grow_vec 2016"),
+        "{}",
+        folded.stdout
+    );
+    let live = wasmprof(&[
+        "report",
+        "--input",
+        input,
+        "--format",
+        "folded",
+        "--weight",
+        "live-bytes",
+    ]);
+    live.assert_success();
+    assert!(
+        live.stdout
+            .lines()
+            .any(|l| l == "memory::workload;memory::leak 1000"),
+        "{}",
+        live.stdout
+    );
+    let svg = wasmprof(&[
+        "report",
+        "--input",
+        input,
+        "--format",
+        "flamegraph",
+        "--weight",
+        "peak-bytes",
+    ]);
+    svg.assert_success();
+    assert!(
+        svg.stdout.contains("widths: bytes held at the peak"),
+        "{}",
+        svg.stdout
+    );
+    assert!(
+        svg.stdout.contains("memory::peak (1.0 MiB"),
+        "the frame's tooltip"
+    );
+}
+
+#[test]
+fn weighing_by_memory_a_profile_without_it_says_how_to_record_it() {
+    let run = wasmprof(&["run", "-p", "memory"]);
+    run.assert_success();
+    let report = wasmprof(&[
+        "report",
+        "--input",
+        run.profile_path().to_str().unwrap(),
+        "--format",
+        "flamegraph",
+        "--weight",
+        "live-bytes",
+    ]);
+    assert_ne!(report.code(), Some(0));
+    assert!(report.stderr.contains("run --memory"), "{}", report.stderr);
+}
+
+#[test]
+fn a_comparison_shows_memory_and_fails_when_it_grew_more_than_allowed() {
+    let run_with = |rounds: &str| {
+        let run = wasmprof(&[
+            "run", "-p", "memory", "--memory", "--timer", "none", "--", "churn", rounds,
+        ]);
+        run.assert_success();
+        run.profile_path()
+    };
+    let (ten, ten_again, twenty) = (run_with("10"), run_with("10"), run_with("20"));
+    let compare = |base: &std::path::Path, new: &std::path::Path| {
+        wasmprof(&[
+            "report",
+            "--input",
+            new.to_str().unwrap(),
+            "--diff",
+            base.to_str().unwrap(),
+            "--fail-if-more-memory",
+            "10",
+        ])
+    };
+    // Exact figures: the same program allocates the same, to the byte.
+    let same = compare(&ten, &ten_again);
+    assert_eq!(same.code(), Some(0), "{}\n{}", same.stdout, same.stderr);
+    assert!(
+        same.stdout.contains("no function allocated differently"),
+        "{}",
+        same.stdout
+    );
+    let more = compare(&ten, &twenty);
+    assert_eq!(more.code(), Some(1), "{}\n{}", more.stdout, more.stderr);
+    assert!(
+        more.stdout.contains("memory::churn_once"),
+        "{}",
+        more.stdout
+    );
+    assert!(
+        more.stderr.contains("bytes allocated grew from"),
+        "{}",
+        more.stderr
+    );
 }
