@@ -23,6 +23,8 @@ use super::time_kind::TimeKind;
 use crate::html_text::{escape, script_json};
 use crate::profile::Profile;
 
+mod memory;
+
 const SCRIPT: &str = include_str!("html/report.js");
 const STYLE: &str = include_str!("html/report.css");
 
@@ -132,6 +134,12 @@ pub(crate) fn render_html(profile: &Profile) -> String {
         Some(at) => summary[at + 1..].to_owned(),
         None => summary,
     };
+    let memory = memory::section(profile).unwrap_or_default();
+    let memory_link = if memory.is_empty() {
+        ""
+    } else {
+        " <a href=\"#memory\">Memory</a>"
+    };
     let calls_header = if sampled {
         "<th data-key=\"samples\" data-numeric>samples</th>"
     } else {
@@ -143,7 +151,7 @@ pub(crate) fn render_html(profile: &Profile) -> String {
          <title>wasmprof: {title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
          <header><h1>wasmprof: {title}</h1><p id=\"run-line\"></p><ul id=\"notes\"></ul></header>\n\
          <nav><a href=\"#summary\">Summary</a> <a href=\"#flat\">Flat profile</a> \
-         <a href=\"#graph\">Call graph</a> <a href=\"#flame\">Flame graph</a> \
+         <a href=\"#graph\">Call graph</a> <a href=\"#flame\">Flame graph</a>{memory_link} \
          <a href=\"#run\">Run</a></nav>\n\
          <section id=\"summary\"><h2>Summary</h2><pre>{summary}</pre></section>\n\
          <section id=\"flat\"><h2>Flat profile</h2>\
@@ -157,6 +165,7 @@ pub(crate) fn render_html(profile: &Profile) -> String {
          <section id=\"graph\"><h2>Call graph</h2><p class=\"hint\">Click a function anywhere \
          to see who calls it and what it calls.</p><div id=\"focus\"></div></section>\n\
          <section id=\"flame\"><h2>Flame graph</h2><div class=\"flame\">{flame}</div></section>\n\
+         {memory}\
          <section id=\"run\"><h2>Run</h2><table id=\"meta\"></table></section>\n\
          <script type=\"application/json\" id=\"data\">{data}</script>\n\
          <script>\n{SCRIPT}</script>\n</body>\n</html>\n",
@@ -233,6 +242,24 @@ mod tests {
         );
         assert_eq!(page.matches(r#""async":true"#).count(), 1);
         assert!(page.contains("(async)"), "the script marks them");
+    }
+
+    #[test]
+    fn a_profile_with_memory_gets_a_memory_section_and_others_none() {
+        let page = render_html(&crate::testing::memory_profile());
+        assert!(page.contains("<a href=\"#memory\">Memory</a>"), "the link");
+        let section = &page[page.find("<section id=\"memory\">").expect("the section")..];
+        assert!(section.contains("<h3>Top allocators</h3>"), "{section}");
+        // inner's 400 live bytes, under the path that allocated them.
+        assert!(
+            section.contains("<tr><td>400</td><td class=\"name\">outer → inner</td></tr>"),
+            "{section}"
+        );
+        assert!(
+            section.contains("widths: bytes allocated"),
+            "its flame graph"
+        );
+        assert!(!render_html(&appendix_b(true)).contains("id=\"memory\""));
     }
 
     #[test]
