@@ -19,10 +19,10 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
     let memory = profile.memory.as_ref()?;
     let graph = MemoryGraph::build(profile)?;
     let mut html = String::from("<section id=\"memory\"><h2>Memory</h2>\n");
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<p>{} allocations, {} in all. Peak: {} in {}. Live at the end: {} in {}. \
-         Linear memory: {} &rarr; {} pages of 64 KiB, {}. The profiler's own: {}.</p>\n",
+         Linear memory: {} &rarr; {} pages of 64 KiB, {}. The profiler's own: {}.</p>",
         graph.totals.allocs,
         human_bytes(graph.totals.alloc_bytes),
         human_bytes(memory.peak_bytes),
@@ -35,9 +35,9 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
         human_bytes(memory.runtime_bytes),
     );
     if let Some(failed) = &memory.failed {
-        let _ = write!(
+        let _ = writeln!(
             html,
-            "<p class=\"warning\">Out of memory: an allocation of {} failed in {}.</p>\n",
+            "<p class=\"warning\">Out of memory: an allocation of {} failed in {}.</p>",
             human_bytes(failed.bytes),
             escape(&path(profile, failed.node))
         );
@@ -76,7 +76,7 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
             "Nothing was held at the peak.",
         ),
     ] {
-        let _ = write!(html, "<h3>{title}</h3>\n");
+        let _ = writeln!(html, "<h3>{title}</h3>");
         let mut paths: Vec<(usize, u64)> = by_node
             .iter()
             .enumerate()
@@ -85,14 +85,14 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
             .collect();
         paths.sort_by_key(|&(node, bytes)| (std::cmp::Reverse(bytes), node));
         if paths.is_empty() {
-            let _ = write!(html, "<p>{empty}</p>\n");
+            let _ = writeln!(html, "<p>{empty}</p>");
             continue;
         }
         html.push_str("<table class=\"memory\"><thead><tr><th>bytes</th><th class=\"name\">call path</th></tr></thead><tbody>\n");
         for &(node, bytes) in paths.iter().take(TOP) {
-            let _ = write!(
+            let _ = writeln!(
                 html,
-                "<tr><td>{bytes}</td><td class=\"name\">{}</td></tr>\n",
+                "<tr><td>{bytes}</td><td class=\"name\">{}</td></tr>",
                 escape(&path(profile, node))
             );
         }
@@ -102,9 +102,9 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
         html.push_str("<h3>Growths of linear memory</h3>\n<table class=\"memory\"><thead><tr>\
             <th>pages</th><th>asked for</th><th class=\"name\">call path</th></tr></thead><tbody>\n");
         for grow in memory.grows.iter().take(TOP * 5) {
-            let _ = write!(
+            let _ = writeln!(
                 html,
-                "<tr><td>{} &rarr; {}</td><td>{}</td><td class=\"name\">{}</td></tr>\n",
+                "<tr><td>{} &rarr; {}</td><td>{}</td><td class=\"name\">{}</td></tr>",
                 grow.pages_before,
                 grow.pages_after,
                 human_bytes(grow.request),
@@ -124,18 +124,18 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
     let flame = flame
         .split_once("?>\n")
         .map_or(flame.as_str(), |(_, svg)| svg);
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "<h3>Flame graph of bytes allocated</h3><div class=\"flame\">{flame}</div>\n</section>\n"
+        "<h3>Flame graph of bytes allocated</h3><div class=\"flame\">{flame}</div>\n</section>"
     );
     Some(html)
 }
 
 fn row(html: &mut String, m: &PathMemory, total_bytes: u64, name: &str) {
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-         <td class=\"name\">{}</td></tr>\n",
+         <td class=\"name\">{}</td></tr>",
         m.allocs,
         m.alloc_bytes,
         total_bytes,
