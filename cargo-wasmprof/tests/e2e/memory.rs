@@ -343,3 +343,56 @@ fn a_comparison_shows_memory_and_fails_when_it_grew_more_than_allowed() {
         more.stderr
     );
 }
+
+#[test]
+fn a_program_s_own_allocator_wrapped_in_one_line_is_recorded_and_only_forwards_without_memory() {
+    // lol_alloc's free-list allocator, from crates.io, grows memory itself.
+    let run = wasmprof(&["run", "-p", "memory-lol", "--memory"]);
+    run.assert_success();
+    assert_known_figures(&run.profile(), "lol_alloc");
+    let plain = wasmprof(&["run", "-p", "memory-lol"]);
+    plain.assert_success();
+    assert!(plain.profile().memory.is_none());
+    assert!(plain.stdout.contains("memory-lol: "), "{}", plain.stdout);
+}
+
+#[test]
+fn a_program_with_an_allocator_of_its_own_is_shown_the_wrapper_before_building() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = repo_root().join("wasmprof-rt");
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"own-allocator\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nwasmprof = {{ package = \"wasmprof-rt\", path = {:?} }}\n\n\
+             [workspace]\n",
+            runtime.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/main.rs"),
+        "#[global_allocator]\nstatic ALLOCATOR: std::alloc::System = std::alloc::System;\n\n\
+         fn main() {}\n",
+    )
+    .unwrap();
+    let run = wasmprof_in(dir.path(), &["run", "--memory"]);
+    assert_ne!(run.code(), Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("src/main.rs:1 declares a global allocator"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("wasmprof::Recording::new("),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("Compiling"),
+        "refused before building: {}",
+        run.stderr
+    );
+}
