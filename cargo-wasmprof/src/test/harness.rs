@@ -153,6 +153,7 @@ fn remove_nodes(profile: &mut Profile, remove: &[bool]) {
         }
         parent_of.insert(index, parent.and_then(|p| new_index[p]));
     }
+    let old_parents: Vec<Option<usize>> = profile.nodes.iter().map(|n| n.parent).collect();
     let mut index = 0;
     profile.nodes.retain(|_| {
         index += 1;
@@ -163,6 +164,20 @@ fn remove_nodes(profile: &mut Profile, remove: &[bool]) {
         .zip(&mut profile.nodes)
     {
         node.parent = parent_of[&old];
+    }
+    // A node taken out gives its memory to the nearest ancestor that stays.
+    if let Some(memory) = &mut profile.memory {
+        let kept_or_ancestor = |node: usize| {
+            let mut at = Some(node);
+            while let Some(n) = at {
+                if let Some(new) = new_index.get(n).copied().flatten() {
+                    return new;
+                }
+                at = old_parents.get(n).copied().flatten();
+            }
+            0
+        };
+        memory.renumber(kept_or_ancestor);
     }
     profile
         .futures

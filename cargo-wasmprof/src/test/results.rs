@@ -222,6 +222,7 @@ pub(super) fn slowest_tests(gathered: &Gathered, top: usize) -> String {
             if gathered.binaries == 1 { "y" } else { "ies" }
         ));
     }
+    text.push_str(&leaky_tests(gathered));
     let unfinished: Vec<&str> = tests
         .iter()
         .filter(|t| t.open)
@@ -231,6 +232,56 @@ pub(super) fn slowest_tests(gathered: &Gathered, top: usize) -> String {
         text.push_str(&format!(
             "did not return (failed or stopped, their open frames marked): {}\n",
             unfinished.join(", ")
+        ));
+    }
+    text
+}
+
+/// With `--memory`: the tests that left memory live, by what they left,
+/// the blocks allocated under each test's node and not freed by the end.
+fn leaky_tests(gathered: &Gathered) -> String {
+    let profile = &gathered.profile;
+    let Some(memory) = &profile.memory else {
+        return String::new();
+    };
+    let by_node = memory.by_node(profile.nodes.len());
+    // Each node's test: itself if it is one, else its parent's.
+    let mut test_of: Vec<Option<usize>> = vec![None; profile.nodes.len()];
+    for (position, test) in gathered.tests.iter().enumerate() {
+        if let Some(slot) = test_of.get_mut(test.node) {
+            *slot = Some(position);
+        }
+    }
+    let mut left = vec![(0u64, 0u64); gathered.tests.len()];
+    for (index, node) in profile.nodes.iter().enumerate() {
+        if test_of[index].is_none() {
+            test_of[index] = node.parent.and_then(|p| test_of[p]);
+        }
+        if let Some(test) = test_of[index] {
+            left[test].0 += by_node[index].live_bytes;
+            left[test].1 += by_node[index].live_blocks;
+        }
+    }
+    let mut leaky: Vec<(&str, u64, u64)> = gathered
+        .tests
+        .iter()
+        .zip(&left)
+        .filter(|(_, (bytes, _))| *bytes > 0)
+        .map(|(test, &(bytes, blocks))| (test.name.as_str(), bytes, blocks))
+        .collect();
+    if leaky.is_empty() {
+        return "no test left memory live\n".to_owned();
+    }
+    leaky.sort_by_key(|&(name, bytes, _)| (std::cmp::Reverse(bytes), name));
+    let mut text = format!(
+        "{} left memory live at the end:\n",
+        crate::report::plural_tests(leaky.len())
+    );
+    for (name, bytes, blocks) in leaky {
+        text.push_str(&format!(
+            "{:>9}  {name} ({})\n",
+            crate::report::human_bytes(bytes),
+            crate::report::plural(blocks, "block")
         ));
     }
     text
@@ -308,6 +359,17 @@ pub(super) fn subtree(profile: &Profile, top: usize) -> Profile {
             Some(crate::profile::FutureStats { node, ..f.clone() })
         })
         .collect();
+    one.memory = profile
+        .memory
+        .as_ref()
+        // The root's are the whole run's, outside every test.
+        .map(|memory| {
+            memory.restricted(|node| {
+                (node != Profile::ROOT)
+                    .then(|| node_map.get(&node).copied())
+                    .flatten()
+            })
+        });
     one.nodes = nodes;
     one.functions = functions;
     one.overflow_calls = 0;

@@ -396,3 +396,42 @@ fn a_program_with_an_allocator_of_its_own_is_shown_the_wrapper_before_building()
         run.stderr
     );
 }
+
+#[test]
+fn a_test_suite_s_memory_is_per_test_and_the_test_that_leaks_is_named() {
+    let run = wasmprof(&["test", "-p", "memory", "--memory", "--per-test"]);
+    run.assert_success();
+    assert!(
+        run.stderr.contains("1 test left memory live at the end:\n   1000 B  memory::tests::a_kilobyte_is_leaked (1 block)"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    let grown = memory_of(&profile, "memory::grow_vec");
+    assert_eq!(
+        (
+            grown.allocs,
+            grown.reallocs,
+            grown.alloc_bytes,
+            grown.live_bytes
+        ),
+        (6, 5, 2016, 0)
+    );
+    // Each test's own profile keeps its part of the memory.
+    let dir = run.profile_path().with_file_name(format!(
+        "{}.tests",
+        run.profile_path()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".wasmprof.json")
+    ));
+    let leaky = cargo_wasmprof::profile::read_profile(
+        &dir.join("memory-tests-a_kilobyte_is_leaked.wasmprof.json"),
+    )
+    .expect("the leaking test's profile");
+    let memory = leaky.memory.as_ref().expect("memory in the test's profile");
+    assert_eq!((memory.live_bytes, memory.live_blocks), (1000, 1));
+    assert_eq!(memory_of(&leaky, "memory::leak").live_bytes, 1000);
+}

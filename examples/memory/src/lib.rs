@@ -75,3 +75,19 @@ fn churn_once(round: u32) -> usize {
     let joined = words.join(",");
     black_box(&joined).len() + black_box(&numbers).len()
 }
+
+/// `cargo wasmprof test -p memory --memory` names the test that leaks.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vec_grows_to_a_hundred() {
+        assert_eq!(grow_vec(), 100);
+    }
+
+    #[test]
+    fn a_kilobyte_is_leaked() {
+        assert_eq!(leak(), 1000);
+    }
+}
