@@ -435,3 +435,27 @@ fn a_test_suite_s_memory_is_per_test_and_the_test_that_leaks_is_named() {
     assert_eq!((memory.live_bytes, memory.live_blocks), (1000, 1));
     assert_eq!(memory_of(&leaky, "memory::leak").live_bytes, 1000);
 }
+
+#[test]
+fn an_async_function_s_allocations_are_under_its_logical_caller() {
+    let run = wasmprof(&["run", "-p", "async-loads", "--memory"]);
+    run.assert_success();
+    let profile = run.profile();
+    let memory = profile.memory.as_ref().unwrap();
+    let by_node = memory.by_node(profile.nodes.len());
+    // `join_all` polls the four loads, yet what they allocate is charged
+    // to run -> batch -> load, each of the four alike.
+    let loads: Vec<usize> = node_indices_of_path(
+        &profile,
+        &[
+            "async_loads::run",
+            "async_loads::batch",
+            "async_loads::load",
+        ],
+    )
+    .collect();
+    assert_eq!(loads.len(), 1, "one path");
+    let load = by_node[loads[0]];
+    assert!(load.allocs > 0 && load.allocs % 4 == 0, "{load:?}");
+    assert_eq!(load.alloc_bytes % 4, 0, "{load:?}");
+}
