@@ -102,6 +102,40 @@ mod record {
     /// The owner of a block the runtime allocated for itself.
     const RUNTIME: NodeId = u32::MAX;
 
+    /// Linear memory's size after the last allocation (0: not read yet).
+    /// Only allocations grow it, so one read after each tells whether it
+    /// grew, where a read before and after would take two.
+    static PAGES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+    /// The size before an allocation.
+    #[inline(always)]
+    fn pages_before() -> u32 {
+        match PAGES.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => memory_pages(),
+            known => known,
+        }
+    }
+
+    /// The size after an allocation, kept for the next.
+    #[inline(always)]
+    fn pages_after() -> u32 {
+        let now = memory_pages();
+        PAGES.store(now, std::sync::atomic::Ordering::Relaxed);
+        now
+    }
+
+    /// The outer layout of a block handed out for `layout`.
+    ///
+    /// # Safety
+    /// A block was made for `layout` (so [`outer`] gave a layout for it).
+    #[inline(always)]
+    unsafe fn outer_of_live(layout: Layout, size: usize) -> Layout {
+        let header = header(layout);
+        // SAFETY: `outer` checked this size and alignment when the block
+        // was made.
+        unsafe { Layout::from_size_align_unchecked(size + header, header) }
+    }
+
     /// The header's size for `layout`: room for the owner (and, where
     /// there are threads, the thread whose book it is in), keeping the
     /// program's pointer aligned as `layout` asks.
@@ -189,7 +223,7 @@ mod record {
             return std::ptr::null_mut();
         };
         let untracked = untracked_now();
-        let before = memory_pages();
+        let before = pages_before();
         // SAFETY: `whole` is not zero-sized: it holds the header.
         let block = unsafe {
             if zeroed {
@@ -199,7 +233,7 @@ mod record {
             }
         };
         let bytes = layout.size() as u64;
-        let after = memory_pages();
+        let after = pages_after();
         if untracked {
             if block.is_null() {
                 return block;
@@ -252,9 +286,11 @@ mod record {
                 thread.memory.free(node, owner, bytes);
             });
         }
-        let whole = outer(layout, layout.size()).expect("the layout the block was made with");
         // SAFETY: the block and its outer layout, as `alloc` made them.
-        unsafe { inner.dealloc(ptr.sub(header(layout)), whole) }
+        unsafe {
+            let whole = outer_of_live(layout, layout.size());
+            inner.dealloc(ptr.sub(header(layout)), whole)
+        }
     }
 
     /// # Safety
@@ -269,7 +305,8 @@ mod record {
         let Some(new_whole) = outer(layout, new_size) else {
             return std::ptr::null_mut();
         };
-        let old_whole = outer(layout, layout.size()).expect("the layout the block was made with");
+        // SAFETY: the block was made for `layout`.
+        let old_whole = unsafe { outer_of_live(layout, layout.size()) };
         // SAFETY: `ptr` came from `alloc` or `realloc`.
         let owner = match unsafe { of_this_thread(ptr) } {
             // SAFETY: as above.
@@ -278,11 +315,11 @@ mod record {
             false => RUNTIME,
         };
         let untracked = untracked_now();
-        let before = memory_pages();
+        let before = pages_before();
         // SAFETY: the block and its outer layout, as `alloc` made them; the
         // header keeps its place, so the owner moves with the bytes.
         let block = unsafe { inner.realloc(ptr.sub(header(layout)), old_whole, new_whole.size()) };
-        let after = memory_pages();
+        let after = pages_after();
         if block.is_null() {
             if !untracked {
                 // The old block is still there, still its owner's.
