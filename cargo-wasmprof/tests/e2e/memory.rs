@@ -456,6 +456,6 @@ fn an_async_function_s_allocations_are_under_its_logical_caller() {
     .collect();
     assert_eq!(loads.len(), 1, "one path");
     let load = by_node[loads[0]];
-    assert!(load.allocs > 0 && load.allocs % 4 == 0, "{load:?}");
-    assert_eq!(load.alloc_bytes % 4, 0, "{load:?}");
+    assert!(load.allocs > 0 && load.allocs.is_multiple_of(4), "{load:?}");
+    assert!(load.alloc_bytes.is_multiple_of(4), "{load:?}");
 }
