@@ -30,6 +30,8 @@ impl RecordedAllocator {
 /// A `#[global_allocator]` found in the sources.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Declared {
+    /// The package it is in.
+    package: String,
     file: PathBuf,
     line: usize,
     /// The declaration wraps its allocator in `Recording`.
@@ -38,12 +40,22 @@ struct Declared {
 
 /// Finds which allocator to record for `packages` and the workspace
 /// members they depend on: an error that shows the one-line wrapper when
-/// one of them declares an allocator of its own without it.
-pub(crate) fn choose(metadata: &Metadata, packages: &[&Package]) -> Result<RecordedAllocator> {
+/// one of them declares an allocator of its own without it, unless the
+/// crate-wide rewrite wrapped it (`wrapped`: the packages where it did).
+pub(crate) fn choose(
+    metadata: &Metadata,
+    packages: &[&Package],
+    wrapped: &[&str],
+) -> Result<RecordedAllocator> {
     let mut declared = Vec::new();
     for package in with_member_dependencies(metadata, packages) {
         for root in source_roots(package) {
+            let before = declared.len();
             find_declarations(&root, &mut declared);
+            for found in &mut declared[before..] {
+                found.package = package.name.to_string();
+                found.recorded |= wrapped.contains(&found.package.as_str());
+            }
         }
     }
     declared.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
@@ -53,7 +65,8 @@ pub(crate) fn choose(metadata: &Metadata, packages: &[&Package]) -> Result<Recor
             "{}:{} declares a global allocator of its own, and a program has only one: \
              `--memory` cannot add its recording allocator beside it.\n\
              Wrap yours in wasmprof's, in one line (it only forwards in builds without \
-             --memory):\n\n    \
+             --memory), or instrument the crate crate-wide (--instrument-all), which wraps \
+             it in its copy:\n\n    \
              #[global_allocator]\n    \
              static ALLOCATOR: wasmprof::Recording<YourAllocator> =\n        \
              wasmprof::Recording::new(YourAllocator::new());\n",
@@ -117,6 +130,7 @@ fn find_declarations(dir: &Path, found: &mut Vec<Declared>) {
                     declarations_in(&text)
                         .into_iter()
                         .map(|(line, recorded)| Declared {
+                            package: String::new(),
                             file: path.clone(),
                             line,
                             recorded,
@@ -182,6 +196,7 @@ mod tests {
         assert_eq!(
             found,
             [Declared {
+                package: String::new(),
                 file: dir.path().join("alloc/mod.rs"),
                 line: 1,
                 recorded: false

@@ -185,22 +185,39 @@ pub fn prepare(
         || packages.iter().any(|package| {
             crate::rewrite::plan::manifest_config(package).is_ok_and(|c| c.memory == Some(true))
         });
-    let memory = match (instrument, memory_asked) {
-        (Some(Instrument::Timed | Instrument::CountOnly), true) => {
-            Some(allocator::choose(&workspace.metadata, packages)?)
-        }
-        _ => None,
-    };
-    // The runtime differs with an allocator in it.
-    let mode = match memory {
-        Some(allocator::RecordedAllocator::System) => format!("{mode}-memory"),
-        Some(allocator::RecordedAllocator::Own) => format!("{mode}-memory-own"),
-        None => mode,
+    let memory_asked =
+        memory_asked && matches!(instrument, Some(Instrument::Timed | Instrument::CountOnly));
+    // The runtime (and a rewrite) differs with an allocator in it.
+    let mode = if memory_asked {
+        format!("{mode}-memory")
+    } else {
+        mode
     };
     let mode_dir = wasmprof_dir(&target_dir).join(mode);
     let shadow = match instrument {
-        Some(_) => crate_wide(args, workspace, packages, &target_dir, &mode_dir, tests)?,
+        Some(_) => crate_wide(
+            args,
+            workspace,
+            packages,
+            &target_dir,
+            &mode_dir,
+            tests,
+            memory_asked,
+        )?,
         None => None,
+    };
+    // Which allocator is recorded: std's, or the program's own, wrapped by
+    // the program or, in a crate rewritten crate-wide, by the rewrite.
+    let memory = if memory_asked {
+        let wrapped: Vec<&str> = shadow
+            .iter()
+            .flat_map(|s| &s.crates)
+            .filter(|(_, stats)| stats.wrapped_allocators > 0)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        Some(allocator::choose(&workspace.metadata, packages, &wrapped)?)
+    } else {
+        None
     };
     // The same flags for every instrumented build, shadow or not, so that
     // annotated builds in one directory share their artifacts.
@@ -334,6 +351,7 @@ fn crate_wide(
     target_dir: &Path,
     mode_dir: &Path,
     tests: bool,
+    memory: bool,
 ) -> Result<Option<ShadowBuild>> {
     let settings = Settings {
         instrument_all: args.crate_wide.instrument_all,
@@ -343,6 +361,7 @@ fn crate_wide(
         include: args.crate_wide.include_path.clone(),
         exclude: args.crate_wide.exclude_path.clone(),
         tests,
+        memory,
     };
     // Absolute: the copy's paths are mapped back by prefix, and a relative
     // `--target-dir` must not be copied into itself.

@@ -66,6 +66,7 @@ impl<'a> FileWalk<'a> {
                 Item::Trait(tr) => self.trait_block(tr, module),
                 Item::Mod(module_item) => self.module(module_item, module, dir)?,
                 Item::Macro(mac) if self.spec.tests => self.tests_in_macro(mac),
+                Item::Static(item) if self.spec.wrap_allocator => self.global_allocator(item),
                 // Macro invocations (and the functions they write), extern
                 // blocks, consts, statics and the rest stay as they are.
                 _ => {}
@@ -124,6 +125,30 @@ impl<'a> FileWalk<'a> {
     /// Tests written by a `macro_rules!` macro (itoa's, many crates'):
     /// each `#[test]` in its body gets the test attribute too, so every
     /// test the macro writes is marked, under the name it is given.
+    /// `--memory`: the crate's own `#[global_allocator]` wrapped in the
+    /// runtime's recording allocator, on the lines it is written on, so
+    /// that the program need not wrap it by hand.
+    fn global_allocator(&mut self, item: &syn::ItemStatic) {
+        use syn::spanned::Spanned;
+        let declared = item
+            .attrs
+            .iter()
+            .any(|a| a.path().is_ident("global_allocator"));
+        let wrapped = item.ty.to_token_stream().to_string().contains("Recording");
+        if !declared || wrapped {
+            return;
+        }
+        let runtime = &self.spec.runtime.name;
+        let ty = item.ty.span().byte_range();
+        let expr = item.expr.span().byte_range();
+        let skip = self.source.skip;
+        self.insert(skip + ty.start, format!("::{runtime}::Recording<"));
+        self.insert(skip + ty.end, ">".to_owned());
+        self.insert(skip + expr.start, format!("::{runtime}::Recording::new("));
+        self.insert(skip + expr.end, ")".to_owned());
+        self.stats.wrapped_allocators += 1;
+    }
+
     fn tests_in_macro(&mut self, mac: &syn::ItemMacro) {
         if !mac.mac.path.is_ident("macro_rules") {
             return;

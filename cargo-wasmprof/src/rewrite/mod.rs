@@ -130,6 +130,9 @@ pub(crate) struct CrateSpec {
     /// each body is wrapped in the runtime's `__instrument_body!` directly,
     /// and `runtime` is `wasmprof-core`. `async fn`s are left out.
     pub direct: bool,
+    /// `--memory`: wrap the crate's `#[global_allocator]` in the runtime's
+    /// recording allocator.
+    pub wrap_allocator: bool,
 }
 
 /// What the rewrite found and did.
@@ -155,6 +158,8 @@ pub struct Stats {
     pub allocators: usize,
     /// `#[test]`s in `macro_rules!` bodies, marked as tests.
     pub macro_tests: usize,
+    /// `#[global_allocator]`s wrapped in the recording one (`--memory`).
+    pub wrapped_allocators: usize,
 }
 
 impl Stats {
@@ -168,6 +173,7 @@ impl Stats {
         self.not_instrumentable += other.not_instrumentable;
         self.left_alone += other.left_alone;
         self.allocators += other.allocators;
+        self.wrapped_allocators += other.wrapped_allocators;
         self.macro_tests += other.macro_tests;
     }
 }
@@ -301,7 +307,10 @@ pub(crate) fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError>
         found.reverse();
         queue.extend(found);
     }
-    if out.stats.instrumented == 0 && out.stats.macro_tests == 0 {
+    if out.stats.instrumented == 0
+        && out.stats.macro_tests == 0
+        && out.stats.wrapped_allocators == 0
+    {
         // Nothing to instrument: the crate stays as it is.
         return Ok(out);
     }

@@ -43,6 +43,9 @@ pub(crate) struct Settings {
     /// `cargo wasmprof test`: the selected packages' tests are marked as
     /// tests, so that each test's calls are under a node of its own.
     pub tests: bool,
+    /// `--memory`: a rewritten crate's `#[global_allocator]` is wrapped in
+    /// the recording one.
+    pub memory: bool,
 }
 
 impl Settings {
@@ -272,7 +275,7 @@ pub(crate) fn prepare(
     let shadow = ShadowRoot::new(mode_dir.join("shadow").join(shadow_key(settings)));
     let runtime_source = runtime_source(metadata, &workspace_root, &copied, &shadow);
 
-    let mut rewritten = rewrite_in_memory(&chosen, &mut messages)?;
+    let mut rewritten = rewrite_in_memory(&chosen, settings.memory, &mut messages)?;
     let chosen: Vec<&Chosen> = chosen
         .iter()
         .filter(|c| !rewritten.left_as_is.contains(&c.package.id.repr))
@@ -363,6 +366,7 @@ struct Rewritten<'a> {
 /// Rewrites every chosen crate in memory: an error leaves nothing behind.
 fn rewrite_in_memory<'a>(
     chosen: &[Chosen<'a>],
+    memory: bool,
     messages: &mut Vec<Message>,
 ) -> Result<Rewritten<'a>> {
     let mut out = Rewritten {
@@ -377,7 +381,7 @@ fn rewrite_in_memory<'a>(
     for chosen in chosen {
         let package = chosen.package;
         let (runtime, add_as, bare) = runtime_for(package)?;
-        let spec = crate_spec(package, runtime.clone(), chosen, bare)?;
+        let spec = crate_spec(package, runtime.clone(), chosen, bare, memory)?;
         let rewritten = rewrite_crate(&spec).map_err(|error| {
             anyhow::anyhow!(
                 "crate-wide instrumentation of `{}` failed: {error}\n\
@@ -892,6 +896,9 @@ fn shadow_key(settings: &Settings) -> String {
     if settings.tests {
         parts.push("tests".to_owned());
     }
+    if settings.memory {
+        parts.push("memory".to_owned());
+    }
     if let Some(n) = settings.min_size {
         parts.push(format!("min{n}"));
     }
@@ -1047,6 +1054,7 @@ fn crate_spec(
     runtime: Runtime,
     chosen: &Chosen<'_>,
     bare: bool,
+    memory: bool,
 ) -> Result<CrateSpec> {
     let roots: Vec<PathBuf> = package
         .targets
@@ -1075,6 +1083,7 @@ fn crate_spec(
         dependency: chosen.place != Place::Workspace,
         edition_2015: package.edition == Edition::E2015,
         direct: is_macro_dependency(package),
+        wrap_allocator: memory && chosen.functions && !is_macro_dependency(package),
     })
 }
 

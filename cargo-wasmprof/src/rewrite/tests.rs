@@ -39,6 +39,7 @@ impl Crate {
             dependency: false,
             edition_2015: false,
             direct: false,
+            wrap_allocator: false,
         }
     }
 
@@ -910,4 +911,38 @@ fn the_crates_the_attribute_depends_on_are_the_macros_dependencies() {
     direct.push("unicode-ident");
     direct.sort();
     assert_eq!(direct, plan::MACRO_DEPENDENCIES);
+}
+
+#[test]
+fn with_memory_the_crate_s_global_allocator_is_wrapped_where_it_is_written() {
+    let main = "use lol_alloc::{AssumeSingleThreaded, FreeListAllocator};\n\
+                #[global_allocator]\n\
+                static ALLOCATOR: AssumeSingleThreaded<FreeListAllocator> =\n    \
+                unsafe { AssumeSingleThreaded::new(FreeListAllocator::new()) };\n\
+                static PLAIN: u32 = 7;\n";
+    let krate = Crate::new(&[("src/main.rs", main)]);
+    let spec = CrateSpec {
+        wrap_allocator: true,
+        ..krate.spec(&["src/main.rs"])
+    };
+    let out = krate.rewrite(&spec);
+    assert_eq!(
+        out.files[&krate.path("src/main.rs")],
+        "use lol_alloc::{AssumeSingleThreaded, FreeListAllocator};\n\
+         #[global_allocator]\n\
+         static ALLOCATOR: ::wasmprof::Recording<AssumeSingleThreaded<FreeListAllocator>> =\n    \
+         ::wasmprof::Recording::new(unsafe { AssumeSingleThreaded::new(FreeListAllocator::new()) });\n\
+         static PLAIN: u32 = 7;\n"
+    );
+    assert_eq!(out.stats.wrapped_allocators, 1);
+    // Without --memory, and when the program wrapped it already, as it is.
+    let out = krate.rewrite(&krate.spec(&["src/main.rs"]));
+    assert_eq!(
+        out.files
+            .get(&krate.path("src/main.rs"))
+            .map(String::as_str)
+            .unwrap_or(main),
+        main
+    );
+    assert_eq!(out.stats.wrapped_allocators, 0);
 }

@@ -374,7 +374,8 @@ fn a_program_with_an_allocator_of_its_own_is_shown_the_wrapper_before_building()
     std::fs::write(
         dir.path().join("src/main.rs"),
         "#[global_allocator]\nstatic ALLOCATOR: std::alloc::System = std::alloc::System;\n\n\
-         fn main() {}\n",
+         fn make() -> Vec<u8> {\n    vec![1; 100]\n}\n\n\
+         fn main() {\n    std::hint::black_box(make());\n}\n",
     )
     .unwrap();
     let run = wasmprof_in(dir.path(), &["run", "--memory"]);
@@ -395,6 +396,21 @@ fn a_program_with_an_allocator_of_its_own_is_shown_the_wrapper_before_building()
         "refused before building: {}",
         run.stderr
     );
+
+    // Instrumented crate-wide, the copy's allocator is wrapped: no edit.
+    let run = wasmprof_in(
+        dir.path(),
+        &["run", "--memory", "--instrument-all", "--min-size", "0"],
+    );
+    run.assert_success();
+    let profile = run.profile();
+    let made = memory_of(&profile, "own_allocator::make");
+    assert_eq!(
+        (made.allocs, made.alloc_bytes, made.frees),
+        (1, 100, 0),
+        "{made:?}"
+    );
+    assert_eq!(memory_of(&profile, "own_allocator::main").frees, 1);
 }
 
 #[test]
