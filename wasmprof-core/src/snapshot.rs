@@ -113,24 +113,14 @@ fn memory(n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
         runtime_bytes: crate::memory::runtime_live_bytes(),
         failed: view.failed.map(|f| FailedAlloc {
             node: known(f.node),
-            bytes: f.bytes,
+            ..f
         }),
         paths: view
             .nodes
             .iter()
-            .map(|&(node, m)| PathMemory {
+            .map(|&(node, path)| PathMemory {
                 node: known(node),
-                allocs: m.allocs,
-                alloc_bytes: m.alloc_bytes,
-                frees: m.frees,
-                freed_bytes: m.freed_bytes,
-                reallocs: m.reallocs,
-                live_blocks: m.live_blocks,
-                live_bytes: m.live_bytes,
-                peak_blocks: m.peak_blocks,
-                peak_bytes: m.peak_bytes,
-                grows: m.grows,
-                grown_pages: m.grown_pages,
+                ..path
             })
             .collect(),
         grows: view
@@ -138,9 +128,7 @@ fn memory(n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
             .iter()
             .map(|g| MemoryGrow {
                 node: known(g.node),
-                pages_before: g.pages_before,
-                pages_after: g.pages_after,
-                request: g.request,
+                ..*g
             })
             .collect(),
         grows_dropped: view.grows_dropped,

@@ -18,48 +18,15 @@
 
 use crate::tree::NodeId;
 
-/// What one call path did with memory.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct NodeMemory {
-    /// Blocks allocated (reallocations' new blocks included), and their bytes.
-    pub allocs: u64,
-    pub alloc_bytes: u64,
-    /// Blocks freed here (reallocations' old blocks included), and their bytes.
-    pub frees: u64,
-    pub freed_bytes: u64,
-    pub reallocs: u64,
-    /// Blocks allocated here and not freed yet, and their bytes.
-    pub live_blocks: u64,
-    pub live_bytes: u64,
-    /// What `live_*` were when the live bytes of the whole program peaked.
-    pub peak_blocks: u64,
-    pub peak_bytes: u64,
-    /// Growths of linear memory that an allocation here caused, and pages.
-    pub grows: u64,
-    pub grown_pages: u64,
-}
+// The wire's records, kept as they are sent: a path's `node` is filled in
+// by `view`.
+pub(crate) use wasmprof_wire::{
+    FailedAlloc as Failed, MemoryGrow as Grow, PathMemory as NodeMemory,
+};
 
-impl NodeMemory {
-    fn is_empty(&self) -> bool {
-        *self == NodeMemory::default()
-    }
-}
-
-/// One growth of linear memory, and the allocation that caused it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Grow {
-    pub node: NodeId,
-    pub pages_before: u32,
-    pub pages_after: u32,
-    /// The size asked for.
-    pub request: u64,
-}
-
-/// An allocation the allocator could not serve.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Failed {
-    pub node: NodeId,
-    pub bytes: u64,
+/// Whether a path's record holds nothing.
+fn is_empty(path: &NodeMemory) -> bool {
+    NodeMemory { node: 0, ..*path } == NodeMemory::default()
 }
 
 /// Growth events kept one by one; past them, only the paths' counts.
@@ -231,7 +198,7 @@ impl Ledger {
                 .nodes
                 .iter()
                 .enumerate()
-                .filter(|(_, path)| !path.is_empty())
+                .filter(|(_, path)| !is_empty(path))
                 .map(|(node, path)| (node as NodeId, *path))
                 .collect(),
             live_blocks: self.live_blocks,
