@@ -52,6 +52,17 @@ pub const ELIDED_NAME: &str = "<elided frames>";
 /// The frame above a count-only function, whose callers are not known.
 pub const CALLERS_NOT_TRACKED: &str = "<callers not tracked>";
 
+/// A pseudo-frame's name as the pprof file carries it. `go tool pprof`
+/// takes `<…>` for C++ template arguments and drops it, which left
+/// `<overflow>` and the like with no name at all (shown as the module's):
+/// in the file their angle brackets are parentheses.
+pub(crate) fn frame_name(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.strip_prefix('<').and_then(|n| n.strip_suffix('>')) {
+        Some(inner) => format!("({inner})").into(),
+        None => name.into(),
+    }
+}
+
 /// Writes `profile` to `out` as a gzipped pprof protobuf.
 ///
 /// Samples are encoded and compressed one at a time, so memory stays
@@ -358,7 +369,7 @@ fn function_table(profile: &Profile, strings: &mut StringTable) -> FunctionTable
         (allocated_outside, OUTSIDE),
     ];
     for (_, pseudo) in pseudo_functions.iter().filter(|(used, _)| *used) {
-        let name = strings.intern(pseudo);
+        let name = strings.intern(&frame_name(pseudo));
         function.push(proto::Function {
             id: function.len() as u64 + 1,
             name,
