@@ -24,7 +24,7 @@
 //!
 //! Stacks deeper than [`MAX_FRAMES_EACH_SIDE`] × 2 + 1 frames (deep
 //! recursion) keep their outermost and innermost frames around one
-//! `<elided frames>` frame: a 100,000-deep recursion would otherwise write
+//! `(elided frames)` frame: a 100,000-deep recursion would otherwise write
 //! billions of frame ids. Self times stay exact; a function that appears only
 //! in the elided middle of such a stack loses that sample from its cum.
 
