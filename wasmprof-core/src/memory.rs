@@ -19,6 +19,7 @@ mod recording;
 
 pub use recording::Recording;
 
+#[cfg(wasmprof_memory)]
 pub(crate) use ledger::Ledger;
 #[cfg(wasmprof_memory)]
 pub(crate) use recording::runtime_live_bytes;

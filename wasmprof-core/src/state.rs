@@ -41,8 +41,9 @@ pub(crate) struct ThreadState {
     /// The node of the test the harness is running, and the depth of the
     /// timed calls under it (see `harness.rs`).
     pub harness: Option<(NodeId, usize)>,
-    /// What each path allocated and holds (`--memory`).
-    #[cfg_attr(not(wasmprof_memory), allow(dead_code))]
+    /// What each path allocated and holds (`--memory`); not there at all
+    /// without it.
+    #[cfg(wasmprof_memory)]
     pub memory: crate::memory::Ledger,
 }
 
@@ -59,6 +60,7 @@ impl ThreadState {
             timed: Vec::new(),
             futures: Futures::new(),
             harness: None,
+            #[cfg(wasmprof_memory)]
             memory: crate::memory::Ledger::new(),
         }
     }
