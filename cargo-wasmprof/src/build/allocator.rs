@@ -1,7 +1,8 @@
 //! `--memory` and the program's global allocator: std's, which the runtime
-//! wraps by itself, or the program's own, which the program wraps in
-//! `wasmprof::Recording` (a program has one global allocator, so the
-//! runtime cannot add a second).
+//! wraps by itself, or the program's own, wrapped in `wasmprof::Recording`
+//! by the crate-wide rewrite (in its copy) or by the program in one line
+//! (a program has one global allocator, so the runtime cannot add a
+//! second).
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,8 @@ use cargo_metadata::{Metadata, Package};
 pub enum RecordedAllocator {
     /// std's: the runtime installs the recording allocator around it.
     System,
-    /// The program's own, wrapped in `wasmprof::Recording` by the program.
+    /// The program's own, wrapped in `wasmprof::Recording` by the program
+    /// or by the crate-wide rewrite.
     Own,
 }
 
