@@ -275,10 +275,9 @@ fn go_tool_pprof_reads_the_file_and_shows_the_exact_numbers() {
         write_pprof(&profile, &mut out).expect("write");
         drop(out);
 
-        let Some(raw) = go_tool_pprof(&["-raw"], &file, scratch.path()) else {
-            println!("skipping the `go tool pprof` check: `go` is not installed");
-            return;
-        };
+        // Never skipped: without `go`, install golang-go (`.ci/run` does).
+        let raw = go_tool_pprof(&["-raw"], &file, scratch.path())
+            .expect("go tool pprof checks the file: install golang-go");
         assert!(raw.contains("calls/count time/nanoseconds[dflt]"), "{raw}");
         for function in &profile.functions {
             let location = format!(
