@@ -167,6 +167,21 @@ fn has_ancestor_of(profile: &Profile, index: usize, function: usize) -> bool {
     false
 }
 
+/// The call path of `node`, outermost first, its names joined by
+/// `separator`; where no instrumented call was running, `(outside
+/// instrumented code)`.
+pub(crate) fn call_path(profile: &Profile, node: usize, separator: &str) -> String {
+    let stack = profile.stack(node);
+    if stack.is_empty() {
+        return super::gprof::OUTSIDE.to_owned();
+    }
+    stack
+        .iter()
+        .map(|&f| profile.functions[f].name.as_str())
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
 /// A byte count as people read it: `1000 B`, `2.0 KiB`, `1.0 MiB`.
 pub(crate) fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];

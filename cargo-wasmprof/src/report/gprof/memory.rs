@@ -5,7 +5,7 @@
 
 use super::GprofWriter;
 use crate::profile::PathMemory;
-use crate::report::memory::{human_bytes, MemoryGraph};
+use crate::report::memory::{call_path, human_bytes, MemoryGraph};
 
 /// The pseudo-function of allocations made outside any instrumented call.
 /// In parentheses, not angle brackets: `go tool pprof` takes `<…>` for
@@ -75,14 +75,14 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
             grow.pages_before,
             grow.pages_after,
             grow.request,
-            path_name(report, grow.node)
+            call_path(report.profile, grow.node, " -> ")
         ));
     }
     if let Some(failed) = &memory.failed {
         text.push_str(&format!(
             "Out of memory: an allocation of {} bytes failed in {}.\n",
             failed.bytes,
-            path_name(report, failed.node)
+            call_path(report.profile, failed.node, " -> ")
         ));
     }
     write_graph(report, &graph, &ranked, text);
@@ -179,17 +179,4 @@ fn bytes_exact(bytes: u64) -> String {
     } else {
         format!("{bytes} bytes ({})", human_bytes(bytes))
     }
-}
-
-/// The call path of `node`, outermost first, or [`OUTSIDE`].
-fn path_name(report: &GprofWriter, node: usize) -> String {
-    let stack = report.profile.stack(node);
-    if stack.is_empty() {
-        return OUTSIDE.to_owned();
-    }
-    stack
-        .iter()
-        .map(|&f| report.profile.functions[f].name.as_str())
-        .collect::<Vec<_>>()
-        .join(" -> ")
 }

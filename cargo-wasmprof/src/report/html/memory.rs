@@ -9,7 +9,7 @@ use crate::html_text::escape;
 use crate::profile::{MemoryWeight, PathMemory, Profile};
 use crate::report::flamegraph::{self, FlameOptions};
 use crate::report::gprof::{plural, OUTSIDE};
-use crate::report::memory::{human_bytes, MemoryGraph};
+use crate::report::memory::{call_path, human_bytes, MemoryGraph};
 
 /// Rows each table shows at most.
 const TOP: usize = 20;
@@ -39,7 +39,7 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
             html,
             "<p class=\"warning\">Out of memory: an allocation of {} failed in {}.</p>",
             human_bytes(failed.bytes),
-            escape(&path(profile, failed.node))
+            escape(&call_path(profile, failed.node, " → "))
         );
     }
     html.push_str("<h3>Top allocators</h3>\n<table class=\"memory\"><thead><tr>\
@@ -93,7 +93,7 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
             let _ = writeln!(
                 html,
                 "<tr><td>{bytes}</td><td class=\"name\">{}</td></tr>",
-                escape(&path(profile, node))
+                escape(&call_path(profile, node, " → "))
             );
         }
         html.push_str("</tbody></table>\n");
@@ -108,7 +108,7 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
                 grow.pages_before,
                 grow.pages_after,
                 human_bytes(grow.request),
-                escape(&path(profile, grow.node))
+                escape(&call_path(profile, grow.node, " → "))
             );
         }
         html.push_str("</tbody></table>\n");
@@ -145,17 +145,4 @@ fn row(html: &mut String, m: &PathMemory, total_bytes: u64, name: &str) {
         m.peak_bytes,
         escape(name)
     );
-}
-
-/// `outer → inner`, or where no instrumented call was running.
-fn path(profile: &Profile, node: usize) -> String {
-    let stack = profile.stack(node);
-    if stack.is_empty() {
-        return OUTSIDE.to_owned();
-    }
-    stack
-        .iter()
-        .map(|&f| profile.functions[f].name.as_str())
-        .collect::<Vec<_>>()
-        .join(" → ")
 }
