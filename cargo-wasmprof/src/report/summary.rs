@@ -118,19 +118,12 @@ fn memory_lines(profile: &Profile, text: &mut String) {
             .unwrap_or_default()
     ));
     if memory.pages > memory.first_pages {
-        let growers: Vec<String> = profile
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(node, _)| by_node[*node].grows > 0)
-            .map(|(node, _)| path_name(profile, node))
-            .take(3)
-            .collect();
+        let growers = growers(profile, &by_node);
         text.push_str(&format!(
             "        linear memory grew from {} to {} pages of 64 KiB, in {}\n",
             memory.first_pages,
             memory.pages,
-            growers.join(", ")
+            growers
         ));
     }
     if let Some(failed) = &memory.failed {
@@ -140,6 +133,31 @@ fn memory_lines(profile: &Profile, text: &mut String) {
             path_name(profile, failed.node)
         ));
     }
+}
+
+/// The functions whose allocations grew linear memory, most pages first,
+/// each named once however many paths it grew memory on.
+fn growers(profile: &Profile, by_node: &[PathMemory]) -> String {
+    let mut pages: Vec<(String, u64)> = Vec::new();
+    for (node, path) in by_node.iter().enumerate().filter(|(_, m)| m.grows > 0) {
+        let name = path_name(profile, node);
+        match pages.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += path.grown_pages,
+            None => pages.push((name, path.grown_pages)),
+        }
+    }
+    pages.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    const SHOWN: usize = 3;
+    let mut text = pages
+        .iter()
+        .take(SHOWN)
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if pages.len() > SHOWN {
+        text.push_str(&format!(" and {} more", pages.len() - SHOWN));
+    }
+    text
 }
 
 /// The innermost function of `node`'s path, or where no instrumented call
@@ -202,6 +220,25 @@ mod tests {
         assert!(
             text.contains(
                 "live at the end: 400 B in 1 block, the most of it allocated by inner 400 B"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_growth_line_names_each_function_once_most_pages_first() {
+        let mut profile = crate::testing::memory_profile();
+        let memory = profile.memory.as_mut().unwrap();
+        (memory.first_pages, memory.pages) = (17, 24);
+        // The root grew memory once, `inner` on two paths, `outer` once.
+        for (path, pages) in memory.paths.iter_mut().zip([1, 2, 3, 2]) {
+            (path.grows, path.grown_pages) = (1, pages);
+        }
+        let text = render_summary(&profile, 3);
+        assert!(
+            text.contains(
+                "linear memory grew from 17 to 24 pages of 64 KiB, in inner, outer, \
+                 (outside instrumented code)\n"
             ),
             "{text}"
         );
