@@ -103,9 +103,10 @@ fn memory(n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
             ROOT
         }
     };
+    let pages = crate::memory::memory_pages();
     Some(SnapshotMemory {
-        first_pages: view.first_pages,
-        pages: crate::memory::memory_pages(),
+        first_pages: view.first_pages.unwrap_or(pages),
+        pages,
         live_blocks: view.live_blocks,
         live_bytes: view.live_bytes,
         peak_blocks: view.peak_blocks,

@@ -24,8 +24,9 @@ use crate::{DecodeError, NodeId, Reader};
 /// Memory per call path, as the runtime's recording allocator kept it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SnapshotMemory {
-    /// Linear memory's size in 64 KiB pages at the first allocation, and
-    /// when the snapshot was taken (0 outside WebAssembly).
+    /// Linear memory's size in 64 KiB pages before the program's first
+    /// allocation that grew it (the size at the end if none did), and when
+    /// the snapshot was taken (0 outside WebAssembly).
     pub first_pages: u32,
     pub pages: u32,
     pub live_blocks: u64,

@@ -17,7 +17,8 @@ pub struct MemoryProfile {
     /// The highest the live bytes ever were, and the blocks then.
     pub peak_blocks: u64,
     pub peak_bytes: u64,
-    /// Linear memory's size in 64 KiB pages at the first allocation, and at
+    /// Linear memory's size in 64 KiB pages before the program's first
+    /// allocation that grew it (the size at the end if none did), and at
     /// the end (0 outside WebAssembly).
     pub first_pages: u32,
     pub pages: u32,

@@ -121,9 +121,7 @@ fn memory_lines(profile: &Profile, text: &mut String) {
         let growers = growers(profile, &by_node);
         text.push_str(&format!(
             "        linear memory grew from {} to {} pages of 64 KiB, in {}\n",
-            memory.first_pages,
-            memory.pages,
-            growers
+            memory.first_pages, memory.pages, growers
         ));
     }
     if let Some(failed) = &memory.failed {

@@ -12,31 +12,79 @@
 //!
 //! The peak is kept as dhat keeps it: each allocation that raises the live
 //! bytes above the highest seen marks a new peak, and the first free after
-//! it copies every path's live bytes to its "at peak" figures. The copy
+//! it copies every path's live figures to its "at peak" ones. The copy
 //! costs a walk of the paths, and is made only when the live bytes are
 //! about to fall from a new peak.
 
 use crate::tree::NodeId;
 
-// The wire's records, kept as they are sent: a path's `node` is filled in
-// by `view`.
+// The wire's records: a path's `node` is filled in by `view`.
 pub(crate) use wasmprof_wire::{
     FailedAlloc as Failed, MemoryGrow as Grow, PathMemory as NodeMemory,
 };
 
-/// Whether a path's record holds nothing.
-fn is_empty(path: &NodeMemory) -> bool {
-    NodeMemory { node: 0, ..*path } == NodeMemory::default()
-}
-
 /// Growth events kept one by one; past them, only the paths' counts.
 const MAX_GROWS: usize = 4096;
+
+/// One path's figures as the allocator keeps them: what is live is not
+/// counted on every allocation but found when read, as what the path
+/// allocated less what of it was released, so an allocation adds to two
+/// figures of its path instead of four.
+#[derive(Clone, Copy, Default)]
+struct PathBook {
+    allocs: u64,
+    alloc_bytes: u64,
+    frees: u64,
+    freed_bytes: u64,
+    reallocs: u64,
+    /// Of the blocks this path allocated, those freed since, by any path.
+    released_blocks: u64,
+    released_bytes: u64,
+    peak_blocks: u64,
+    peak_bytes: u64,
+    grows: u64,
+    grown_pages: u64,
+}
+
+impl PathBook {
+    /// Never below zero, whatever a caller said: a panic here would be an
+    /// abort inside the allocator.
+    fn live_blocks(&self) -> u64 {
+        self.allocs.saturating_sub(self.released_blocks)
+    }
+
+    fn live_bytes(&self) -> u64 {
+        self.alloc_bytes.saturating_sub(self.released_bytes)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.allocs == 0 && self.frees == 0 && self.grows == 0
+    }
+
+    fn record(&self) -> NodeMemory {
+        NodeMemory {
+            node: 0,
+            allocs: self.allocs,
+            alloc_bytes: self.alloc_bytes,
+            frees: self.frees,
+            freed_bytes: self.freed_bytes,
+            reallocs: self.reallocs,
+            live_blocks: self.live_blocks(),
+            live_bytes: self.live_bytes(),
+            peak_blocks: self.peak_blocks,
+            peak_bytes: self.peak_bytes,
+            grows: self.grows,
+            grown_pages: self.grown_pages,
+        }
+    }
+}
 
 /// One thread's book.
 pub(crate) struct Ledger {
     /// By node id; a node past the end has done nothing yet.
-    nodes: Vec<NodeMemory>,
-    live_blocks: u64,
+    paths: Vec<PathBook>,
+    /// The one running total kept on every allocation and free, for the
+    /// peak; the live blocks are summed over the paths when read.
     live_bytes: u64,
     peak_blocks: u64,
     peak_bytes: u64,
@@ -46,7 +94,7 @@ pub(crate) struct Ledger {
     /// Growths past [`MAX_GROWS`], counted in their paths only.
     grows_dropped: u64,
     failed: Option<Failed>,
-    /// Linear memory's size when the book first saw an allocation.
+    /// Linear memory's size before the first growth the book saw.
     first_pages: Option<u32>,
 }
 
@@ -62,14 +110,14 @@ pub(crate) struct LedgerView {
     pub grows: Vec<Grow>,
     pub grows_dropped: u64,
     pub failed: Option<Failed>,
-    pub first_pages: u32,
+    /// `None`: memory did not grow on the program's allocations.
+    pub first_pages: Option<u32>,
 }
 
 impl Ledger {
     pub(crate) const fn new() -> Self {
         Ledger {
-            nodes: Vec::new(),
-            live_blocks: 0,
+            paths: Vec::new(),
             live_bytes: 0,
             peak_blocks: 0,
             peak_bytes: 0,
@@ -81,15 +129,15 @@ impl Ledger {
         }
     }
 
-    /// The record of `node`. The book grows in an untracked section: it
-    /// is the runtime's memory, and the allocator calls in here as is.
+    /// The book of `node`. The book grows in an untracked section: it is
+    /// the runtime's memory, and the allocator calls in here as is.
     #[inline(always)]
-    fn node(&mut self, node: NodeId) -> &mut NodeMemory {
+    fn path(&mut self, node: NodeId) -> &mut PathBook {
         let index = node as usize;
-        if self.nodes.len() <= index {
+        if self.paths.len() <= index {
             self.grow_book(index);
         }
-        &mut self.nodes[index]
+        &mut self.paths[index]
     }
 
     #[cold]
@@ -97,44 +145,41 @@ impl Ledger {
     fn grow_book(&mut self, index: usize) {
         let _untracked = super::Untracked::begin();
         // Room for the paths to come, not one at a time.
-        let len = (index + 1).max(self.nodes.len() * 2).max(64);
-        self.nodes.resize(len, NodeMemory::default());
-    }
-
-    /// Notes linear memory's size before the first allocation.
-    pub(crate) fn note_pages(&mut self, pages: u32) {
-        self.first_pages.get_or_insert(pages);
+        let len = (index + 1).max(self.paths.len() * 2).max(64);
+        self.paths.resize(len, PathBook::default());
     }
 
     /// `node` allocated a block of `bytes`; the block's header now names
     /// `node` as its owner.
+    #[inline(always)]
     pub(crate) fn alloc(&mut self, node: NodeId, bytes: u64) {
-        let path = self.node(node);
+        let path = self.path(node);
         path.allocs += 1;
         path.alloc_bytes += bytes;
-        path.live_blocks += 1;
-        path.live_bytes += bytes;
-        self.live_blocks += 1;
         self.live_bytes += bytes;
         if self.live_bytes > self.peak_bytes {
             self.peak_bytes = self.live_bytes;
-            self.peak_blocks = self.live_blocks;
             self.peak_unsaved = true;
         }
     }
 
     /// `node` freed a block of `bytes` that `owner` allocated.
+    #[inline(always)]
     pub(crate) fn free(&mut self, node: NodeId, owner: NodeId, bytes: u64) {
-        self.save_peak();
-        let path = self.node(node);
+        if self.peak_unsaved {
+            self.save_peak();
+        }
+        let path = self.path(node);
         path.frees += 1;
         path.freed_bytes += bytes;
-        // Never below zero, whatever a caller says: a panic here would be
-        // an abort inside the allocator.
-        let holder = self.node(owner);
-        holder.live_blocks = holder.live_blocks.saturating_sub(1);
-        holder.live_bytes = holder.live_bytes.saturating_sub(bytes);
-        self.live_blocks = self.live_blocks.saturating_sub(1);
+        // Most blocks are freed by the path that allocated them.
+        let holder = if owner == node {
+            path
+        } else {
+            self.path(owner)
+        };
+        holder.released_blocks += 1;
+        holder.released_bytes += bytes;
         self.live_bytes = self.live_bytes.saturating_sub(bytes);
     }
 
@@ -143,19 +188,21 @@ impl Ledger {
     pub(crate) fn realloc(&mut self, node: NodeId, owner: NodeId, old_bytes: u64, new_bytes: u64) {
         self.free(node, owner, old_bytes);
         self.alloc(node, new_bytes);
-        self.node(node).reallocs += 1;
+        self.path(node).reallocs += 1;
     }
 
     /// `node` reallocated a block the runtime allocated for itself: only
     /// its new block is the program's.
     pub(crate) fn realloc_from_runtime(&mut self, node: NodeId, new_bytes: u64) {
         self.alloc(node, new_bytes);
-        self.node(node).reallocs += 1;
+        self.path(node).reallocs += 1;
     }
 
     /// An allocation by `node` made linear memory grow.
+    #[cold]
     pub(crate) fn grow(&mut self, node: NodeId, pages_before: u32, pages_after: u32, request: u64) {
-        let path = self.node(node);
+        self.first_pages.get_or_insert(pages_before);
+        let path = self.path(node);
         path.grows += 1;
         path.grown_pages += u64::from(pages_after.saturating_sub(pages_before));
         if self.grows.len() < MAX_GROWS {
@@ -173,21 +220,29 @@ impl Ledger {
 
     /// The allocator could not give `node` its `bytes`. The first such
     /// failure is kept: the program usually aborts on it.
+    #[cold]
     pub(crate) fn failed(&mut self, node: NodeId, bytes: u64) {
         self.failed.get_or_insert(Failed { node, bytes });
     }
 
-    /// Copies each path's live figures to its figures at the peak, if the
-    /// live bytes have reached a new peak since the last copy.
+    /// Copies each path's live figures to its figures at the peak: called
+    /// when the live bytes are about to fall from a new peak, and when the
+    /// book is read. No block was freed since the peak was reached, so the
+    /// live figures are those at the peak.
+    #[cold]
+    #[inline(never)]
     fn save_peak(&mut self) {
         if !self.peak_unsaved {
             return;
         }
         self.peak_unsaved = false;
-        for path in &mut self.nodes {
-            path.peak_blocks = path.live_blocks;
-            path.peak_bytes = path.live_bytes;
+        let mut blocks = 0;
+        for path in &mut self.paths {
+            path.peak_blocks = path.live_blocks();
+            path.peak_bytes = path.live_bytes();
+            blocks += path.peak_blocks;
         }
+        self.peak_blocks = blocks;
     }
 
     /// The book as it stands, the peak included.
@@ -195,20 +250,20 @@ impl Ledger {
         self.save_peak();
         LedgerView {
             nodes: self
-                .nodes
+                .paths
                 .iter()
                 .enumerate()
-                .filter(|(_, path)| !is_empty(path))
-                .map(|(node, path)| (node as NodeId, *path))
+                .filter(|(_, path)| !path.is_empty())
+                .map(|(node, path)| (node as NodeId, path.record()))
                 .collect(),
-            live_blocks: self.live_blocks,
+            live_blocks: self.paths.iter().map(PathBook::live_blocks).sum(),
             live_bytes: self.live_bytes,
             peak_blocks: self.peak_blocks,
             peak_bytes: self.peak_bytes,
             grows: self.grows.clone(),
             grows_dropped: self.grows_dropped,
             failed: self.failed,
-            first_pages: self.first_pages.unwrap_or(0),
+            first_pages: self.first_pages,
         }
     }
 }
@@ -327,6 +382,7 @@ mod tests {
             }]
         );
         assert_eq!((of(&view, A).grows, of(&view, A).grown_pages), (1, 2));
+        assert_eq!(view.first_pages, Some(17));
         assert_eq!(
             view.failed,
             Some(Failed {

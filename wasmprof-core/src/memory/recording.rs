@@ -181,10 +181,18 @@ mod record {
     }
 
     /// The layout of the whole block: header, then the program's bytes.
+    /// The header's size is a power of two (an alignment, or 4 or 8), so
+    /// only the size needs checking: a layout's size rounded up to its
+    /// alignment may not pass `isize::MAX`.
     #[inline(always)]
     fn outer(layout: Layout, size: usize) -> Option<Layout> {
         let header = header(layout);
-        Layout::from_size_align(size.checked_add(header)?, header).ok()
+        if size > isize::MAX as usize - 2 * header {
+            return None;
+        }
+        // SAFETY: `header` is a power of two, and `size + header` rounded
+        // up to it stays within `isize::MAX` (checked above).
+        Some(unsafe { Layout::from_size_align_unchecked(size + header, header) })
     }
 
     /// Writes `owner` into the header of the block at `block` and returns
@@ -245,7 +253,6 @@ mod record {
         let node = with_thread(|thread| {
             let node = thread.current;
             let ledger = &mut thread.memory;
-            ledger.note_pages(before);
             if block.is_null() {
                 ledger.failed(node, bytes);
             } else {
@@ -337,7 +344,6 @@ mod record {
             with_thread(|thread| {
                 let node = thread.current;
                 let ledger = &mut thread.memory;
-                ledger.note_pages(before);
                 match owner {
                     RUNTIME => ledger.realloc_from_runtime(node, new_bytes),
                     owner => ledger.realloc(node, owner, old_bytes, new_bytes),
