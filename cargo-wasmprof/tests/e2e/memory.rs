@@ -452,6 +452,76 @@ fn a_test_suite_s_memory_is_per_test_and_the_test_that_leaks_is_named() {
     assert_eq!(memory_of(&leaky, "memory::leak").live_bytes, 1000);
 }
 
+/// The figures of exactly this path of function names.
+fn memory_of_path(profile: &Profile, path: &[&str]) -> PathMemory {
+    let by_node = profile
+        .memory
+        .as_ref()
+        .unwrap()
+        .by_node(profile.nodes.len());
+    let mut sum = PathMemory::default();
+    for node in node_indices_of_path(profile, path) {
+        sum.add(&by_node[node]);
+    }
+    sum
+}
+
+#[test]
+fn a_registry_crate_s_test_suite_shows_its_known_allocations_exactly() {
+    // semver 1.0.28 as published, its own tests instrumented crate-wide.
+    // Its criterion benchmarks are left out: `cargo test` does not build
+    // them, and criterion would be resolved afresh from the registry.
+    let (_dir, copy) = registry_crate_copy("semver", "1.0.28");
+    let manifest = copy.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let bench = "[[bench]]\nname = \"parse\"\npath = \"benches/parse.rs\"\nharness = false\n";
+    let criterion = "[target.\"cfg(not(miri))\".dev-dependencies.criterion]\nversion = \"0.8\"\ndefault-features = false\n";
+    assert!(text.contains(bench) && text.contains(criterion), "{text}");
+    std::fs::write(&manifest, text.replace(bench, "").replace(criterion, "")).unwrap();
+    let _ = std::fs::remove_file(copy.join("Cargo.lock"));
+
+    let run = wasmprof_in(&copy, &["test", "--instrument-all", "--memory"]);
+    run.assert_success();
+    assert!(!run.stdout.contains("FAILED"), "{}", run.stdout);
+    for said in ["slowest 5 of 37 tests", "no test left memory live"] {
+        assert!(run.stderr.contains(said), "{said}: {}", run.stderr);
+    }
+    let profile = run.profile();
+    // tests/test_identifier.rs, test_new: a `String` pushed to 280 bytes
+    // (capacities 8 to 512: one allocation, six reallocations), then that
+    // string repeated 20 000 times, 5 600 000 bytes; all freed. At the
+    // peak it held both, while the prerelease made of the long string and
+    // its clone were live too: 5 600 000 bytes and a 4-byte length each.
+    let test_new = memory_of_path(&profile, &["test_identifier::test_new"]);
+    assert_eq!(
+        (test_new.allocs, test_new.reallocs, test_new.alloc_bytes),
+        (8, 6, 8 + 16 + 32 + 64 + 128 + 256 + 512 + 5_600_000),
+        "{test_new:?}"
+    );
+    assert_eq!(
+        (test_new.frees, test_new.freed_bytes, test_new.live_bytes),
+        (8, 5_601_016, 0),
+        "{test_new:?}"
+    );
+    assert_eq!((test_new.peak_blocks, test_new.peak_bytes), (2, 5_600_512));
+    for made in [
+        "semver::identifier::Identifier::new_unchecked",
+        "<semver::identifier::Identifier as core::clone::Clone>::clone",
+    ] {
+        // Of the 280 identifiers (0 to 279 ones, then the long one), those
+        // of 9 bytes or more are on the heap: 272.
+        let path = memory_of_path(&profile, &["test_identifier::test_new", made]);
+        assert_eq!((path.allocs, path.live_bytes), (272, 0), "{made}: {path:?}");
+        assert_eq!(
+            (path.peak_blocks, path.peak_bytes),
+            (1, 5_600_004),
+            "{made}"
+        );
+    }
+    let memory = profile.memory.as_ref().unwrap();
+    assert!(memory.peak_bytes >= 3 * 5_600_000, "{}", memory.peak_bytes);
+}
+
 #[test]
 fn an_async_function_s_allocations_are_under_its_logical_caller() {
     let run = wasmprof(&["run", "-p", "async-loads", "--memory"]);

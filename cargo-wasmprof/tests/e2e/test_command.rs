@@ -600,14 +600,7 @@ fn a_registry_crate_s_own_test_suite_written_by_a_macro_counts_every_test() {
     // `macro_rules!` macro, and its doctests run as binaries of their own,
     // which rustdoc hands the runner without a name; the one at line 20
     // writes its own `fn main`, so its place is found in the source.
-    let source = registry_source("itoa", "1.0.19");
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("itoa");
-    copy_dir(&source, &copy);
-    let manifest = copy.join("Cargo.toml");
-    let mut text = std::fs::read_to_string(&manifest).unwrap();
-    text.push_str("\n[workspace]\n");
-    std::fs::write(&manifest, text).unwrap();
+    let (_dir, copy) = registry_crate_copy("itoa", "1.0.19");
 
     let run = wasmprof_in(&copy, &["test", "--instrument-all"]);
     run.assert_success();
@@ -665,45 +658,6 @@ fn a_registry_crate_s_own_test_suite_written_by_a_macro_counts_every_test() {
         ),
         1
     );
-}
-
-/// The registry source of `name` `version`, as the examples' lock file
-/// resolves it.
-fn registry_source(name: &str, version: &str) -> std::path::PathBuf {
-    let output = std::process::Command::new("cargo")
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(examples_dir().join("Cargo.toml"))
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let package = metadata["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name && p["version"] == version)
-        .unwrap_or_else(|| panic!("{name} {version} is not in the examples' lock file"));
-    Path::new(package["manifest_path"].as_str().unwrap())
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The tests `examples/case-tests` has, as its harness names them: three

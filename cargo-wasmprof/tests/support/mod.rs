@@ -187,6 +187,60 @@ pub(crate) fn calls_of_path(profile: &Profile, path: &[&str]) -> u64 {
     nodes_of_path(profile, path).map(|n| n.calls).sum()
 }
 
+/// The registry source of `name` `version`, as the examples' lock file
+/// resolves it.
+pub(crate) fn registry_source(name: &str, version: &str) -> std::path::PathBuf {
+    let output = std::process::Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(examples_dir().join("Cargo.toml"))
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let package = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name && p["version"] == version)
+        .unwrap_or_else(|| panic!("{name} {version} is not in the examples' lock file"));
+    Path::new(package["manifest_path"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the registry crate `name` `version` in a temporary
+/// directory, as a workspace of its own: a crate nobody here wrote, as its
+/// users have it.
+pub(crate) fn registry_crate_copy(name: &str, version: &str) -> (tempfile::TempDir, PathBuf) {
+    let source = registry_source(name, version);
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join(name);
+    copy_dir(&source, &copy);
+    let manifest = copy.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str("\n[workspace]\n");
+    std::fs::write(&manifest, text).unwrap();
+    (dir, copy)
+}
+
 /// What the real `go tool pprof ARGS` prints, with a HOME of its own (it
 /// keeps a cache there); panics if it fails, or if `go` is missing: a
 /// pprof check is never skipped.
