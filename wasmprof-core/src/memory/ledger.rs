@@ -185,10 +185,31 @@ impl Ledger {
 
     /// `node` reallocated a block of `old_bytes` that `owner` allocated
     /// to `new_bytes`, which are now `node`'s.
+    /// The same as [`free`](Self::free) then [`alloc`](Self::alloc),
+    /// with the path looked up once.
+    #[inline(always)]
     pub(crate) fn realloc(&mut self, node: NodeId, owner: NodeId, old_bytes: u64, new_bytes: u64) {
-        self.free(node, owner, old_bytes);
-        self.alloc(node, new_bytes);
-        self.path(node).reallocs += 1;
+        if self.peak_unsaved {
+            self.save_peak();
+        }
+        let path = self.path(node);
+        path.frees += 1;
+        path.freed_bytes += old_bytes;
+        path.allocs += 1;
+        path.alloc_bytes += new_bytes;
+        path.reallocs += 1;
+        let holder = if owner == node {
+            path
+        } else {
+            self.path(owner)
+        };
+        holder.released_blocks += 1;
+        holder.released_bytes += old_bytes;
+        self.live_bytes = self.live_bytes.saturating_sub(old_bytes) + new_bytes;
+        if self.live_bytes > self.peak_bytes {
+            self.peak_bytes = self.live_bytes;
+            self.peak_unsaved = true;
+        }
     }
 
     /// `node` reallocated a block the runtime allocated for itself: only
@@ -317,6 +338,25 @@ mod tests {
         assert_eq!((b.allocs, b.frees, b.reallocs), (1, 1, 1));
         assert_eq!((b.alloc_bytes, b.freed_bytes), (32, 16));
         assert_eq!(view.live_bytes, 32);
+    }
+
+    #[test]
+    fn a_reallocation_is_a_free_and_an_allocation_to_the_figure() {
+        let (mut fused, mut apart) = (Ledger::new(), Ledger::new());
+        for ledger in [&mut fused, &mut apart] {
+            ledger.alloc(A, 16);
+            ledger.alloc(B, 100);
+        }
+        fused.realloc(B, A, 16, 64);
+        fused.realloc(B, B, 64, 8);
+        apart.free(B, A, 16);
+        apart.alloc(B, 64);
+        apart.free(B, B, 64);
+        apart.alloc(B, 8);
+        let (fused, mut apart) = (fused.view(), apart.view());
+        apart.nodes.iter_mut().find(|(n, _)| *n == B).unwrap().1.reallocs = 2;
+        assert_eq!(fused, apart);
+        assert_eq!((fused.peak_bytes, fused.live_bytes), (164, 108));
     }
 
     #[test]
