@@ -354,7 +354,13 @@ mod tests {
         apart.free(B, B, 64);
         apart.alloc(B, 8);
         let (fused, mut apart) = (fused.view(), apart.view());
-        apart.nodes.iter_mut().find(|(n, _)| *n == B).unwrap().1.reallocs = 2;
+        apart
+            .nodes
+            .iter_mut()
+            .find(|(n, _)| *n == B)
+            .unwrap()
+            .1
+            .reallocs = 2;
         assert_eq!(fused, apart);
         assert_eq!((fused.peak_bytes, fused.live_bytes), (164, 108));
     }
