@@ -261,8 +261,8 @@ pub struct BuildArgs {
     /// The program's global allocator is wrapped in a recording one that
     /// charges every allocation, reallocation and free to the call path
     /// current at that moment, exactly, without calling out of the module.
-    /// A program that declares its own `#[global_allocator]` wraps it in
-    /// `wasmprof::Recording::new(...)`. Allocations in a count-only
+    /// A program's own `#[global_allocator]` is wrapped in a copy of its
+    /// crate; the source is not edited. Allocations in a count-only
     /// function are its caller's. Times include the recording's cost.
     #[arg(long, conflicts_with = "no_instrument")]
     pub memory: bool,

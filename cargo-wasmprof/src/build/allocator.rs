@@ -1,8 +1,9 @@
 //! `--memory` and the program's global allocator: std's, which the runtime
 //! wraps by itself, or the program's own, wrapped in `wasmprof::Recording`
-//! by the crate-wide rewrite (in its copy) or by the program in one line
-//! (a program has one global allocator, so the runtime cannot add a
-//! second).
+//! in the rewrite's copy of its crate (the crate is copied for that alone
+//! when it is not instrumented crate-wide), or by the program in one line
+//! where the rewrite cannot (a program has one global allocator, so the
+//! runtime cannot add a second).
 
 use std::path::{Path, PathBuf};
 
@@ -40,15 +41,53 @@ struct Declared {
     recorded: bool,
 }
 
+/// The packages among `packages` and the workspace members they depend
+/// on that declare an allocator of their own not wrapped in
+/// `wasmprof::Recording`: the rewrite wraps each in its copy.
+pub(crate) fn unwrapped(metadata: &Metadata, packages: &[&Package]) -> Vec<String> {
+    let mut names: Vec<String> = declarations(metadata, packages, &[])
+        .into_iter()
+        .filter(|d| !d.recorded)
+        .map(|d| d.package)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Finds which allocator to record for `packages` and the workspace
 /// members they depend on: an error that shows the one-line wrapper when
-/// one of them declares an allocator of its own without it, unless the
-/// crate-wide rewrite wrapped it (`wrapped`: the packages where it did).
+/// one of them declares an allocator of its own that is not wrapped,
+/// neither in the source nor by the rewrite (`wrapped`: the packages where
+/// it did).
 pub(crate) fn choose(
     metadata: &Metadata,
     packages: &[&Package],
     wrapped: &[&str],
 ) -> Result<RecordedAllocator> {
+    let declared = declarations(metadata, packages, wrapped);
+    match declared.iter().find(|d| !d.recorded) {
+        Some(plain) => bail!(
+            "{}:{} declares a global allocator of its own, and a program has only one: \
+             `--memory` cannot add its recording allocator beside it, and could not wrap yours \
+             in its copy of the crate (the declaration is not where the rewrite sees it, as \
+             inside a macro). Wrap it in wasmprof's yourself, in one line (it only forwards in \
+             builds without --memory):\n\n    \
+             #[global_allocator]\n    \
+             static ALLOCATOR: wasmprof::Recording<YourAllocator> =\n        \
+             wasmprof::Recording::new(YourAllocator::new());\n",
+            plain.file.display(),
+            plain.line
+        ),
+        None if declared.is_empty() => Ok(RecordedAllocator::System),
+        None => Ok(RecordedAllocator::Own),
+    }
+}
+
+/// Every `#[global_allocator]` of `packages` and the workspace members
+/// they depend on, in file order; those of the `wrapped` packages count as
+/// recorded.
+fn declarations(metadata: &Metadata, packages: &[&Package], wrapped: &[&str]) -> Vec<Declared> {
     let mut declared = Vec::new();
     for package in with_member_dependencies(metadata, packages) {
         for root in source_roots(package) {
@@ -62,22 +101,7 @@ pub(crate) fn choose(
     }
     declared.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     declared.dedup();
-    match declared.iter().find(|d| !d.recorded) {
-        Some(plain) => bail!(
-            "{}:{} declares a global allocator of its own, and a program has only one: \
-             `--memory` cannot add its recording allocator beside it.\n\
-             Wrap yours in wasmprof's, in one line (it only forwards in builds without \
-             --memory), or instrument the crate crate-wide (--instrument-all), which wraps \
-             it in its copy:\n\n    \
-             #[global_allocator]\n    \
-             static ALLOCATOR: wasmprof::Recording<YourAllocator> =\n        \
-             wasmprof::Recording::new(YourAllocator::new());\n",
-            plain.file.display(),
-            plain.line
-        ),
-        None if declared.is_empty() => Ok(RecordedAllocator::System),
-        None => Ok(RecordedAllocator::Own),
-    }
+    declared
 }
 
 /// `packages` and the workspace members among their dependencies,

@@ -362,6 +362,11 @@ fn crate_wide(
         exclude: args.crate_wide.exclude_path.clone(),
         tests,
         memory,
+        allocators: if memory {
+            allocator::unwrapped(&workspace.metadata, selected)
+        } else {
+            Vec::new()
+        },
     };
     // Absolute: the copy's paths are mapped back by prefix, and a relative
     // `--target-dir` must not be copied into itself.

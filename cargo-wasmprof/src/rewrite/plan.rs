@@ -46,6 +46,9 @@ pub(crate) struct Settings {
     /// `--memory`: a rewritten crate's `#[global_allocator]` is wrapped in
     /// the recording one.
     pub memory: bool,
+    /// With `--memory`: workspace members that declare an allocator of
+    /// their own, rewritten for it alone when not chosen otherwise.
+    pub allocators: Vec<String>,
 }
 
 impl Settings {
@@ -392,7 +395,7 @@ fn rewrite_in_memory<'a>(
             )
         })?;
         messages.extend(rewritten.warnings.iter().cloned().map(Message::Warning));
-        if rewritten.stats.allocators > 0 {
+        if rewritten.stats.allocators > 0 && chosen.functions {
             let message = format!(
                 "`{}` implements a memory allocator (GlobalAlloc): the functions its allocator \
                  calls must not be instrumented, since the profiler allocates when it meets a \
@@ -418,6 +421,11 @@ fn rewrite_in_memory<'a>(
                 &rewritten.stats,
                 &spec.filter,
             )));
+        } else if rewritten.stats.wrapped_allocators > 0 {
+            messages.push(Message::Rewriting(format!(
+                "{} v{}: its #[global_allocator] wrapped in wasmprof::Recording, in the copy only",
+                package.name, package.version
+            )));
         }
         out.reports
             .push((package.name.to_string(), rewritten.stats.clone()));
@@ -429,7 +437,10 @@ fn rewrite_in_memory<'a>(
         out.tests.extend(marked_tests);
         out.functions
             .extend(others.into_iter().map(|p| (spec.crate_name.clone(), p)));
-        if rewritten.stats.instrumented > 0 || rewritten.stats.macro_tests > 0 {
+        let calls_runtime = rewritten.stats.instrumented > 0
+            || rewritten.stats.macro_tests > 0
+            || rewritten.stats.wrapped_allocators > 0;
+        if calls_runtime {
             out.runtimes
                 .insert(package.id.repr.clone(), (runtime, add_as));
         }
@@ -674,6 +685,23 @@ fn choose<'a>(
             });
         }
     }
+    if settings.memory {
+        for package in metadata.workspace_packages() {
+            let named = settings
+                .allocators
+                .iter()
+                .any(|a| *a == package.name.as_str());
+            if named && !chosen.iter().any(|c| c.package.id == package.id) {
+                chosen.push(Chosen {
+                    package,
+                    place: place_of(package, copied)?,
+                    filter: Filter::default(),
+                    functions: false,
+                    tests: false,
+                });
+            }
+        }
+    }
     add_command_line_patterns(settings, &mut chosen);
     messages.extend(warnings.into_inner().into_iter().map(Message::Warning));
     Ok(chosen)
@@ -908,23 +936,28 @@ fn shadow_key(settings: &Settings) -> String {
         None => {}
     }
     if !settings.crates.is_empty() {
-        let mut crates = settings.crates.clone();
-        crates.sort();
-        crates.dedup();
-        let hash = Sha256::digest(crates.join(",").as_bytes());
-        parts.push(format!(
-            "crates-{}",
-            hash.iter()
-                .take(4)
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        ));
+        parts.push(format!("crates-{}", short_hash(&settings.crates)));
+    }
+    if settings.memory && !settings.allocators.is_empty() {
+        parts.push(format!("allocators-{}", short_hash(&settings.allocators)));
     }
     if parts.is_empty() {
         "manifest".to_owned()
     } else {
         parts.join("-")
     }
+}
+
+/// Eight hex digits naming a set of names, whatever their order.
+fn short_hash(names: &[String]) -> String {
+    let mut names = names.to_vec();
+    names.sort();
+    names.dedup();
+    Sha256::digest(names.join(",").as_bytes())
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Where the copies get the runtime: the `wasmprof-rt` the workspace
@@ -1083,7 +1116,7 @@ fn crate_spec(
         dependency: chosen.place != Place::Workspace,
         edition_2015: package.edition == Edition::E2015,
         direct: is_macro_dependency(package),
-        wrap_allocator: memory && chosen.functions && !is_macro_dependency(package),
+        wrap_allocator: memory && !is_macro_dependency(package),
     })
 }
 
@@ -1260,6 +1293,38 @@ mod tests {
             rewriting.starts_with("demo v0.1.0: 1 functions instrumented crate-wide"),
             "{rewriting}"
         );
+    }
+
+    #[test]
+    fn with_memory_a_crate_with_its_own_allocator_is_rewritten_for_it_alone() {
+        let (dir, metadata) = workspace("");
+        let lib = dir.path().join("src/lib.rs");
+        let mut text = std::fs::read_to_string(&lib).unwrap();
+        text.push_str("#[global_allocator]\nstatic A: std::alloc::System = std::alloc::System;\n");
+        std::fs::write(&lib, text).unwrap();
+        let settings = Settings {
+            memory: true,
+            allocators: vec!["demo".into()],
+            ..Settings::default()
+        };
+        let prepared = prepare_in(dir.path(), &metadata, &settings);
+        let build = prepared.build.expect("a copy is made");
+        assert_eq!(
+            prepared.messages,
+            [Message::Rewriting(
+                "demo v0.1.0: its #[global_allocator] wrapped in wasmprof::Recording, in the copy only"
+                    .into()
+            )]
+        );
+        let copy = std::fs::read_to_string(build.workspace_copy.join("src/lib.rs")).unwrap();
+        assert!(
+            copy.contains("static A: ::wasmprof::Recording<std::alloc::System> = ::wasmprof::Recording::new(std::alloc::System);"),
+            "{copy}"
+        );
+        // Nothing else is instrumented.
+        assert!(!copy.contains("instrument"), "{copy}");
+        let manifest = std::fs::read_to_string(build.workspace_copy.join("Cargo.toml")).unwrap();
+        assert!(manifest.contains("wasmprof"), "{manifest}");
     }
 
     #[test]

@@ -356,8 +356,9 @@ fn a_program_s_own_allocator_wrapped_in_one_line_is_recorded_and_only_forwards_w
     assert!(plain.stdout.contains("memory-lol: "), "{}", plain.stdout);
 }
 
-#[test]
-fn a_program_with_an_allocator_of_its_own_is_shown_the_wrapper_before_building() {
+/// A crate of its own in a temporary directory, with `main_rs` for its
+/// program and the runtime as a dependency.
+fn own_allocator_crate(main_rs: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let runtime = repo_root().join("wasmprof-rt");
     std::fs::write(
@@ -371,18 +372,72 @@ fn a_program_with_an_allocator_of_its_own_is_shown_the_wrapper_before_building()
     )
     .unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
-    std::fs::write(
-        dir.path().join("src/main.rs"),
-        "#[global_allocator]\nstatic ALLOCATOR: std::alloc::System = std::alloc::System;\n\n\
-         fn make() -> Vec<u8> {\n    vec![1; 100]\n}\n\n\
-         fn main() {\n    std::hint::black_box(make());\n}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), main_rs).unwrap();
+    dir
+}
+
+const MAKES_A_HUNDRED_BYTES: &str = "\n#[wasmprof::instrument]\nfn make() -> Vec<u8> {\n    \
+     vec![1; 100]\n}\n\n#[wasmprof::instrument]\nfn main() {\n    \
+     std::hint::black_box(make());\n}\n";
+
+#[test]
+fn a_program_s_own_allocator_is_wrapped_in_a_copy_without_an_edit() {
+    let dir = own_allocator_crate(&format!(
+        "#[global_allocator]\nstatic ALLOCATOR: std::alloc::System = std::alloc::System;\n\
+         {MAKES_A_HUNDRED_BYTES}"
+    ));
+    let source = std::fs::read_to_string(dir.path().join("src/main.rs")).unwrap();
+    // Annotated, not instrumented crate-wide: the crate is copied for its
+    // allocator alone.
+    let run = wasmprof_in(dir.path(), &["run", "--memory"]);
+    run.assert_success();
+    assert!(
+        run.stderr.contains(
+            "own-allocator v0.1.0: its #[global_allocator] wrapped in wasmprof::Recording, \
+             in the copy only"
+        ),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    let made = memory_of(&profile, "own_allocator::make");
+    assert_eq!(
+        (made.allocs, made.alloc_bytes, made.frees),
+        (1, 100, 0),
+        "{made:?}"
+    );
+    assert_eq!(memory_of(&profile, "own_allocator::main").frees, 1);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/main.rs")).unwrap(),
+        source,
+        "the user's source is untouched"
+    );
+
+    // Instrumented crate-wide, the same.
+    let run = wasmprof_in(
+        dir.path(),
+        &["run", "--memory", "--instrument-all", "--min-size", "0"],
+    );
+    run.assert_success();
+    assert_eq!(
+        memory_of(&run.profile(), "own_allocator::make").alloc_bytes,
+        100
+    );
+}
+
+#[test]
+fn an_allocator_the_rewrite_cannot_see_is_shown_the_wrapper_before_building() {
+    // Declared inside a macro: the text has it, the syntax tree does not.
+    let dir = own_allocator_crate(&format!(
+        "macro_rules! allocator {{\n    () => {{\n        #[global_allocator]\n        \
+         static ALLOCATOR: std::alloc::System = std::alloc::System;\n    }};\n}}\n\
+         allocator!();\n{MAKES_A_HUNDRED_BYTES}"
+    ));
     let run = wasmprof_in(dir.path(), &["run", "--memory"]);
     assert_ne!(run.code(), Some(0), "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("src/main.rs:1 declares a global allocator"),
+            .contains("src/main.rs:3 declares a global allocator"),
         "{}",
         run.stderr
     );
@@ -396,21 +451,6 @@ fn a_program_with_an_allocator_of_its_own_is_shown_the_wrapper_before_building()
         "refused before building: {}",
         run.stderr
     );
-
-    // Instrumented crate-wide, the copy's allocator is wrapped: no edit.
-    let run = wasmprof_in(
-        dir.path(),
-        &["run", "--memory", "--instrument-all", "--min-size", "0"],
-    );
-    run.assert_success();
-    let profile = run.profile();
-    let made = memory_of(&profile, "own_allocator::make");
-    assert_eq!(
-        (made.allocs, made.alloc_bytes, made.frees),
-        (1, 100, 0),
-        "{made:?}"
-    );
-    assert_eq!(memory_of(&profile, "own_allocator::main").frees, 1);
 }
 
 #[test]
