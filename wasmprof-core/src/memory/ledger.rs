@@ -153,9 +153,16 @@ impl Ledger {
     /// `node` as its owner.
     #[inline(always)]
     pub(crate) fn alloc(&mut self, node: NodeId, bytes: u64) {
+        self.allocated(node, bytes, 0);
+    }
+
+    /// An allocation, or the new block of `reallocs` reallocations.
+    #[inline(always)]
+    fn allocated(&mut self, node: NodeId, bytes: u64, reallocs: u64) {
         let path = self.path(node);
         path.allocs += 1;
         path.alloc_bytes += bytes;
+        path.reallocs += reallocs;
         self.live_bytes += bytes;
         if self.live_bytes > self.peak_bytes {
             self.peak_bytes = self.live_bytes;
@@ -184,39 +191,18 @@ impl Ledger {
     }
 
     /// `node` reallocated a block of `old_bytes` that `owner` allocated
-    /// to `new_bytes`, which are now `node`'s.
-    /// The same as [`free`](Self::free) then [`alloc`](Self::alloc),
-    /// with the path looked up once.
+    /// to `new_bytes`, which are now `node`'s: the free of the old block
+    /// and the allocation of the new one.
     #[inline(always)]
     pub(crate) fn realloc(&mut self, node: NodeId, owner: NodeId, old_bytes: u64, new_bytes: u64) {
-        if self.peak_unsaved {
-            self.save_peak();
-        }
-        let path = self.path(node);
-        path.frees += 1;
-        path.freed_bytes += old_bytes;
-        path.allocs += 1;
-        path.alloc_bytes += new_bytes;
-        path.reallocs += 1;
-        let holder = if owner == node {
-            path
-        } else {
-            self.path(owner)
-        };
-        holder.released_blocks += 1;
-        holder.released_bytes += old_bytes;
-        self.live_bytes = self.live_bytes.saturating_sub(old_bytes) + new_bytes;
-        if self.live_bytes > self.peak_bytes {
-            self.peak_bytes = self.live_bytes;
-            self.peak_unsaved = true;
-        }
+        self.free(node, owner, old_bytes);
+        self.allocated(node, new_bytes, 1);
     }
 
     /// `node` reallocated a block the runtime allocated for itself: only
     /// its new block is the program's.
     pub(crate) fn realloc_from_runtime(&mut self, node: NodeId, new_bytes: u64) {
-        self.alloc(node, new_bytes);
-        self.path(node).reallocs += 1;
+        self.allocated(node, new_bytes, 1);
     }
 
     /// An allocation by `node` made linear memory grow.
