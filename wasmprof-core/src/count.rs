@@ -11,6 +11,13 @@
 //! every time, and on `realworld` the tier cost more than timing every
 //! function.)
 //!
+//! With one thread (WebAssembly without atomics), the counter increment is
+//! the whole probe, as in the bench's floor: no first-call branch, no call
+//! out. The sites are found when a snapshot is taken, by a scan of static
+//! data (see `scan`). (The first-call branch, with the three stores that
+//! linked a site into a list, cost `realworld` 1.23× of the floor against
+//! 1.19× without, `--timer none`, and made its module 8 % larger.)
+//!
 //! When calls are timed, each counted call also adds one to the thread's
 //! count of them, so that a timed call can take what the counting within it
 //! cost out of its time, as it takes out the clock reads made within it.
@@ -24,16 +31,27 @@ use crate::site::{
 use crate::state::with_thread;
 
 /// The static behind one count-only function.
+///
+/// With one thread, a site is found at the snapshot by a scan of static
+/// data for its tag (`SITE_TAG_0`, `SITE_TAG_1`), so that its probe is a bare increment (see
+/// [`count_bare`]): the tag comes first, and the site is aligned to 8.
 #[derive(Debug)]
+#[repr(C)]
 pub struct CountSite {
+    #[cfg(one_thread)]
+    tag: [u64; 2],
+    /// The site itself (see [`CountSite::at`]): what the scan checks a tag
+    /// it found against.
+    #[cfg(one_thread)]
+    this: Option<&'static CountSite>,
+    /// Calls so far.
+    calls: AtomicU64,
     module_path: &'static str,
     name: &'static str,
     file: &'static str,
     line: u32,
-    /// Function id plus one; zero until the first call.
+    /// Function id plus one; zero until registered.
     id: AtomicU32,
-    /// Calls so far.
-    calls: AtomicU64,
     marker: Option<crate::site::Marker>,
     /// The name was given by hand: the marker's name only matches frames.
     name_given: bool,
@@ -54,12 +72,16 @@ impl CountSite {
         line: u32,
     ) -> Self {
         CountSite {
+            #[cfg(one_thread)]
+            tag: [SITE_TAG_0, SITE_TAG_1],
+            #[cfg(one_thread)]
+            this: None,
+            calls: AtomicU64::new(0),
             module_path,
             name,
             file,
             line,
             id: AtomicU32::new(0),
-            calls: AtomicU64::new(0),
             marker: None,
             name_given: false,
             #[cfg(one_thread)]
@@ -76,6 +98,21 @@ impl CountSite {
             marker: Some(marker),
             name_given: given,
             ..self
+        }
+    }
+
+    /// The same site, knowing its own address (the static it is built
+    /// in), so that the scan can tell it from bytes that only look like it.
+    pub const fn at(self, this: &'static CountSite) -> Self {
+        #[cfg(one_thread)]
+        return CountSite {
+            this: Some(this),
+            ..self
+        };
+        #[cfg(not(one_thread))]
+        {
+            let _ = this;
+            self
         }
     }
 
@@ -98,7 +135,9 @@ impl CountSite {
     }
 }
 
-/// Counts one call of the function of `site`.
+/// Counts one call of the function of `site`, whose name was given by
+/// hand and needs its `Self` type from the call (`self_type`): the site is
+/// registered with it. The others are counted by [`count_bare`].
 #[inline(always)]
 pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
     // With one thread a load and a store are enough, and cheaper than a
@@ -121,10 +160,35 @@ pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) 
     }
 }
 
+/// Counts one call of the function of `site`, whose name needs nothing
+/// from the call on WebAssembly without threads: there, a bare increment,
+/// the same as the bench's floor (the site is found at the snapshot, see
+/// `scan`, and named by its marker, so `self_type` is not used).
+/// Elsewhere the first call registers the site with `self_type`.
+#[inline(always)]
+pub fn count_bare(site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
+    #[cfg(one_thread)]
+    {
+        let _ = self_type;
+        site.calls.store(site.calls.load(Relaxed) + 1, Relaxed);
+    }
+    #[cfg(not(one_thread))]
+    if site.calls.fetch_add(1, Relaxed) == 0 {
+        site.register(self_type);
+    }
+    if crate::clock::TIMED {
+        with_thread(|thread| thread.counted_total += 1);
+    }
+}
+
 /// Every counted function that was called: its id and its calls.
 pub(crate) fn counted_calls() -> Vec<(u32, u64)> {
+    // The sites that were given their `Self` type first, in the order of
+    // their first calls; then those that need nothing from their calls.
     #[cfg(one_thread)]
     Pending::register_all();
+    #[cfg(one_thread)]
+    scan::register_called();
     lock_sites()
         .iter()
         .filter_map(|site| {
@@ -132,6 +196,67 @@ pub(crate) fn counted_calls() -> Vec<(u32, u64)> {
             Some((id, site.calls.load(Relaxed)))
         })
         .collect()
+}
+
+/// The mark of a [`CountSite`] in static data: random, and written only
+/// into sites. Two integer constants, never an array: an array constant
+/// that the scan indexed would be kept in static data itself (as it is in
+/// a debug build), and found.
+#[cfg(one_thread)]
+const SITE_TAG_0: u64 = 0x5c1e_0b7a_93d4_e261;
+#[cfg(one_thread)]
+const SITE_TAG_1: u64 = 0xa8f3_27c6_4e19_d05b;
+
+/// With one thread, the sites a bare increment counts are found when a
+/// snapshot is taken, by a scan of the module's static data for their tag.
+/// A tag counts where the site after it names its own address; then its
+/// marker, which returns that address too, is called to confirm it. A site
+/// without a marker (the calibration's) is not one of the program's.
+#[cfg(one_thread)]
+mod scan {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use super::{CountSite, SITE_TAG_0, SITE_TAG_1};
+
+    /// Registers every called site not registered yet, in address order.
+    pub(super) fn register_called() {
+        let (start, end) = static_data();
+        let mut at = start.next_multiple_of(8);
+        while at + std::mem::size_of::<CountSite>() <= end {
+            // SAFETY: `at` is inside linear memory, below the data's end;
+            // the words are read as plain integers.
+            let tagged = unsafe {
+                let word = at as *const u64;
+                word.read_volatile() == SITE_TAG_0
+                    && word.add(1).read_volatile() == SITE_TAG_1
+                    && (word.add(2) as *const usize).read_volatile() == at
+            };
+            if tagged {
+                // SAFETY: tagged, and naming its own address: a site (the
+                // bytes of a static built by `CountSite::new(..).at(..)`).
+                let site: &'static CountSite = unsafe { &*(at as *const CountSite) };
+                let own = site.marker.is_some_and(|marker| marker() == at);
+                if own && site.calls.load(Relaxed) > 0 && site.id.load(Relaxed) == 0 {
+                    site.register(None);
+                }
+            }
+            at += 8;
+        }
+    }
+
+    /// Where the module's static data lies in linear memory, as the
+    /// linker placed it.
+    fn static_data() -> (usize, usize) {
+        unsafe extern "C" {
+            static __global_base: u8;
+            static __data_end: u8;
+        }
+        // Symbols the linker defines: only their addresses are taken.
+        (
+            std::ptr::addr_of!(__global_base) as usize,
+            std::ptr::addr_of!(__data_end) as usize,
+        )
+    }
 }
 
 /// What one counted call costs, in the clock's unit (ms): measured once,
@@ -144,7 +269,7 @@ pub(crate) fn measure_probe_cost(clock_cost: f64) -> f64 {
     let before = with_thread(|thread| thread.counted_total).unwrap_or(0);
     let start = crate::clock::now();
     for _ in 0..PROBES {
-        count(std::hint::black_box(&PROBE), None);
+        count_bare(std::hint::black_box(&PROBE), None);
     }
     let end = crate::clock::now();
     with_thread(|thread| thread.counted_total = before);
@@ -157,16 +282,12 @@ fn lock_sites() -> std::sync::MutexGuard<'static, Vec<&'static CountSite>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// With one thread, a site's first call links it into a list, with three
-/// stores, instead of calling out to register: a count-only function then
-/// has no call in it. (On `realworld`, default mode, `--timer none`, the
-/// call took the build from 1.45–1.47× of plain to 1.49–1.50×.) The list
-/// is registered when a snapshot is taken.
-///
-/// Finding the sites by scanning the static data for a marker instead, with
-/// no branch in the probe at all, was measured and dropped: a method must
-/// then store what names its `Self` type on every call, and that made
-/// `patterns` slower (1.44× against 1.33×) while `realworld` gained 0.06×.
+/// With one thread, the first call of a site counted by [`count`] links it
+/// into a list, with three stores, instead of calling out to register it
+/// with its `Self` type; the list is registered when a snapshot is taken.
+/// Only sites whose name was given by hand need that: the others are found
+/// by `scan`, and named by their marker, which names a method's type as
+/// rustc does, so their calls carry nothing.
 #[cfg(one_thread)]
 #[derive(Debug)]
 struct Pending {

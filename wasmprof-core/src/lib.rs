@@ -37,7 +37,7 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 /// What the attribute's expansion refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::count::{CountSite, count};
+    pub use crate::count::{CountSite, count, count_bare};
     pub use crate::future::Instrumented;
     pub use crate::guard::{Guard, enter, enter_test};
     pub use crate::site::Site;
@@ -68,6 +68,20 @@ macro_rules! __instrument_body {
                 .test();
         $crate::__name_marker!(__WASMPROF_SITE);
         let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
+        $body
+    }};
+    (count, name = $name:expr, given = false, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        #[used]
+        static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__private::CountSite::new(
+            ::core::module_path!(),
+            $name,
+            ::core::file!(),
+            $line,
+        )
+        .marked(__wasmprof_here, false)
+        .at(&__WASMPROF_SITE);
+        $crate::__name_marker!(__WASMPROF_SITE);
+        $crate::__private::count_bare(&__WASMPROF_SITE, $self_type);
         $body
     }};
     (count, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{

@@ -213,11 +213,12 @@ mod counted_tests {
     }
 }
 
-/// Counted sites: the list that stands in for registration on one thread (run on
+/// Counted sites on one thread: the list that stands in for registration,
+/// and the scan of static data (run on
 /// wasm32-wasip1 by `cargo-wasmprof/tests/e2e/runtime_on_wasm.rs`).
 #[cfg(all(test, one_thread))]
 mod one_thread_tests {
-    use crate::count::{CountSite, count};
+    use crate::count::{CountSite, count, count_bare};
     use crate::snapshot::take;
 
     static FIRST: CountSite = CountSite::new("pending", "first", "src/count.rs", 1);
@@ -248,6 +249,50 @@ mod one_thread_tests {
         // Each registered once, the method under its `Self` type.
         assert_eq!(calls_of(&after, "pending::first"), [3]);
         assert_eq!(calls_of(&after, "one_thread_tests::Owner::later"), [1]);
+        assert_eq!(take().functions.len(), after.functions.len());
+    }
+
+    // Built as `#[wasmprof::instrument(count)]` builds them: a marker that
+    // returns the site's address, and the site knowing it.
+    static BARE: CountSite = CountSite::new("scan", "bare", "src/count.rs", 3)
+        .marked(bare_here, false)
+        .at(&BARE);
+    static BARE_LATER: CountSite = CountSite::new("scan", "bare_later", "src/count.rs", 4)
+        .marked(bare_later_here, false)
+        .at(&BARE_LATER);
+    static NEVER: CountSite = CountSite::new("scan", "never", "src/count.rs", 5)
+        .marked(never_here, false)
+        .at(&NEVER);
+
+    fn bare_here() -> usize {
+        std::ptr::addr_of!(BARE) as usize
+    }
+    fn bare_later_here() -> usize {
+        std::ptr::addr_of!(BARE_LATER) as usize
+    }
+    fn never_here() -> usize {
+        std::ptr::addr_of!(NEVER) as usize
+    }
+
+    #[test]
+    fn bare_counted_sites_are_found_in_static_data_when_called() {
+        for _ in 0..3 {
+            count_bare(std::hint::black_box(&BARE), None);
+        }
+        // Referenced, so that the linker keeps it, but never called.
+        std::hint::black_box(&NEVER);
+        let before = take();
+        assert_eq!(calls_of(&before, "scan::bare"), [3]);
+        assert!(calls_of(&before, "scan::bare_later").is_empty());
+        assert!(calls_of(&before, "scan::never").is_empty());
+
+        count_bare(std::hint::black_box(&BARE_LATER), None);
+        count_bare(std::hint::black_box(&BARE), None);
+        let after = take();
+        assert_eq!(calls_of(&after, "scan::bare"), [4]);
+        assert_eq!(calls_of(&after, "scan::bare_later"), [1]);
+        // The calibration's site, which has no marker, is not a function.
+        assert!(calls_of(&after, "<calibration>").is_empty());
         assert_eq!(take().functions.len(), after.functions.len());
     }
 }

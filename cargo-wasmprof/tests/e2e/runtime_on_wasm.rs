@@ -8,7 +8,7 @@ use crate::support::*;
 
 #[test]
 fn the_one_thread_unit_tests_pass_on_wasm32_wasip1() {
-    run_unit_tests_on_wasm("wasm-unit-tests", &[], "one_thread_tests", 1);
+    run_unit_tests_on_wasm("wasm-unit-tests", &[], "one_thread_tests", 2);
 }
 
 /// The recording allocator installed in the test binary itself, counts
