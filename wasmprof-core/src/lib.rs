@@ -70,8 +70,11 @@ macro_rules! __instrument_body {
         let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
         $body
     }};
+    // Not `#[used]`: its address is taken (by the marker, and by the site
+    // itself), which keeps it whole for the scan; `#[used]` kept the
+    // optimiser from keeping its counter in a register across calls, and
+    // cost `patterns` 0.2x of plain when timed.
     (count, name = $name:expr, given = false, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
-        #[used]
         static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__private::CountSite::new(
             ::core::module_path!(),
             $name,
