@@ -33,8 +33,9 @@ use crate::state::with_thread;
 /// The static behind one count-only function.
 ///
 /// With one thread, a site is found at the snapshot by a scan of static
-/// data for its tag (`SITE_TAG_0`, `SITE_TAG_1`), so that its probe is a bare increment (see
-/// [`count_bare`]): the tag comes first, and the site is aligned to 8.
+/// data for its tag (`SITE_TAG_0`, `SITE_TAG_1`), so that its probe is a
+/// bare increment (see [`count_bare`]): the tag comes first, then the
+/// site's own address, and the site is aligned to 8.
 #[derive(Debug)]
 #[repr(C)]
 pub struct CountSite {
