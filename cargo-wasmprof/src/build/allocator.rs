@@ -16,7 +16,8 @@ pub enum RecordedAllocator {
     /// std's: the runtime installs the recording allocator around it.
     System,
     /// The program's own, wrapped in `wasmprof::Recording` by the program
-    /// or by the crate-wide rewrite.
+    /// or by the crate-wide rewrite (of a crate instrumented crate-wide, or
+    /// of one copied for its allocator alone).
     Own,
 }
 
@@ -41,67 +42,71 @@ struct Declared {
     recorded: bool,
 }
 
-/// The packages among `packages` and the workspace members they depend
-/// on that declare an allocator of their own not wrapped in
-/// `wasmprof::Recording`: the rewrite wraps each in its copy.
-pub(crate) fn unwrapped(metadata: &Metadata, packages: &[&Package]) -> Vec<String> {
-    let mut names: Vec<String> = declarations(metadata, packages, &[])
-        .into_iter()
-        .filter(|d| !d.recorded)
-        .map(|d| d.package)
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
+/// Every `#[global_allocator]` of the selected packages and the workspace
+/// members they depend on, found once in the sources (before the rewrite,
+/// which reads them, and after it, which decides).
+#[derive(Debug, Default)]
+pub(crate) struct Declarations(Vec<Declared>);
 
-/// Finds which allocator to record for `packages` and the workspace
-/// members they depend on: an error that shows the one-line wrapper when
-/// one of them declares an allocator of its own that is not wrapped,
-/// neither in the source nor by the rewrite (`wrapped`: the packages where
-/// it did).
-pub(crate) fn choose(
-    metadata: &Metadata,
-    packages: &[&Package],
-    wrapped: &[&str],
-) -> Result<RecordedAllocator> {
-    let declared = declarations(metadata, packages, wrapped);
-    match declared.iter().find(|d| !d.recorded) {
-        Some(plain) => bail!(
-            "{}:{} declares a global allocator of its own, and a program has only one: \
-             `--memory` cannot add its recording allocator beside it, and could not wrap yours \
-             in its copy of the crate (the declaration is not where the rewrite sees it, as \
-             inside a macro). Wrap it in wasmprof's yourself, in one line (it only forwards in \
-             builds without --memory):\n\n    \
-             #[global_allocator]\n    \
-             static ALLOCATOR: wasmprof::Recording<YourAllocator> =\n        \
-             wasmprof::Recording::new(YourAllocator::new());\n",
-            plain.file.display(),
-            plain.line
-        ),
-        None if declared.is_empty() => Ok(RecordedAllocator::System),
-        None => Ok(RecordedAllocator::Own),
-    }
-}
-
-/// Every `#[global_allocator]` of `packages` and the workspace members
-/// they depend on, in file order; those of the `wrapped` packages count as
-/// recorded.
-fn declarations(metadata: &Metadata, packages: &[&Package], wrapped: &[&str]) -> Vec<Declared> {
-    let mut declared = Vec::new();
-    for package in with_member_dependencies(metadata, packages) {
-        for root in source_roots(package) {
-            let before = declared.len();
-            find_declarations(&root, &mut declared);
-            for found in &mut declared[before..] {
-                found.package = package.name.to_string();
-                found.recorded |= wrapped.contains(&found.package.as_str());
+impl Declarations {
+    /// Scans `packages` and the workspace members they depend on, in file
+    /// order.
+    pub(crate) fn find(metadata: &Metadata, packages: &[&Package]) -> Declarations {
+        let mut declared = Vec::new();
+        for package in with_member_dependencies(metadata, packages) {
+            for root in source_roots(package) {
+                let before = declared.len();
+                find_declarations(&root, &mut declared);
+                for found in &mut declared[before..] {
+                    found.package = package.name.to_string();
+                }
             }
         }
+        declared.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        declared.dedup();
+        Declarations(declared)
     }
-    declared.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-    declared.dedup();
-    declared
+
+    /// The packages that declare an allocator of their own not wrapped in
+    /// `wasmprof::Recording`: the rewrite wraps each in its copy.
+    pub(crate) fn unwrapped(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .0
+            .iter()
+            .filter(|d| !d.recorded)
+            .map(|d| d.package.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Which allocator to record: an error that shows the one-line wrapper
+    /// when a package declares an allocator of its own that is wrapped
+    /// neither in the source nor by the rewrite (`wrapped`: the packages
+    /// where it did).
+    pub(crate) fn choose(&self, wrapped: &[&str]) -> Result<RecordedAllocator> {
+        let plain = self
+            .0
+            .iter()
+            .find(|d| !d.recorded && !wrapped.contains(&d.package.as_str()));
+        match plain {
+            Some(plain) => bail!(
+                "{}:{} declares a global allocator of its own, and a program has only one: \
+                 `--memory` cannot add its recording allocator beside it, and could not wrap \
+                 yours in its copy of the crate (the declaration is not where the rewrite sees \
+                 it, as inside a macro). Wrap it in wasmprof's yourself, in one line (it only \
+                 forwards in builds without --memory):\n\n    \
+                 #[global_allocator]\n    \
+                 static ALLOCATOR: wasmprof::Recording<YourAllocator> =\n        \
+                 wasmprof::Recording::new(YourAllocator::new());\n",
+                plain.file.display(),
+                plain.line
+            ),
+            None if self.0.is_empty() => Ok(RecordedAllocator::System),
+            None => Ok(RecordedAllocator::Own),
+        }
+    }
 }
 
 /// `packages` and the workspace members among their dependencies,

@@ -194,6 +194,11 @@ pub fn prepare(
         mode
     };
     let mode_dir = wasmprof_dir(&target_dir).join(mode);
+    let allocators = if memory_asked {
+        allocator::Declarations::find(&workspace.metadata, packages)
+    } else {
+        allocator::Declarations::default()
+    };
     let shadow = match instrument {
         Some(_) => crate_wide(
             args,
@@ -202,7 +207,7 @@ pub fn prepare(
             &target_dir,
             &mode_dir,
             tests,
-            memory_asked,
+            memory_asked.then_some(&allocators),
         )?,
         None => None,
     };
@@ -215,7 +220,7 @@ pub fn prepare(
             .filter(|(_, stats)| stats.wrapped_allocators > 0)
             .map(|(name, _)| name.as_str())
             .collect();
-        Some(allocator::choose(&workspace.metadata, packages, &wrapped)?)
+        Some(allocators.choose(&wrapped)?)
     } else {
         None
     };
@@ -351,7 +356,7 @@ fn crate_wide(
     target_dir: &Path,
     mode_dir: &Path,
     tests: bool,
-    memory: bool,
+    memory: Option<&allocator::Declarations>,
 ) -> Result<Option<ShadowBuild>> {
     let settings = Settings {
         instrument_all: args.crate_wide.instrument_all,
@@ -361,12 +366,10 @@ fn crate_wide(
         include: args.crate_wide.include_path.clone(),
         exclude: args.crate_wide.exclude_path.clone(),
         tests,
-        memory,
-        allocators: if memory {
-            allocator::unwrapped(&workspace.metadata, selected)
-        } else {
-            Vec::new()
-        },
+        memory: memory.is_some(),
+        allocators: memory
+            .map(allocator::Declarations::unwrapped)
+            .unwrap_or_default(),
     };
     // Absolute: the copy's paths are mapped back by prefix, and a relative
     // `--target-dir` must not be copied into itself.
