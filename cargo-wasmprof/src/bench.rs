@@ -234,7 +234,7 @@ fn row_build(
     memory: bool,
 ) -> BuildOptions {
     BuildOptions {
-        sampled: sample,
+        sampled: Some(sample),
         memory,
         timer: timer.unwrap_or(Timer::Host),
         no_instrument: timer.is_none(),

@@ -110,8 +110,8 @@ impl KeptFrames {
 /// The frames a build with these flags keeps.
 pub fn kept_frames(args: &BuildOptions) -> KeptFrames {
     let sampled = match instrument_mode(args) {
-        Some(Instrument::Timed) => true,
-        Some(Instrument::CountOnly) => args.sampled,
+        Some(Instrument::Timed) => args.sampled.unwrap_or(true),
+        Some(Instrument::CountOnly) => args.sampled.unwrap_or(false),
         _ => false,
     };
     match (sampled, args.crate_wide.keep_counted_frames) {
@@ -177,6 +177,7 @@ pub fn prepare(
     // Functions kept out of line are other code: a directory of their own.
     let mode = match (instrument, kept_frames(args)) {
         (Some(Instrument::CountOnly), KeptFrames::Full) => "none-frames".to_owned(),
+        (Some(Instrument::Timed), KeptFrames::None) => "host-inlined".to_owned(),
         (Some(mode), KeptFrames::WithCounted) => format!("{}-all-frames", mode.as_str()),
         (mode, _) => mode.map_or("plain", Instrument::as_str).to_owned(),
     };
@@ -456,4 +457,34 @@ fn check_module(module: &BuiltModule) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(timer: Timer, sampled: Option<bool>, keep_counted: bool) -> KeptFrames {
+        let mut args = BuildOptions {
+            timer,
+            sampled,
+            ..BuildOptions::default()
+        };
+        args.crate_wide.keep_counted_frames = keep_counted;
+        kept_frames(&args)
+    }
+
+    #[test]
+    fn frames_are_kept_only_for_runs_that_are_sampled() {
+        // Timed runs sample unless told not to; counted runs only when told.
+        assert_eq!(frames(Timer::Host, None, false), KeptFrames::Full);
+        assert_eq!(frames(Timer::Host, Some(false), false), KeptFrames::None);
+        assert_eq!(frames(Timer::Host, Some(false), true), KeptFrames::None);
+        assert_eq!(frames(Timer::None, None, false), KeptFrames::None);
+        assert_eq!(frames(Timer::None, Some(true), false), KeptFrames::Full);
+        assert_eq!(
+            frames(Timer::None, Some(true), true),
+            KeptFrames::WithCounted
+        );
+        assert_eq!(frames(Timer::Floor, Some(true), false), KeptFrames::None);
+    }
 }

@@ -73,7 +73,10 @@ pub struct BuildOptions {
     /// Record what each call path allocates (`--memory`).
     pub memory: bool,
     pub crate_wide: CrateWideOptions,
-    /// The build's runs are sampled: instrumented functions stay out of
-    /// line for the engine's sampler, also without a clock.
-    pub sampled: bool,
+    /// Whether the build's runs are sampled, when the command knows:
+    /// instrumented functions then stay out of line for the engine's
+    /// sampler, also without a clock; and a timed build whose runs are not
+    /// sampled (`--no-sample`) lets the compiler inline them. `None`: as
+    /// the timer's runs are by default (timed: sampled; counted: not).
+    pub sampled: Option<bool>,
 }

@@ -94,11 +94,30 @@ pub(crate) fn samples_by_default(
     args: &HostOptions,
     host: &dyn Host,
 ) -> bool {
-    let own_sampler = args.node_arg.iter().any(|a| a.starts_with("--cpu-prof"));
     module.instrument == Some(build::Instrument::Timed)
         && !args.no_sample
-        && !own_sampler
+        && !has_own_sampler(args)
         && host.samples()
+}
+
+/// Whether Node was given a sampler of the user's own
+/// (`--node-arg=--cpu-prof`), whose samples need the frames as wasmprof's
+/// do.
+pub(crate) fn has_own_sampler(args: &HostOptions) -> bool {
+    args.node_arg.iter().any(|a| a.starts_with("--cpu-prof"))
+}
+
+/// Whether the build's runs are sampled, as far as the flags say (see
+/// [`BuildOptions::sampled`](crate::build::BuildOptions::sampled)): yes
+/// with `--sample` or a sampler of the user's own, no with `--no-sample`.
+pub(crate) fn sampled_build(args: &HostOptions) -> Option<bool> {
+    if args.sample || has_own_sampler(args) {
+        Some(true)
+    } else if args.no_sample {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// `--timeout` in milliseconds; a day stands for none.

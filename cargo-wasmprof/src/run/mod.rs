@@ -97,8 +97,9 @@ fn build_module_for(
     workspace: &Workspace,
 ) -> Result<(BuiltModule, String)> {
     let build = BuildOptions {
-        // A hybrid profile's samples must see every instrumented call.
-        sampled: host_options.sample,
+        // A hybrid profile's samples must see every instrumented call; a
+        // timed run that is not sampled need not keep their frames.
+        sampled: engine::sampled_build(host_options),
         ..build.clone()
     };
     let module = build::build(&build, workspace)?

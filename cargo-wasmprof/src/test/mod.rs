@@ -41,6 +41,8 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         max_nodes: args.max_nodes,
         memory: args.memory,
         crate_wide: args.crate_wide.options(),
+        // Not sampled: the compiler may inline the timed functions.
+        sampled: crate::run::engine::sampled_build(&args.host_args.options()),
         ..BuildOptions::default()
     };
     let packages = workspace.selected_packages(&build_args.cargo)?;
