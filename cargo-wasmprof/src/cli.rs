@@ -18,7 +18,8 @@ pub enum CargoCli {
 
 /// An instrumenting profiler for Rust compiled to WebAssembly.
 ///
-/// Annotate functions with `#[wasmprof::instrument]`, then:
+/// Annotate functions with `#[wasmprof::instrument]` (`cargo wasmprof add`
+/// writes the dependency line that needs, once), then:
 ///
 ///   cargo wasmprof run --release                 build to wasm, run in Node, save the profile
 ///   cargo wasmprof run --release --host browser  the same in headless Chromium
@@ -36,6 +37,18 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Add the runtime to the package's dependencies, as `wasmprof`: step one.
+    ///
+    /// Writes `wasmprof = { package = "wasmprof-rt", … }` into the
+    /// package's Cargo.toml, keeping the rest as written, so that
+    /// `#[wasmprof::instrument]` resolves. The runtime is not on crates.io
+    /// yet: the line points at the runtime this cargo-wasmprof was
+    /// installed from (the one crate-wide instrumentation uses), and will
+    /// name the matching version once it is published. A manifest that
+    /// already has the runtime, or another crate under the name `wasmprof`
+    /// (crates.io's `wasmprof` is an unrelated wasmtime profiler), is left
+    /// as it is, with an error that says what is there.
+    Add(AddArgs),
     /// Build the package to WebAssembly with instrumentation switched on.
     ///
     /// Libraries (`crate-type = ["cdylib"]`) build for wasm32-unknown-unknown
@@ -168,6 +181,20 @@ impl ValueEnum for Timer {
             Timer::Floor => None,
         }
     }
+}
+
+/// `cargo wasmprof add`.
+#[derive(Debug, Clone, Args)]
+pub struct AddArgs {
+    /// The package to add it to [default: the one around the current directory]
+    #[arg(short, long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// Path to the package's or the workspace's Cargo.toml
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Print the line without writing it
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Cargo's own flags, forwarded as given.

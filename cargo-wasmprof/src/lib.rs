@@ -5,6 +5,7 @@
 //! The binary is a thin shell over this library so that the end-to-end tests
 //! and other tools can reuse its pieces.
 
+pub mod add;
 pub mod bench;
 pub mod build;
 pub mod cli;

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cargo_wasmprof::cli::{CargoCli, Command};
-use cargo_wasmprof::{bench, build, report, run, test};
+use cargo_wasmprof::{add, bench, build, report, run, test};
 
 fn main() -> ExitCode {
     let CargoCli::Wasmprof(cli) = CargoCli::parse_from(args_for_clap());
@@ -28,6 +28,7 @@ fn args_for_clap() -> Vec<std::ffi::OsString> {
 
 fn execute(command: Command) -> anyhow::Result<i32> {
     match command {
+        Command::Add(args) => add::add(&args),
         Command::Build(args) => {
             let options = args.options();
             let workspace = build::Workspace::load(&options.cargo)?;

@@ -9,7 +9,7 @@ use super::CargoCli;
 use crate::testing::assert_golden;
 
 /// The subcommands a user runs (the hidden test runner is not one).
-const SUBCOMMANDS: &[&str] = &["build", "run", "test", "bench", "report"];
+const SUBCOMMANDS: &[&str] = &["add", "build", "run", "test", "bench", "report"];
 /// The width the help is rendered at, whatever the terminal.
 const WIDTH: usize = 100;
 

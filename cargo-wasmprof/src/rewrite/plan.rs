@@ -1001,13 +1001,19 @@ fn runtime_source(
             }
         }
     }
+    match bundled_runtime() {
+        Some(here) => RuntimeSource::Path(here),
+        None => RuntimeSource::Registry {
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+    }
+}
+
+/// The runtime beside the sources this cargo-wasmprof was built from (a
+/// checkout, or what `cargo install --path` built), if they are still there.
+pub(crate) fn bundled_runtime() -> Option<PathBuf> {
     let here = normalize(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasmprof-rt"));
-    if here.join("Cargo.toml").is_file() {
-        return RuntimeSource::Path(here);
-    }
-    RuntimeSource::Registry {
-        version: env!("CARGO_PKG_VERSION").into(),
-    }
+    here.join("Cargo.toml").is_file().then_some(here)
 }
 
 /// The crates `wasmprof-macros` is built from (its dependencies, checked

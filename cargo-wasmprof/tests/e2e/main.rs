@@ -15,6 +15,7 @@ mod faults;
 mod frameworks;
 mod load;
 mod memory;
+mod newcomer;
 mod node;
 mod realworld;
 mod record_fixtures;
