@@ -109,11 +109,12 @@ pub(crate) fn has_own_sampler(args: &HostOptions) -> bool {
 
 /// Whether the build's runs are sampled, as far as the flags say (see
 /// [`BuildOptions::sampled`](crate::build::BuildOptions::sampled)): yes
-/// with `--sample` or a sampler of the user's own, no with `--no-sample`.
+/// with `--sample`, no with `--no-sample` unless a sampler of the user's
+/// own needs the frames, else the timer's default.
 pub(crate) fn sampled_build(args: &HostOptions) -> Option<bool> {
-    if args.sample || has_own_sampler(args) {
+    if args.sample {
         Some(true)
-    } else if args.no_sample {
+    } else if args.no_sample && !has_own_sampler(args) {
         Some(false)
     } else {
         None

@@ -34,6 +34,7 @@ const BINDGEN: &str = "wasm32-unknown-unknown";
 
 pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
     refuse_run_only_flags(args)?;
+    let host_options = args.host_args.options();
     let build_args = BuildOptions {
         cargo: args.cargo.options(),
         timer: args.timer,
@@ -41,8 +42,8 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         max_nodes: args.max_nodes,
         memory: args.memory,
         crate_wide: args.crate_wide.options(),
-        // Not sampled: the compiler may inline the timed functions.
-        sampled: crate::run::engine::sampled_build(&args.host_args.options()),
+        // Whether timed functions stay out of line for a sampler.
+        sampled: crate::run::engine::sampled_build(&host_options),
         ..BuildOptions::default()
     };
     let packages = workspace.selected_packages(&build_args.cargo)?;
@@ -50,7 +51,6 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     check_host_for_target(args.host, &target)?;
     // Before the long build: is the host there? (Node at least, without
     // --host: a run_in_browser binary finds out about Chromium when it runs.)
-    let host_options = args.host_args.options();
     drop(hosts::select(
         args.host.unwrap_or(HostKind::Node),
         &host_options,
