@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use cargo_metadata::{MetadataCommand, Package};
-use toml_edit::{DocumentMut, InlineTable, Item, Table, Value};
+use toml_edit::{DocumentMut, InlineTable, Item, Table, TableLike, Value};
 
 use crate::cli::AddArgs;
 use crate::terminal;
@@ -162,12 +162,33 @@ pub(crate) fn with_runtime(text: &str, dependency: &RuntimeDependency) -> Result
     Ok((document.to_string(), written))
 }
 
+/// Every dependency table of the manifest, by the name a user reads it
+/// under: `dependencies`, `target.'cfg(…)'.dev-dependencies`, …
+fn dependency_tables(document: &DocumentMut) -> Vec<(String, &dyn TableLike)> {
+    const KINDS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
+    fn kinds<'a>(prefix: &str, parent: &'a dyn TableLike) -> Vec<(String, &'a dyn TableLike)> {
+        KINDS
+            .iter()
+            .filter_map(|kind| {
+                let table = parent.get(kind).and_then(Item::as_table_like)?;
+                Some((format!("{prefix}{kind}"), table))
+            })
+            .collect()
+    }
+    let mut tables = kinds("", document.as_table());
+    if let Some(targets) = document.get("target").and_then(Item::as_table_like) {
+        for (platform, item) in targets.iter() {
+            if let Some(target) = item.as_table_like() {
+                tables.extend(kinds(&format!("target.'{platform}'."), target));
+            }
+        }
+    }
+    tables
+}
+
 /// The manifest already has the runtime, or something else under its name.
 fn refuse_conflicts(document: &DocumentMut) -> Result<()> {
-    for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
-        let Some(dependencies) = document.get(table).and_then(Item::as_table_like) else {
-            continue;
-        };
+    for (table, dependencies) in dependency_tables(document) {
         for (key, item) in dependencies.iter() {
             let package = item
                 .as_table_like()
@@ -188,10 +209,11 @@ fn refuse_conflicts(document: &DocumentMut) -> Result<()> {
                     }
                 );
             }
-            if key == RUNTIME_NAME && table == "dependencies" {
+            if key == RUNTIME_NAME && (table == "dependencies" || table.ends_with(".dependencies"))
+            {
                 bail!(
-                    "[dependencies] already has a `{RUNTIME_NAME}` that is not wasmprof's runtime \
-                     but the package `{package}`{}. Remove or rename that line, then run `cargo \
+                    "[{table}] already has a `{RUNTIME_NAME}` that is not wasmprof's runtime but \
+                     the package `{package}`{}. Remove or rename that line, then run `cargo \
                      wasmprof add` again",
                     if package == RUNTIME_NAME {
                         " (on crates.io, `wasmprof` is an unrelated wasmtime profiler)"
@@ -254,6 +276,17 @@ mod tests {
                     \"wasmprof-rt\", version = \"0.1\" }\n";
         let error = with_runtime(text, &registry()).unwrap_err().to_string();
         assert!(error.contains("`#[prof::instrument]`"), "{error}");
+    }
+
+    #[test]
+    fn a_runtime_for_one_platform_only_counts_as_there() {
+        let text = "[package]\nname = \"demo\"\n\n[target.'cfg(target_family = \"wasm\")'.\
+                    dependencies]\nwasmprof = { package = \"wasmprof-rt\", version = \"0.1\" }\n";
+        let error = with_runtime(text, &registry()).unwrap_err().to_string();
+        assert!(
+            error.contains("in [target.'cfg(target_family = \"wasm\")'.dependencies]"),
+            "{error}"
+        );
     }
 
     #[test]
