@@ -17,7 +17,9 @@ const RUNTIME_PACKAGE: &str = "wasmprof-rt";
 /// The name programs use for it.
 const RUNTIME_NAME: &str = "wasmprof";
 
-/// Where the dependency line points.
+/// Where the dependency line points. Not the rewrite's `RuntimeSource`:
+/// that one pins an exact version (or a git commit) in a copied manifest,
+/// while this is the user's own line, written as `cargo add` writes one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RuntimeDependency {
     /// The runtime beside this tool's sources: an installation from a
@@ -235,6 +237,11 @@ mod tests {
         RuntimeDependency::Registry("0.1.0".to_owned())
     }
 
+    /// The error that refuses to add the runtime to `text`.
+    fn refusal(text: &str) -> String {
+        with_runtime(text, &registry()).unwrap_err().to_string()
+    }
+
     #[test]
     fn the_line_is_added_and_the_rest_of_the_manifest_kept_as_written() {
         let text = "[package]\nname = \"demo\"   # my demo\nversion = \"0.1.0\"\n\n\
@@ -269,12 +276,12 @@ mod tests {
             "prof = { package = \"wasmprof-rt\", path = \"../wasmprof-rt\" }",
         ] {
             let text = format!("[package]\nname = \"demo\"\n\n[dependencies]\n{line}\n");
-            let error = with_runtime(&text, &registry()).unwrap_err().to_string();
+            let error = refusal(&text);
             assert!(error.contains("already depends on the runtime"), "{error}");
         }
         let text = "[package]\nname = \"demo\"\n\n[dependencies]\nprof = { package = \
                     \"wasmprof-rt\", version = \"0.1\" }\n";
-        let error = with_runtime(text, &registry()).unwrap_err().to_string();
+        let error = refusal(text);
         assert!(error.contains("`#[prof::instrument]`"), "{error}");
     }
 
@@ -282,7 +289,7 @@ mod tests {
     fn a_runtime_for_one_platform_only_counts_as_there() {
         let text = "[package]\nname = \"demo\"\n\n[target.'cfg(target_family = \"wasm\")'.\
                     dependencies]\nwasmprof = { package = \"wasmprof-rt\", version = \"0.1\" }\n";
-        let error = with_runtime(text, &registry()).unwrap_err().to_string();
+        let error = refusal(text);
         assert!(
             error.contains("in [target.'cfg(target_family = \"wasm\")'.dependencies]"),
             "{error}"
@@ -292,7 +299,7 @@ mod tests {
     #[test]
     fn another_package_named_wasmprof_is_named_as_the_conflict() {
         let text = "[package]\nname = \"demo\"\n\n[dependencies]\nwasmprof = \"0.3\"\n";
-        let error = with_runtime(text, &registry()).unwrap_err().to_string();
+        let error = refusal(text);
         assert!(
             error.contains("not wasmprof's runtime but the package `wasmprof`")
                 && error.contains("unrelated wasmtime profiler"),
@@ -300,7 +307,7 @@ mod tests {
         );
         let text = "[package]\nname = \"demo\"\n\n[dependencies]\nwasmprof = { package = \
                     \"my-prof\", version = \"1\" }\n";
-        let error = with_runtime(text, &registry()).unwrap_err().to_string();
+        let error = refusal(text);
         assert!(error.contains("the package `my-prof`"), "{error}");
     }
 
