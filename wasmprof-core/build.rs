@@ -13,6 +13,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(wasmprof_memory)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_memory_own)");
     println!("cargo::rustc-check-cfg=cfg(one_thread)");
+    println!("cargo::rustc-check-cfg=cfg(wasmprof_oracle)");
     println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
     // WebAssembly without the atomics feature has exactly one thread, which
     // lets the hot paths use plain memory where they would need atomics.
@@ -58,6 +59,13 @@ fn main() {
         }
     }
     memory(enabled);
+    // `--verify-counts`: the oracle, a second count of every call, beside
+    // the runtime's or, in the floor, alone.
+    println!("cargo::rerun-if-env-changed=WASMPROF_ORACLE");
+    let oracle = std::env::var("WASMPROF_ORACLE").as_deref() == Ok("1");
+    if oracle && matches!(mode.as_deref(), Some("host" | "none" | "floor")) {
+        println!("cargo::rustc-cfg=wasmprof_oracle");
+    }
 }
 
 /// `cargo wasmprof … --memory` sets `WASMPROF_MEMORY`: `system` to record

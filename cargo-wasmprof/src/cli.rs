@@ -273,7 +273,7 @@ pub struct BuildArgs {
     /// Build without instrumentation, to compare with a plain build side by side
     #[arg(
         long,
-        conflicts_with_all = ["timer", "instrument_all", "instrument_crate", "min_size", "count_small", "no_count_small"]
+        conflicts_with_all = ["timer", "instrument_all", "instrument_crate", "min_size", "count_small", "no_count_small", "verify_counts", "oracle_only"]
     )]
     pub no_instrument: bool,
     /// The call tree's capacity in distinct call paths [default: 1048576, about 40 MiB of wasm memory at most]
@@ -294,7 +294,45 @@ pub struct BuildArgs {
     #[arg(long, conflicts_with = "no_instrument")]
     pub memory: bool,
     #[command(flatten)]
+    pub oracle: OracleArgs,
+    #[command(flatten)]
     pub crate_wide: CrateWideArgs,
+}
+
+/// `--verify-counts`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OracleArgs {
+    /// Count every call a second, independent way in the same run, and fail if any count differs
+    ///
+    /// Each instrumented function also gets a counter of its own, one
+    /// atomic add per call that shares nothing with the profiler (no call
+    /// tree, no registration, no scan), read out beside the profile. After
+    /// the run, each function's calls in the profile are held against it:
+    /// the summary says how many functions agreed, and a difference, which
+    /// would be a bug in wasmprof, names the function and both counts and
+    /// ends the command with an error (the profile is still saved). The
+    /// build goes to a directory of its own.
+    #[arg(long)]
+    pub verify_counts: bool,
+    /// Build the oracle's counters alone, in place of the profiler (for wasmprof's own tests)
+    ///
+    /// A plain program that reports one count per instrumented function:
+    /// the independent count that every mode's profile of a deterministic
+    /// program is held against.
+    #[arg(long, hide = true, conflicts_with_all = ["verify_counts", "memory"])]
+    pub oracle_only: bool,
+}
+
+impl OracleArgs {
+    /// The flags as the build's option.
+    pub fn option(&self) -> crate::build::options::Oracle {
+        use crate::build::options::Oracle;
+        match (self.verify_counts, self.oracle_only) {
+            (_, true) => Oracle::Only,
+            (true, false) => Oracle::Beside,
+            (false, false) => Oracle::Off,
+        }
+    }
 }
 
 /// Which functions to instrument without annotations.
@@ -419,6 +457,7 @@ impl BuildArgs {
             memory: self.memory,
             crate_wide: self.crate_wide.options(),
             sampled: None,
+            oracle: self.oracle.option(),
         }
     }
 }
@@ -783,6 +822,8 @@ pub struct TestArgs {
     /// applies to every test binary, `run_in_browser` ones included.
     #[arg(long, value_enum)]
     pub host: Option<HostKind>,
+    #[command(flatten)]
+    pub oracle: OracleArgs,
     #[command(flatten)]
     pub crate_wide: CrateWideArgs,
     /// Run only the tests whose name contains TESTNAME (the harness's filter)

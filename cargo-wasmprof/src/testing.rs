@@ -60,6 +60,7 @@ impl ProfileBuilder {
                 min_size: None,
                 max_nodes: None,
                 samples_file: None,
+                count_check: None,
                 small_counted: false,
             },
             timer: TimerInfo {
@@ -445,6 +446,7 @@ pub(crate) fn demo_profile() -> Profile {
             min_size: None,
             max_nodes: None,
             samples_file: None,
+            count_check: None,
             small_counted: false,
         },
         timer: TimerInfo {

@@ -19,6 +19,8 @@ mod guard;
 #[doc(hidden)]
 pub mod harness;
 mod memory;
+#[cfg(any(wasmprof_oracle, test))]
+mod oracle;
 mod site;
 #[doc(hidden)]
 pub mod snapshot;
@@ -40,6 +42,8 @@ pub mod __private {
     pub use crate::count::{CountSite, count, count_bare};
     pub use crate::future::Instrumented;
     pub use crate::guard::{Guard, enter, enter_test};
+    #[cfg(any(wasmprof_oracle, test))]
+    pub use crate::oracle::OracleSite;
     pub use crate::site::Site;
 }
 
@@ -58,6 +62,7 @@ macro_rules! __instrument_body {
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
                 .marked(__wasmprof_here, $given);
         $crate::__name_marker!(__WASMPROF_SITE);
+        $crate::__oracle_hit!($name, $given, $line, $self_type);
         let __wasmprof_guard = $crate::__private::enter(&__WASMPROF_SITE, $self_type);
         $body
     }};
@@ -67,6 +72,7 @@ macro_rules! __instrument_body {
                 .marked(__wasmprof_here, $given)
                 .test();
         $crate::__name_marker!(__WASMPROF_SITE);
+        $crate::__oracle_hit!($name, $given, $line, $self_type);
         let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
         $body
     }};
@@ -84,6 +90,7 @@ macro_rules! __instrument_body {
         .marked(__wasmprof_here, false)
         .at(&__WASMPROF_SITE);
         $crate::__name_marker!(__WASMPROF_SITE);
+        $crate::__oracle_hit!($name, false, $line, $self_type);
         $crate::__private::count_bare(&__WASMPROF_SITE, $self_type);
         $body
     }};
@@ -96,6 +103,7 @@ macro_rules! __instrument_body {
         )
         .marked(__wasmprof_here, $given);
         $crate::__name_marker!(__WASMPROF_SITE);
+        $crate::__oracle_hit!($name, $given, $line, $self_type);
         $crate::__private::count(&__WASMPROF_SITE, $self_type);
         $body
     }};
@@ -105,7 +113,7 @@ macro_rules! __instrument_body {
 /// nested in the instrumented one, which rustc names after it. It returns
 /// its site's address so that no two markers have the same body, which the
 /// linker could fold into one.
-#[cfg(wasmprof_enabled)]
+#[cfg(any(wasmprof_enabled, wasmprof_oracle))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __name_marker {
@@ -114,6 +122,36 @@ macro_rules! __name_marker {
             ::core::ptr::addr_of!($site) as usize
         }
     };
+}
+
+/// The oracle's count of one call (see `oracle.rs`), made beside the
+/// runtime's, in the function whose name marker `__wasmprof_here` is in
+/// scope: a static of its own and one atomic add, nothing shared with the
+/// runtime. Nothing at all without `--verify-counts`.
+#[cfg(wasmprof_oracle)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __oracle_hit {
+    ($name:expr, $given:expr, $line:expr, $self_type:expr) => {{
+        static __WASMPROF_ORACLE: $crate::__private::OracleSite =
+            $crate::__private::OracleSite::new(
+                __wasmprof_here,
+                ::core::module_path!(),
+                $name,
+                ::core::file!(),
+                $line,
+                $given,
+            );
+        __WASMPROF_ORACLE.hit($self_type);
+    }};
+}
+
+/// Without `--verify-counts`: nothing.
+#[cfg(not(wasmprof_oracle))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __oracle_hit {
+    ($name:expr, $given:expr, $line:expr, $self_type:expr) => {};
 }
 
 /// An `async fn`, as `#[wasmprof::instrument]` hands it over: `on`, the
@@ -175,12 +213,34 @@ macro_rules! __future_of {
     };
 }
 
+/// The floor with `--verify-counts`: the oracle's counter is the only
+/// instrumentation, a plain program that reports a count per function.
+#[cfg(all(wasmprof_floor, wasmprof_oracle, not(wasmprof_enabled)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        static __WASMPROF_ORACLE_ONLY: $crate::__private::OracleSite =
+            $crate::__private::OracleSite::new(
+                __wasmprof_here,
+                ::core::module_path!(),
+                $name,
+                ::core::file!(),
+                $line,
+                $given,
+            );
+        $crate::__name_marker!(__WASMPROF_ORACLE_ONLY);
+        __WASMPROF_ORACLE_ONLY.hit($self_type);
+        $body
+    }};
+}
+
 /// `cargo wasmprof bench`'s floor: one counter increment per call, nothing
 /// else. An atomic read-modify-write, which the optimiser keeps although
 /// nothing reads the counter, and no `unsafe`, so that crates that forbid
 /// it build the floor too; without the atomics feature it is a plain load,
 /// add and store.
-#[cfg(all(wasmprof_floor, not(wasmprof_enabled)))]
+#[cfg(all(wasmprof_floor, not(wasmprof_oracle), not(wasmprof_enabled)))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {

@@ -79,12 +79,25 @@ pub fn take() -> Snapshot {
             })
             .collect(),
         memory: memory(nodes.len()),
+        oracle: oracle(),
         nodes,
         current,
         overflow: tree.overflow(),
         cap: tree.cap() as u32,
         clock_cost: clock_cost.max(0.0),
     }
+}
+
+/// The oracle's counts, when the build has it (`--verify-counts`).
+#[cfg(wasmprof_oracle)]
+fn oracle() -> Option<Vec<wasmprof_wire::OracleCount>> {
+    Some(crate::oracle::counts())
+}
+
+/// The oracle is not in this build.
+#[cfg(not(wasmprof_oracle))]
+fn oracle() -> Option<Vec<wasmprof_wire::OracleCount>> {
+    None
 }
 
 /// This thread's memory per call path, when the build records memory.

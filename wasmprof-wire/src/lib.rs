@@ -23,6 +23,8 @@
 //!          pending_ms:f64 latency_count:u64 latency_total_ms:f64
 //!          latency_median_ms:f64 latency_max_ms:f64
 //! memory   only when flags bit 1 is set: see [`memory`]
+//! oracle   only when flags bit 2 is set (version 7):
+//!          n_counts:u32, then n_counts times: marker:u32 calls:u64
 //! ```
 //!
 //! `inclusive_ms` is the node's time with the clock's own cost taken out:
@@ -45,7 +47,12 @@
 //! their calls are the node's, `pending_ms` is the CPU time of those still
 //! pending, and latency runs from a future's first poll to its completion.
 //!
-//! `flags` bit 0: calls were timed; bit 1: memory was recorded (version 6). A node's `flags`: bit 0, some calls
+//! The oracle section holds a second count of each instrumented function's
+//! calls, made by counters that share nothing with the tree or the count
+//! sites (`--verify-counts`), keyed by the function's marker slot.
+//!
+//! `flags` bit 0: calls were timed; bit 1: memory was recorded (version 6);
+//! bit 2: the oracle's counts follow (version 7). A node's `flags`: bit 0, some calls
 //! too short to time; bit 2, a call that never returned (cut off the stack
 //! after a panic that JavaScript caught). `current` is the innermost node still
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
@@ -55,7 +62,7 @@
 pub const NEVER_RETURNED: u32 = 4;
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
 pub mod memory;
 pub use memory::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
@@ -99,6 +106,17 @@ pub struct Snapshot {
     pub futures: Vec<SnapshotFuture>,
     /// Memory per call path, when the build recorded it (`--memory`).
     pub memory: Option<SnapshotMemory>,
+    /// The oracle's counts, when the build has it (`--verify-counts`).
+    pub oracle: Option<Vec<OracleCount>>,
+}
+
+/// The oracle's count of one function's calls: see [`Snapshot::oracle`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OracleCount {
+    /// The function table slot of the function's name marker, the one its
+    /// [`SnapshotFunction::marker`] names.
+    pub marker: u32,
+    pub calls: u64,
 }
 
 /// What the futures of one async call path did.
@@ -215,7 +233,9 @@ impl Snapshot {
         for word in [
             0, // total length, patched below
             VERSION,
-            u32::from(self.timed) | u32::from(self.memory.is_some()) << 1,
+            u32::from(self.timed)
+                | u32::from(self.memory.is_some()) << 1
+                | u32::from(self.oracle.is_some()) << 2,
             self.functions.len() as u32,
             self.nodes.len() as u32,
             self.current,
@@ -264,6 +284,13 @@ impl Snapshot {
         }
         if let Some(memory) = &self.memory {
             memory.encode(&mut out);
+        }
+        if let Some(oracle) = &self.oracle {
+            out.extend_from_slice(&(oracle.len() as u32).to_le_bytes());
+            for count in oracle {
+                out.extend_from_slice(&count.marker.to_le_bytes());
+                out.extend_from_slice(&count.calls.to_le_bytes());
+            }
         }
         let total = out.len() as u32;
         out[4..8].copy_from_slice(&total.to_le_bytes());
@@ -321,6 +348,19 @@ impl Snapshot {
         } else {
             None
         };
+        let oracle = if flags & 4 == 4 {
+            let n = r.u32()? as usize;
+            let mut counts = Vec::with_capacity(n.min(r.remaining() / 12));
+            for _ in 0..n {
+                counts.push(OracleCount {
+                    marker: r.u32()?,
+                    calls: r.u64()?,
+                });
+            }
+            Some(counts)
+        } else {
+            None
+        };
         if r.at != bytes.len() {
             return Err(DecodeError("snapshot has trailing bytes".into()));
         }
@@ -337,6 +377,7 @@ impl Snapshot {
             clock_cost,
             futures,
             memory,
+            oracle,
         })
     }
 }
@@ -518,6 +559,7 @@ mod tests {
                 latency_max_ms: 20.0,
             }],
             memory: None,
+            oracle: None,
         }
     }
 
@@ -604,6 +646,33 @@ mod tests {
             sampled: true,
         };
         assert_eq!(e[2], (2.0, both));
+    }
+
+    #[test]
+    fn the_oracle_s_counts_round_trip_and_their_truncations_are_errors() {
+        let s = Snapshot {
+            oracle: Some(vec![
+                OracleCount {
+                    marker: 12,
+                    calls: 3,
+                },
+                OracleCount {
+                    marker: 40,
+                    calls: u64::MAX,
+                },
+            ]),
+            ..with_memory()
+        };
+        let bytes = s.encode();
+        assert_eq!(Snapshot::decode(&bytes).unwrap(), s);
+        for len in 0..bytes.len() {
+            assert!(Snapshot::decode(&bytes[..len]).is_err(), "len {len}");
+        }
+        let empty = Snapshot {
+            oracle: Some(Vec::new()),
+            ..sample()
+        };
+        assert_eq!(Snapshot::decode(&empty.encode()).unwrap(), empty);
     }
 
     #[test]

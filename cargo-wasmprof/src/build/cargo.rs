@@ -30,6 +30,8 @@ pub(super) struct CargoBuild<'a> {
     pub frames: KeptFrames,
     /// `--memory`: the allocator recorded (`WASMPROF_MEMORY`).
     pub memory: Option<super::allocator::RecordedAllocator>,
+    /// `--verify-counts`: the oracle's counters too (`WASMPROF_ORACLE`).
+    pub oracle: bool,
     /// The manifest to build: the unit's own, or its shadow copy's when
     /// crates are instrumented crate-wide.
     pub manifest_path: &'a Path,
@@ -55,6 +57,7 @@ impl CargoBuild<'_> {
                 mode: self.instrument,
                 frames: self.frames,
                 memory: self.memory,
+                oracle: self.oracle,
             },
             self.extra_rustflags,
         );
@@ -172,6 +175,8 @@ pub struct Instrumentation {
     pub frames: KeptFrames,
     /// `WASMPROF_MEMORY`: the allocator recorded, with `--memory`.
     pub memory: Option<super::allocator::RecordedAllocator>,
+    /// `WASMPROF_ORACLE`: the oracle's counters, with `--verify-counts`.
+    pub oracle: bool,
 }
 
 /// Switches instrumentation on (`WASMPROF_INSTRUMENT`) or off for a cargo
@@ -205,6 +210,11 @@ pub fn set_instrumentation_env(command: &mut Command, how: Instrumentation, extr
         Some(allocator) => command.env("WASMPROF_MEMORY", allocator.as_str()),
         None => command.env_remove("WASMPROF_MEMORY"),
     };
+    if how.oracle {
+        command.env("WASMPROF_ORACLE", "1");
+    } else {
+        command.env_remove("WASMPROF_ORACLE");
+    }
 }
 
 /// `--max-nodes`, for the runtime's build script; without it, the default.

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::build::options::{BuildOptions, Timer};
+use crate::build::options::{BuildOptions, Oracle, Timer};
 use crate::rewrite::plan::{self, Settings, ShadowBuild};
 use crate::terminal;
 pub use workspace::{ModuleKind, Unit, Workspace};
@@ -73,6 +73,9 @@ impl Instrument {
 pub fn instrument_mode(args: &BuildOptions) -> Option<Instrument> {
     if args.no_instrument {
         return None;
+    }
+    if args.oracle == Oracle::Only {
+        return Some(Instrument::Floor);
     }
     Some(match args.timer {
         Timer::Host => Instrument::Timed,
@@ -194,6 +197,12 @@ pub fn prepare(
     } else {
         mode
     };
+    // So does a build with the oracle's counters in it.
+    let mode = match (instrument, args.oracle) {
+        (Some(_), Oracle::Beside) => format!("{mode}-verified"),
+        (Some(_), Oracle::Only) => "oracle".to_owned(),
+        _ => mode,
+    };
     let mode_dir = wasmprof_dir(&target_dir).join(mode);
     let allocators = if memory_asked {
         allocator::Declarations::find(&workspace.metadata, packages)
@@ -232,9 +241,11 @@ pub fn prepare(
         (None, Some(_)) => crate::rewrite::shadow::remap_flags(),
         (None, None) => Vec::new(),
     };
+    // The floor (and the oracle alone) counts every function alike,
+    // whatever its size.
     let small = shadow
         .as_ref()
-        .filter(|s| s.min_size > 0)
+        .filter(|s| s.min_size > 0 && instrument != Some(Instrument::Floor))
         .map(|s| SmallFunctions {
             min_size: s.min_size,
             counted: s.count_small,
@@ -298,12 +309,18 @@ pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModu
                 &format!(
                     "{} for {target} ({})",
                     unit.package,
-                    match instrument {
-                        Some(Instrument::Timed) => "instrumented, timer host",
-                        Some(Instrument::Floor) =>
+                    match (instrument, args.oracle) {
+                        (Some(Instrument::Floor), Oracle::Only) =>
+                            "the oracle's counters alone: a count per function",
+                        (Some(Instrument::Floor), _) =>
                             "a counter per function, no profile: bench's floor",
-                        Some(_) => "instrumented, timer none: counts only",
-                        None => "not instrumented",
+                        (Some(Instrument::Timed), Oracle::Beside) =>
+                            "instrumented, timer host, every count verified",
+                        (Some(Instrument::Timed), _) => "instrumented, timer host",
+                        (Some(_), Oracle::Beside) =>
+                            "instrumented, timer none: counts only, every one verified",
+                        (Some(_), _) => "instrumented, timer none: counts only",
+                        (None, _) => "not instrumented",
                     }
                 ),
             );
@@ -316,6 +333,7 @@ pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModu
                 instrument,
                 frames: kept_frames(args),
                 memory: *memory,
+                oracle: instrument.is_some() && args.oracle != Oracle::Off,
                 manifest_path: &manifest_path,
                 extra_rustflags,
                 max_nodes: args.max_nodes,

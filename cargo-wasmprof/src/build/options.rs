@@ -79,4 +79,22 @@ pub struct BuildOptions {
     /// sampled (`--no-sample`) lets the compiler inline them. `None`: as
     /// the timer's runs are by default (timed: sampled; counted: not).
     pub sampled: Option<bool>,
+    /// How the counts are checked (`--verify-counts`).
+    pub oracle: Oracle,
+}
+
+/// The oracle: a second count of every instrumented function's calls, by
+/// counters of its own (`wasmprof_core::oracle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Oracle {
+    /// Not in the build.
+    #[default]
+    Off,
+    /// Beside the profiler, in the same run: every count checked
+    /// (`--verify-counts`).
+    Beside,
+    /// Alone, in the bench's floor instead of the profiler: the counts a
+    /// plain program reports, for other builds to be held against
+    /// (`--oracle-only`, for wasmprof's own tests).
+    Only,
 }

@@ -116,6 +116,16 @@ fn merge_into(into: &mut Profile, other: &Profile) {
     }
     into.overflow_calls += other.overflow_calls;
     into.run.wall_nanos += other.run.wall_nanos;
+    // Checked only if every run was: one without the oracle leaves counts
+    // that nothing held against another.
+    into.run.count_check = match (into.run.count_check.take(), &other.run.count_check) {
+        (Some(mut into), Some(other)) => {
+            into.functions += other.functions;
+            into.differences.extend(other.differences.iter().cloned());
+            Some(into)
+        }
+        _ => None,
+    };
     if let (Some(into), Some(other)) = (&mut into.timer.hybrid, &other.timer.hybrid) {
         into.samples += other.samples;
         into.matched_samples += other.matched_samples;

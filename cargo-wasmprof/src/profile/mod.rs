@@ -12,7 +12,7 @@ pub use io::{parse_profile, read_profile, validate, write_profile, ProfileError}
 pub use memory::{FailedAlloc, MemoryGrow, MemoryProfile, MemoryWeight, PathMemory};
 pub use merge::merge;
 pub use model::{
-    CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo, Latency, Node, Profile, RunInfo,
-    TimerInfo, TimerMode, UnmatchedSamples, FORMAT, FORMAT_MAJOR,
+    CountCheck, CountDifference, CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo,
+    Latency, Node, Profile, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, FORMAT, FORMAT_MAJOR,
 };
 pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};

@@ -138,6 +138,32 @@ pub struct RunInfo {
     /// `.cpuprofile` saved beside this file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples_file: Option<String>,
+    /// `--verify-counts`: every function's calls held against a second,
+    /// independent count of the same run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_check: Option<CountCheck>,
+}
+
+/// What `--verify-counts` found: the profile's count of each function's
+/// calls against the oracle's, counters compiled in beside the profiler's
+/// that share nothing with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountCheck {
+    /// Functions whose two counts were compared.
+    pub functions: u64,
+    /// Those whose counts differ (none, when the profile is right).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<CountDifference>,
+}
+
+/// One function whose two counts differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountDifference {
+    pub function: String,
+    /// Its calls in the profile: the nodes' and, counted only, its own.
+    pub profile: u64,
+    /// Its calls as the oracle counted them.
+    pub oracle: u64,
 }
 
 /// How times in this profile were measured.

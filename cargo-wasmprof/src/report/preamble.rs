@@ -26,6 +26,7 @@ pub(super) fn run_line(profile: &Profile) -> String {
 pub(super) fn warnings(profile: &Profile) -> Vec<String> {
     [
         incomplete_run(profile),
+        count_differences(profile),
         short_calls(profile),
         counted_functions(profile),
         sampled_times(profile),
@@ -66,6 +67,40 @@ fn incomplete_run(profile: &Profile) -> Vec<String> {
         }
     }
     lines
+}
+
+/// `--verify-counts` found counts that differ from the oracle's: no count
+/// of this profile can be trusted as exact.
+fn count_differences(profile: &Profile) -> Vec<String> {
+    let Some(check) = &profile.run.count_check else {
+        return Vec::new();
+    };
+    if check.differences.is_empty() {
+        return Vec::new();
+    }
+    let named: Vec<String> = check
+        .differences
+        .iter()
+        .take(MAX_NAMED)
+        .map(|d| {
+            format!(
+                "{} ({} here, {} counted independently)",
+                d.function, d.profile, d.oracle
+            )
+        })
+        .collect();
+    let more = check.differences.len().saturating_sub(MAX_NAMED);
+    vec![format!(
+        "WARNING: the call counts of {} of {} functions differ from a second, independent          count of the same run (--verify-counts), a bug in wasmprof: {}{}.",
+        check.differences.len(),
+        check.functions,
+        named.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )]
 }
 
 /// The functions of the nodes `flag` picks, at most [`MAX_NAMED`] of them
@@ -160,11 +195,17 @@ fn counted_functions(profile: &Profile) -> Vec<String> {
         ));
     }
     if counted > 0 {
+        let oracle_only = profile
+            .run
+            .command
+            .iter()
+            .any(|word| word == "--oracle-only");
         let why = match profile.run.min_size {
             Some(min) if profile.run.small_counted => format!(
                 "smaller than --min-size {min}, with no loop or recursion; --min-size 0 times \
                  them all"
             ),
+            _ if oracle_only => "--oracle-only: the oracle's counters alone".to_owned(),
             _ => "#[wasmprof::instrument(count)]".to_owned(),
         };
         let sampled_run = profile.timer.coverage.is_some() || profile.timer.hybrid.is_some();

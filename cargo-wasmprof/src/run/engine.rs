@@ -228,6 +228,7 @@ pub(crate) fn save_profile(
     if let Some(line) = samples_line {
         terminal::status("Samples", &line);
     }
+    super::count_check::conclude(profile.run.count_check.as_ref(), &module.unit.package)?;
     Ok(Some(path))
 }
 

@@ -3,6 +3,7 @@
 //! `Host` trait (`host.rs`).
 
 pub mod browser;
+pub(crate) mod count_check;
 pub(crate) mod engine;
 pub(crate) mod files;
 pub(crate) mod host;

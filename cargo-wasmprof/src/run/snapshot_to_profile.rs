@@ -5,6 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use wasmprof_wire::{Snapshot, Tier};
 
+use super::count_check;
 use super::host::HostResult;
 use super::rustc_names;
 use crate::profile::{
@@ -30,6 +31,11 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
     const NANOS_PER_MS: f64 = 1e6;
     let open = open_nodes(snapshot);
     let functions = functions(snapshot, &context.module);
+    let count_check = count_check::check(
+        snapshot,
+        &functions,
+        count_check::lazy_marker_names(std::path::Path::new(&context.module)),
+    );
     let times = snapshot.inclusive_times();
     let nodes = snapshot
         .nodes
@@ -86,6 +92,7 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
             small_counted: context.small.is_some_and(|s| s.counted),
             max_nodes: Some(u64::from(snapshot.cap)),
             samples_file: None,
+            count_check,
         },
         timer: TimerInfo {
             mode: if snapshot.timed {
@@ -261,6 +268,7 @@ mod tests {
     fn snapshot(current: u32) -> Snapshot {
         Snapshot {
             memory: None,
+            oracle: None,
             timed: true,
             functions: vec![
                 SnapshotFunction {

@@ -271,6 +271,7 @@ pub(crate) fn sampled_profile(
             min_size: None,
             max_nodes: None,
             samples_file: None,
+            count_check: None,
             small_counted: false,
         },
         timer: TimerInfo {

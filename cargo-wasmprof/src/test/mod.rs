@@ -42,6 +42,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
         max_nodes: args.max_nodes,
         memory: args.memory,
         crate_wide: args.crate_wide.options(),
+        oracle: args.oracle.option(),
         // Whether timed functions stay out of line for a sampler.
         sampled: crate::run::engine::sampled_build(&host_options),
         ..BuildOptions::default()
@@ -347,6 +348,7 @@ fn cargo_test(
             mode: build::instrument_mode(build_args),
             frames: build::kept_frames(build_args),
             memory: prepared.memory,
+            oracle: build_args.oracle != crate::build::options::Oracle::Off,
         },
         &prepared.extra_rustflags,
     );

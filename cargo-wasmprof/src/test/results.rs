@@ -180,7 +180,7 @@ pub(super) fn save(
             ),
         );
     }
-    Ok(())
+    crate::run::count_check::conclude(gathered.profile.run.count_check.as_ref(), package)
 }
 
 /// The test list of the summary: the slowest `top`, and every test that

@@ -275,7 +275,14 @@ fn save(
     }
     let path = profile::new_profile_path(&session.dir, name);
     profile::write_profile(&profile, &path)?;
-    Ok(())
+    // A difference fails this binary, as a failing test would; agreement
+    // is said once, for the whole session, by `cargo wasmprof test`.
+    match profile.run.count_check.as_ref() {
+        Some(check) if !check.differences.is_empty() => {
+            run_cmd::count_check::conclude(Some(check), name)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The directory and crate name of the package whose doctests run: cargo

@@ -88,12 +88,16 @@ pub(super) fn expand(
         .marked(__wasmprof_here, #given);
         #krate::__name_marker!(__WASMPROF_SITE);
     };
+    // `--verify-counts`: a second count of the call, made where the
+    // runtime records it, when the future is created.
+    let oracle = quote!(#krate::__oracle_hit!(#literal, #given, #line, #self_type););
     let braces = brace.span.join();
     if never || *keep_async || keeps_async(outer_attrs) {
         // The function itself stays as written, for the other macro to see
         // (or to keep its `-> !`); only its body changes, and only when
         // instrumentation is on.
-        let instrumented = quote! {
+        let instrumented = quote! {{
+            #oracle
             #krate::__private::Instrumented::new(
                 &__WASMPROF_SITE,
                 #self_type,
@@ -101,7 +105,7 @@ pub(super) fn expand(
                 async move { #pin_output #body },
             )
             .await
-        };
+        }};
         // A body that never returns: its future never completes, and the
         // function's `!` is the loop after it, never reached.
         let (on, allow) = if never {
@@ -170,6 +174,7 @@ pub(super) fn expand(
             quote! {
                 #(#inner_attrs)*
                 #site
+                #oracle
                 #krate::__private::Instrumented::new(
                     &__WASMPROF_SITE,
                     #self_type,

@@ -28,6 +28,9 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
             report.timing_sentence()
         ));
     }
+    if let Some(legend) = recursion_legend(report) {
+        text.push_str(&legend);
+    }
     let dimension = column_label(report.unit);
     let per_call_label = format!("{}/call", per_call.abbreviation());
     text.push_str(&format!(
@@ -63,6 +66,34 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
         text.push_str(&stats.marked_name(report.profile.timer.mode));
         text.push('\n');
     }
+}
+
+/// What `calls` counts, when some function called itself: GNU gprof's
+/// convention, which the other formats do not follow, so that a reader
+/// holding this report against them (or a function counted only in one
+/// build against the same function timed in another) sees why the figures
+/// differ. The function with the most recursive calls is the example.
+fn recursion_legend(report: &GprofWriter) -> Option<String> {
+    let functions = &report.graph.functions;
+    let example = functions
+        .iter()
+        .filter(|f| f.recursive_calls > 0)
+        .max_by_key(|f| (f.recursive_calls, std::cmp::Reverse(&f.name)))?;
+    let mut text = format!(
+        "calls leaves out a function's calls of itself, as GNU gprof does: the call graph \
+         shows them after a + ({} {}+{}), and JSON, pprof and HTML count every call ({}).",
+        example.name,
+        example.non_recursive_calls(),
+        example.recursive_calls,
+        example.calls
+    );
+    if functions.iter().any(|f| f.counted_only && f.calls > 0) {
+        text.push_str(
+            " A function counted only keeps no callers, so its calls here are all its calls.",
+        );
+    }
+    text.push('\n');
+    Some(text)
 }
 
 /// gprof's order: self time, then non-recursive calls, then name.
