@@ -399,7 +399,14 @@ fn an_async_fn_under_another_attribute_macro_stays_async() {
         "{expanded}"
     );
     assert!(
-        expanded.ends_with(". await } off = { body } } }"),
+        expanded.ends_with(". await } } off = { body } } }"),
+        "{expanded}"
+    );
+    // `--verify-counts` counts the call where the runtime records it.
+    assert!(
+        expanded.contains(
+            "{ :: wasmprof :: __oracle_hit ! (\"start\" , false , 2 , :: core :: option :: Option :: None) ; :: wasmprof :: __private :: Instrumented :: new"
+        ),
         "{expanded}"
     );
 }
