@@ -34,7 +34,9 @@ counter 1: clicked 3 times (doubled 6)
 counter 0: clicked 3 times (doubled 6)
 ";
 
-/// The app and Yew, crate-wide, in the browser.
+/// The app and Yew, crate-wide, in the browser, each count held against a
+/// second, independent count of the same run (`tests/e2e/exact_counts.rs`
+/// says why these apps are checked in the run itself).
 const YEW_CRATE_WIDE: &[&str] = &[
     "run",
     "--host",
@@ -44,6 +46,7 @@ const YEW_CRATE_WIDE: &[&str] = &[
     "--instrument-all",
     "--instrument-crate",
     "yew",
+    "--verify-counts",
 ];
 
 fn require_browser() {
@@ -57,6 +60,7 @@ fn require_browser() {
 /// names the user wrote, and Yew's functions are in the profile.
 fn assert_the_yew_app_ran(run: &Run) {
     run.assert_success();
+    assert!(run.stderr.contains("Verified every call count"), "{}", run.stderr);
     assert_eq!(run.stdout, CONSOLE);
     let profile = run.profile();
     assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
@@ -115,8 +119,10 @@ fn a_dioxus_app_with_dioxus_web_instrumented_loads_and_runs_every_time() {
             "dioxus-web",
             "--timeout",
             "60s",
+            "--verify-counts",
         ]);
         run.assert_success();
+        assert!(run.stderr.contains("Verified every call count"), "{}", run.stderr);
         assert_eq!(
             run.stdout, "counter 0\ncounter 1\ncounter 2\ncounter 3\ncounter 4\n",
             "round {round}"
@@ -162,8 +168,10 @@ fn a_leptos_app_with_its_reactive_crates_instrumented_crate_wide_runs_as_written
         "tachys",
         "--timeout",
         "60s",
+        "--verify-counts",
     ]);
     run.assert_success();
+    assert!(run.stderr.contains("Verified every call count"), "{}", run.stderr);
     assert_eq!(run.stdout, LEPTOS_CONSOLE);
     let profile = run.profile();
     assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);

@@ -11,6 +11,7 @@ mod support;
 mod async_fns;
 mod browser;
 mod crate_wide;
+mod exact_counts;
 mod faults;
 mod frameworks;
 mod load;

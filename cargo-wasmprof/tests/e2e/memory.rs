@@ -520,10 +520,17 @@ fn a_registry_crate_s_test_suite_shows_its_known_allocations_exactly() {
     std::fs::write(&manifest, text.replace(bench, "").replace(criterion, "")).unwrap();
     let _ = std::fs::remove_file(copy.join("Cargo.lock"));
 
-    let run = wasmprof_in(&copy, &["test", "--instrument-all", "--memory"]);
+    let run = wasmprof_in(
+        &copy,
+        &["test", "--instrument-all", "--memory", "--verify-counts"],
+    );
     run.assert_success();
     assert!(!run.stdout.contains("FAILED"), "{}", run.stdout);
-    for said in ["slowest 5 of 37 tests", "no test left memory live"] {
+    for said in [
+        "slowest 5 of 37 tests",
+        "no test left memory live",
+        "Verified every call count",
+    ] {
         assert!(run.stderr.contains(said), "{said}: {}", run.stderr);
     }
     let profile = run.profile();

@@ -49,6 +49,13 @@ fn main() {
         Some(text) => text.parse().expect("the argument is a whole number"),
         None => ROUNDS,
     };
+    // rhai hashes with ahash, whose keys are random: drawn at every run by
+    // default (`ahash/runtime-rng`), else at every compilation
+    // (`ahash/compile-time-rng`). Its string interner keeps a string
+    // depending on those hashes, and so calls `ImmutableString::from` more
+    // or less often: a fixed seed makes every run of every build do the
+    // same work, which lets builds be compared call for call.
+    rhai::config::hashing::set_hashing_seed(Some([1, 2, 3, 4])).expect("the seed is set once");
     let mut engine = Engine::new();
     // The same depth in debug and release builds (rhai allows less
     // recursion in a debug build unless told).
