@@ -218,6 +218,17 @@ mod tests {
     }
 
     #[test]
+    fn a_recursive_function_s_calls_are_all_its_calls() {
+        // gprof's flat profile shows fib's 200 calls from main; the page,
+        // as JSON and pprof, every call.
+        let page = render_html(&crate::testing::recursion(false));
+        assert!(
+            page.contains(r#"{"calls":4378200,"cycle":null,"file":"src/lib.rs","id":1,"line":20,"name":"fib","#),
+            "{page}"
+        );
+    }
+
+    #[test]
     fn counted_functions_are_flagged_for_the_page() {
         let profile = crate::testing::ProfileBuilder::timed()
             .path(&["main"], 1, 5.0)

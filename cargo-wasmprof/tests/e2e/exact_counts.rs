@@ -53,7 +53,10 @@ fn counted(dir: &Path, args: &[&str]) -> Counted {
     let profile = run.profile();
     if verified {
         let check = profile.run.count_check.as_ref().expect("a count check");
-        assert!(check.functions > 0 && check.differences.is_empty(), "{check:?}");
+        assert!(
+            check.functions > 0 && check.differences.is_empty(),
+            "{check:?}"
+        );
     }
     Counted {
         stdout: run.stdout.clone(),
@@ -253,6 +256,9 @@ fn itoa_s_own_test_suite_counts_as_the_oracle() {
     every_mode_counts_as_the_oracle(
         &copy,
         &["test", "--instrument-all"],
-        &[&[], &["--timer", "none", "--min-size", "0", "--verify-counts"]],
+        &[
+            &[],
+            &["--timer", "none", "--min-size", "0", "--verify-counts"],
+        ],
     );
 }

@@ -60,7 +60,11 @@ fn require_browser() {
 /// names the user wrote, and Yew's functions are in the profile.
 fn assert_the_yew_app_ran(run: &Run) {
     run.assert_success();
-    assert!(run.stderr.contains("Verified every call count"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Verified every call count"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.stdout, CONSOLE);
     let profile = run.profile();
     assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
@@ -122,7 +126,11 @@ fn a_dioxus_app_with_dioxus_web_instrumented_loads_and_runs_every_time() {
             "--verify-counts",
         ]);
         run.assert_success();
-        assert!(run.stderr.contains("Verified every call count"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("Verified every call count"),
+            "{}",
+            run.stderr
+        );
         assert_eq!(
             run.stdout, "counter 0\ncounter 1\ncounter 2\ncounter 3\ncounter 4\n",
             "round {round}"
@@ -171,7 +179,11 @@ fn a_leptos_app_with_its_reactive_crates_instrumented_crate_wide_runs_as_written
         "--verify-counts",
     ]);
     run.assert_success();
-    assert!(run.stderr.contains("Verified every call count"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Verified every call count"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.stdout, LEPTOS_CONSOLE);
     let profile = run.profile();
     assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
