@@ -135,7 +135,9 @@ fn per_test_profiles_are_named_after_the_tests_and_hold_only_their_calls() {
             "wordcount-tests-punctuation_is_not_a_letter.wasmprof.json",
             "wordcount-tests-reads_a_file_of_the_package.wasmprof.json",
             "wordcount-tests-short_words_are_left_out.wasmprof.json",
-        ]
+        ],
+        "{}",
+        run.stderr
     );
     let one = cargo_wasmprof::profile::read_profile(
         &dir.join("wordcount-tests-counts_a_long_text.wasmprof.json"),
