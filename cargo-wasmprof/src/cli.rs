@@ -700,6 +700,10 @@ pub struct ReportArgs {
     #[arg(short, long, value_enum, default_value_t = Format::Gprof)]
     pub format: Format,
     /// Write to this file instead of standard output (required for pprof on a terminal)
+    ///
+    /// A regular file is replaced whole, or left as it was if the report
+    /// fails. A device, a FIFO or `/dev/stdout` (Windows' `NUL` too) is
+    /// written in place, as the shell's `>` would; `-` is standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Flame graph: callers above their callees (top-down)

@@ -11,6 +11,7 @@ pub mod build;
 pub mod cli;
 pub(crate) mod html_text;
 pub mod input;
+pub mod output;
 pub mod profile;
 pub mod report;
 pub(crate) mod rewrite;

@@ -60,12 +60,18 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         // Two files: the new profile, and the base beside it.
         (Some(base), Format::Pprof) => {
             diff::diff(base, &profile)?;
+            let two_files = "--diff with --format pprof writes two files: give the new one with \
+                 -o NEW.pb.gz, and the base goes beside it as NEW.base.pb.gz";
             let Some(output) = &args.output else {
-                bail!(
-                    "--diff with --format pprof writes two files: give the new one with -o \
-                     NEW.pb.gz, and the base goes beside it as NEW.base.pb.gz"
-                );
+                bail!("{two_files}");
             };
+            // Nothing can go beside standard output or a device.
+            if !matches!(
+                crate::output::Destination::of(output)?,
+                crate::output::Destination::Replace(_)
+            ) {
+                bail!("{two_files}; {} is not a file", output.display());
+            }
             let base_path = base_path_for(output);
             let pprof = RenderOptions::format(Format::Pprof);
             write_file(&base_path, |out| report::render(base, &pprof, out))?;
@@ -143,12 +149,16 @@ fn load(
     Ok((merged, timeline))
 }
 
-/// Writes the report to `-o FILE` or standard output.
+/// Writes the report to `-o FILE` or standard output (no `-o`, or `-o -`).
 fn emit(
     args: &ReportArgs,
     render: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> Result<()> {
-    match &args.output {
+    match args
+        .output
+        .as_deref()
+        .filter(|path| path.as_os_str() != "-")
+    {
         Some(path) => write_file(path, render),
         None => {
             if args.format.is_binary() && std::io::stdout().is_terminal() {
@@ -166,42 +176,13 @@ fn emit(
     }
 }
 
-/// Writes a file whole or not at all: into a temporary file beside it,
-/// renamed over it once complete, so a failed report leaves no half file.
+/// Writes a file as [`crate::output`] does: a regular file whole or not at
+/// all, a device or a FIFO in place.
 fn write_file(
     path: &Path,
     render: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> Result<()> {
-    let partial = path.with_file_name(format!(
-        ".{}.partial-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("report"),
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = std::io::BufWriter::new(
-            std::fs::File::create(&partial)
-                .with_context(|| format!("could not create {}", path.display()))?,
-        );
-        // A report the profile cannot give (a flame chart of an
-        // instrumented profile) is refused as it is: only a failed write
-        // is one.
-        render(&mut file).map_err(|e| {
-            if e.root_cause().is::<std::io::Error>() {
-                e.context(format!("could not write {}", path.display()))
-            } else {
-                e
-            }
-        })?;
-        file.flush()?;
-        std::fs::rename(&partial, path)
-            .with_context(|| format!("could not write {}", path.display()))
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    written?;
+    crate::output::write_to(path, render)?;
     crate::terminal::status("Wrote", &path.display().to_string());
     Ok(())
 }

@@ -100,3 +100,62 @@ fn summary_fits_on_a_screen() {
     assert!(text.lines().count() <= 15, "{text}");
     assert!(text.contains("demo::leaf"), "{text}");
 }
+
+/// `report -o PATH` through the real binary: `/dev/null` stays the device
+/// (renamed over, it became a regular file that every program on the
+/// machine then wrote into), a FIFO's reader gets the report, `-` is
+/// standard output.
+#[cfg(unix)]
+#[test]
+fn reports_go_to_devices_and_fifos_in_place_and_to_standard_output_for_a_dash() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("demo.wasmprof.json");
+    std::fs::write(&profile, PROFILE).unwrap();
+    let report = |output: &str, format: &str| {
+        crate::support::wasmprof_in(
+            dir.path(),
+            &[
+                "report",
+                "--input",
+                profile.to_str().unwrap(),
+                "--format",
+                format,
+                "-o",
+                output,
+            ],
+        )
+    };
+    for format in ["gprof", "pprof", "html"] {
+        report("/dev/null", format).assert_success();
+        let null = std::fs::metadata("/dev/null").unwrap().file_type();
+        assert!(
+            null.is_char_device(),
+            "{format}: /dev/null is still a device"
+        );
+    }
+    let fifo = dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            std::fs::File::open(fifo)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            text
+        })
+    };
+    report(fifo.to_str().unwrap(), "gprof").assert_success();
+    assert!(reader.join().unwrap().contains("Flat profile:"));
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    let dash = report("-", "json");
+    dash.assert_success();
+    assert!(dash.stdout.starts_with('{'), "{}", dash.stdout);
+    assert!(!dir.path().join("-").exists());
+}
