@@ -129,7 +129,7 @@ pub struct WasiConfig {
 /// How a run went, as the host saw it.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HostResult {
+pub(crate) struct HostResult {
     pub status: RunStatus,
     pub message: Option<String>,
     pub exit_code: i32,
@@ -157,7 +157,7 @@ pub struct HostResult {
 /// (`"status"` in their reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RunStatus {
+pub(crate) enum RunStatus {
     /// The entry point returned (or the program exited with 0).
     Ok,
     /// The program exited with a non-zero code.
@@ -176,7 +176,7 @@ pub enum RunStatus {
 
 impl RunStatus {
     /// The word the reports use.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RunStatus::Ok => "ok",
             RunStatus::Exit => "exit",
@@ -189,12 +189,12 @@ impl RunStatus {
     }
 
     /// The program ran to its end, with its own exit code.
-    pub fn finished(self) -> bool {
+    pub(crate) fn finished(self) -> bool {
         matches!(self, RunStatus::Ok | RunStatus::Exit)
     }
 
     /// `Ok` for exit code 0, `Exit` otherwise.
-    pub fn of_exit_code(code: i32) -> RunStatus {
+    pub(crate) fn of_exit_code(code: i32) -> RunStatus {
         if code == 0 {
             RunStatus::Ok
         } else {
@@ -204,7 +204,7 @@ impl RunStatus {
 
     /// A status word from a host script's report; one this version does not
     /// know is an error.
-    pub fn from_report(word: Option<&str>) -> RunStatus {
+    pub(crate) fn from_report(word: Option<&str>) -> RunStatus {
         word.and_then(|w| serde_json::from_value(serde_json::Value::String(w.to_owned())).ok())
             .unwrap_or(RunStatus::Error)
     }
@@ -219,7 +219,7 @@ impl std::fmt::Display for RunStatus {
 impl HostResult {
     /// A run under way in `host`, fine so far: the host fills in how it
     /// ends.
-    pub fn started(host: String) -> HostResult {
+    pub(crate) fn started(host: String) -> HostResult {
         HostResult {
             status: RunStatus::Ok,
             message: None,
@@ -237,7 +237,7 @@ impl HostResult {
     }
 
     /// A run that ended before the host could say anything.
-    pub fn failed(host: String, message: String, snapshot: bool) -> HostResult {
+    pub(crate) fn failed(host: String, message: String, snapshot: bool) -> HostResult {
         HostResult {
             status: RunStatus::Error,
             message: Some(message),
@@ -250,7 +250,7 @@ impl HostResult {
 
 /// What the program printed, when its output was captured.
 #[derive(Debug, Default)]
-pub struct Captured {
+pub(crate) struct Captured {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }

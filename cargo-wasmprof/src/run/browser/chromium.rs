@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use super::cdp::Cdp;
+use super::rpc::Rpc;
 
 /// Executables tried on PATH, in order, when none is named.
 const CANDIDATES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
@@ -121,7 +121,7 @@ pub struct Chromium {
     child: Child,
     profile_dir: PathBuf,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
-    pub cdp: Cdp,
+    pub cdp: Rpc,
 }
 
 /// The last lines Chromium wrote to its standard error, for when it dies.
@@ -204,7 +204,7 @@ impl Chromium {
             child,
             profile_dir,
             stderr_tail,
-            cdp: Cdp::new(from_browser_r, to_browser_w),
+            cdp: Rpc::new(from_browser_r, to_browser_w),
         };
         // The first answer says the browser is up and speaking.
         chromium

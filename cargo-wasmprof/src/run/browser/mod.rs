@@ -2,11 +2,13 @@
 //! 127.0.0.1, opened in headless Chromium driven through the DevTools
 //! protocol. The page loads `host-api.js`, the same host API Node uses.
 
-pub mod cdp;
 pub(crate) mod chromium;
+mod cdp_driver;
 mod console;
+mod driver;
 pub(crate) mod page;
 mod page_message;
+pub mod rpc;
 pub(crate) mod server;
 mod session;
 
@@ -21,7 +23,6 @@ use super::host::{Captured, Host, HostConfig, HostResult};
 use crate::build::ModuleKind;
 use crate::run::options::HostOptions;
 pub use chromium::{Chromium, ChromiumExe};
-pub use session::PageRun;
 
 /// Headless Chromium, launched on first use and kept for the runs that
 /// follow (a benchmark's), each in a page of its own.
@@ -104,8 +105,9 @@ impl Host for Browser {
         let grace = self.grace;
         let result = {
             let chromium = self.chromium()?;
-            PageRun {
-                chromium,
+            let mut page = cdp_driver::CdpPage::new(chromium);
+            session::PageRun {
+                driver: &mut page,
                 url: &url,
                 config: &config,
                 grace,

@@ -19,18 +19,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use base64::Engine;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::cdp::{Event, DISCONNECTED};
-use super::console::{self, Relay, Stream};
+use super::console::{Relay, Stream};
+use super::driver::{PageDriver, PageEvent, PageOptions};
 use super::page_message::{Exited, PageMessage, Settled};
-use super::Chromium;
 use crate::run::host::RunStatus;
 use crate::run::host::{Captured, HostConfig, HostResult};
 use crate::run::interrupt;
 
-/// The binding the page reports through.
-const REPORT_BINDING: &str = "__wasmprofReport";
 /// How long protocol commands that should answer at once may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the page may take to hand over the profile before the running
@@ -50,8 +47,8 @@ const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost;
 /// For tests of that: crash the page this many milliseconds into the run.
 const CRASH_AFTER_VAR: &str = "WASMPROF_TEST_CRASH_PAGE_AFTER_MS";
 
-pub struct PageRun<'a> {
-    pub chromium: &'a Chromium,
+pub(super) struct PageRun<'a> {
+    pub driver: &'a mut dyn PageDriver,
     pub url: &'a str,
     pub config: &'a HostConfig,
     pub grace: Duration,
@@ -110,93 +107,29 @@ enum End {
 impl PageRun<'_> {
     /// Runs the page and returns how it went, with the snapshot written to
     /// `config.snapshot_out` when there was one.
-    pub fn run(&self, capture: bool) -> Result<(HostResult, Captured)> {
-        let cdp = &self.chromium.cdp;
+    pub(super) fn run(&mut self, capture: bool) -> Result<(HostResult, Captured)> {
         let started = Instant::now();
-        let target = cdp
-            .call(
-                None,
-                "Target.createTarget",
-                json!({ "url": "about:blank" }),
-                COMMAND_TIMEOUT,
-            )
-            .context("could not open a page")?;
-        let target_id = target["targetId"]
-            .as_str()
-            .context("no target id")?
-            .to_owned();
-        let attached = cdp.call(
-            None,
-            "Target.attachToTarget",
-            json!({ "targetId": target_id, "flatten": true }),
-            COMMAND_TIMEOUT,
-        )?;
-        let session = attached["sessionId"]
-            .as_str()
-            .context("no session id")?
-            .to_owned();
-        let page = Some(session.as_str());
-        for method in [
-            "Runtime.enable",
-            "Page.enable",
-            "Log.enable",
-            "Inspector.enable",
-        ] {
-            cdp.call(page, method, json!({}), COMMAND_TIMEOUT)?;
-        }
-        cdp.call(
-            page,
-            "Runtime.addBinding",
-            json!({ "name": REPORT_BINDING }),
-            COMMAND_TIMEOUT,
-        )?;
-        if let Some(interval) = self.config.sample_interval_micros {
-            cdp.call(page, "Profiler.enable", json!({}), COMMAND_TIMEOUT)?;
-            cdp.call(
-                page,
-                "Profiler.setSamplingInterval",
-                json!({ "interval": interval }),
-                COMMAND_TIMEOUT,
-            )?;
-            cdp.call(page, "Profiler.start", json!({}), COMMAND_TIMEOUT)?;
-        }
-
+        self.driver.open(&PageOptions {
+            sample_interval_micros: self.config.sample_interval_micros,
+        })?;
         let mut captured = Captured::default();
         let mut relay = Relay {
             capture: capture.then_some(&mut captured),
         };
         let deadline = started + Duration::from_millis(self.config.timeout_ms);
-        let navigated = cdp.call(
-            page,
-            "Page.navigate",
-            json!({ "url": self.url }),
-            COMMAND_TIMEOUT,
-        )?;
         let mut latest = Latest::default();
-        let end = match navigated["errorText"].as_str() {
-            Some(error) if !error.is_empty() => End::NotLoaded(error.to_owned()),
-            _ => self.watch(&session, &target_id, deadline, &mut relay, &mut latest),
+        let end = match self.driver.navigate(self.url)? {
+            Some(error) => End::NotLoaded(error),
+            None => self.watch(deadline, &mut relay, &mut latest),
         };
 
         let (mut result, mut resolution, program_nanos) = self.outcome(&end);
 
         if matches!(end, End::Crashed | End::BrowserGone) {
-            if let Some((bytes, at)) = latest.bytes {
-                std::fs::write(&self.config.snapshot_out, bytes).with_context(|| {
-                    format!("could not write {}", self.config.snapshot_out.display())
-                })?;
-                result.snapshot = true;
-                let before = at.elapsed().as_millis();
-                result.message = result.message.map(|m| {
-                    m.replace(
-                        "; its profile is lost",
-                        &format!("; the profile is the one pulled {before} ms before, incomplete"),
-                    )
-                });
-            }
+            keep_latest(&mut result, latest, &self.config.snapshot_out, "")?;
         } else {
             let busy = matches!(end, End::Timeout | End::Interrupted);
-            match self.pull_snapshot(&session, busy) {
+            match self.pull_snapshot(busy) {
                 Ok(Some(pulled)) => {
                     std::fs::write(&self.config.snapshot_out, pulled.bytes).with_context(|| {
                         format!("could not write {}", self.config.snapshot_out.display())
@@ -219,30 +152,34 @@ impl PageRun<'_> {
                     }
                 }
                 Ok(None) => {}
+                // A page still busy that the browser cannot interrupt: the
+                // profile pulled last while it ran.
+                Err(e) if busy && latest.bytes.is_some() => {
+                    let why = format!(" ({e:#})");
+                    keep_latest(&mut result, latest, &self.config.snapshot_out, &why)?;
+                }
                 Err(e) => result.snapshot_error = Some(format!("{e:#}")),
             }
-            if self.config.sample_interval_micros.is_some() {
-                if let Err(e) = self.save_samples(&session) {
-                    crate::terminal::warning(&format!(
-                        "the engine's samples were not saved: {e:#}"
-                    ));
+            match self.driver.stop_sampler() {
+                Ok(Some(profile)) => {
+                    std::fs::write(&self.config.cpuprofile_out, serde_json::to_vec(&profile)?)
+                        .with_context(|| {
+                            format!("could not write {}", self.config.cpuprofile_out.display())
+                        })?
                 }
+                Ok(None) => {}
+                Err(e) => crate::terminal::warning(&format!(
+                    "the engine's samples were not saved: {e:#}"
+                )),
             }
             // What the page said while it was being read.
-            while let Some(event) = cdp.next_event(Duration::ZERO) {
-                if event.method == DISCONNECTED {
+            while let Some(event) = self.driver.next_event(Duration::ZERO) {
+                if event == PageEvent::Gone {
                     break;
                 }
-                if event.session.as_deref() == Some(session.as_str()) {
-                    relay_event(&event, &mut relay);
-                }
+                relay_event(&event, &mut relay);
             }
-            let _ = cdp.call(
-                None,
-                "Target.closeTarget",
-                json!({ "targetId": target_id }),
-                COMMAND_TIMEOUT,
-            );
+            self.driver.close();
         }
         result.timer_resolution_nanos = resolution;
         result.wall_nanos = started.elapsed().as_nanos() as u64;
@@ -253,7 +190,7 @@ impl PageRun<'_> {
     /// How the run ended, as a host result (without the snapshot), with the
     /// clock resolution and program time the page reported, if it did.
     fn outcome(&self, end: &End) -> (HostResult, Option<f64>, Option<u64>) {
-        let mut result = HostResult::started(self.host_name());
+        let mut result = HostResult::started(self.driver.host_name());
         let mut fail = |status: RunStatus, exit_code: i32, message: String| {
             result.status = status;
             result.exit_code = exit_code;
@@ -286,7 +223,7 @@ impl PageRun<'_> {
                 None
             }
             End::Crashed => {
-                let tail = self.chromium.stderr_tail_text();
+                let tail = self.driver.stderr_tail();
                 fail(
                     RunStatus::Error,
                     1,
@@ -295,7 +232,7 @@ impl PageRun<'_> {
                 None
             }
             End::BrowserGone => {
-                let tail = self.chromium.stderr_tail_text();
+                let tail = self.driver.stderr_tail();
                 let message =
                     format!("the browser went away during the run; its profile is lost{tail}");
                 fail(RunStatus::Error, 1, message);
@@ -331,15 +268,7 @@ impl PageRun<'_> {
     }
 
     /// Relays the page's events until the run is over, and says why it is.
-    fn watch(
-        &self,
-        session: &str,
-        target_id: &str,
-        deadline: Instant,
-        relay: &mut Relay,
-        latest: &mut Latest,
-    ) -> End {
-        let cdp = &self.chromium.cdp;
+    fn watch(&mut self, deadline: Instant, relay: &mut Relay, latest: &mut Latest) -> End {
         let mut settled: Option<Settled> = None;
         let mut last_sign_of_life = Instant::now();
         let started = Instant::now();
@@ -356,30 +285,19 @@ impl PageRun<'_> {
             let now = Instant::now();
             // A pull answered (the page was between tasks): keep it. One at
             // a time, so that a busy page is not sent a queue of them.
-            if let Some(reply) = pulling.as_ref().and_then(super::cdp::Call::ready) {
+            if let Some(reply) = pulling.as_ref().and_then(super::driver::Evaluation::ready) {
                 pulling = None;
-                if let Ok(reply) = reply {
-                    let text = reply["result"]["value"]["snapshot"].as_str();
-                    if let Some(bytes) =
-                        text.and_then(|t| base64::engine::general_purpose::STANDARD.decode(t).ok())
-                    {
-                        latest.bytes = Some((bytes, now));
-                    }
+                if let Some(bytes) = reply.ok().and_then(|value| snapshot_bytes(&value)) {
+                    latest.bytes = Some((bytes, now));
                 }
             }
             if pulling.is_none() && now >= next_pull {
                 next_pull = now + PULL_EVERY;
-                pulling = cdp
-                    .send(
-                        Some(session),
-                        "Runtime.evaluate",
-                        json!({ "expression": PERIODIC_EXPRESSION, "returnByValue": true }),
-                    )
-                    .ok();
+                pulling = self.driver.evaluate(PERIODIC_EXPRESSION).ok();
             }
             if crash_after.is_some_and(|after| now.duration_since(started) >= after) {
                 crash_after = None;
-                let _ = cdp.send(Some(session), "Page.crash", json!({}));
+                self.driver.crash_page();
             }
             if now >= deadline {
                 return End::Timeout;
@@ -390,114 +308,70 @@ impl PageRun<'_> {
                 }
             }
             let wait = (deadline - now).min(Duration::from_millis(50));
-            let Some(event) = cdp.next_event(wait) else {
+            let Some(event) = self.driver.next_event(wait) else {
                 continue;
             };
-            if event.method == DISCONNECTED {
-                return End::BrowserGone;
-            }
-            if event.method == "Target.targetCrashed" && event.params["targetId"] == target_id {
-                return End::Crashed;
-            }
-            if event.session.as_deref() != Some(session) {
-                continue;
-            }
-            match event.method.as_str() {
-                "Inspector.targetCrashed" => return End::Crashed,
-                "Runtime.bindingCalled" if event.params["name"] == REPORT_BINDING => {
-                    let message = event.params["payload"]
-                        .as_str()
-                        .and_then(PageMessage::parse);
-                    match message {
-                        Some(PageMessage::Exit(exited)) => return End::Exit(exited),
-                        Some(PageMessage::Settled(failed)) if failed.status != RunStatus::Ok => {
-                            return End::Settled(failed)
-                        }
-                        Some(PageMessage::Settled(ok)) => {
-                            settled = Some(ok);
-                            last_sign_of_life = Instant::now();
-                        }
-                        // Futures made progress: the program is at work.
-                        Some(PageMessage::Futures { .. }) => last_sign_of_life = Instant::now(),
-                        None => {}
+            match event {
+                PageEvent::Gone => return End::BrowserGone,
+                PageEvent::Crashed => return End::Crashed,
+                PageEvent::Report(payload) => match PageMessage::parse(&payload) {
+                    Some(PageMessage::Exit(exited)) => return End::Exit(exited),
+                    Some(PageMessage::Settled(failed)) if failed.status != RunStatus::Ok => {
+                        return End::Settled(failed)
                     }
-                }
-                "Runtime.exceptionThrown" => {
-                    relay_event(&event, relay);
-                    return End::Uncaught {
-                        message: console::exception(&event.params)
-                            .lines()
-                            .next()
-                            .unwrap_or("an uncaught exception")
-                            .to_owned(),
-                        trap: console::is_trap(&event.params),
-                    };
-                }
-                "Page.javascriptDialogOpening" => {
-                    // alert() and confirm() would block the page for good.
-                    let _ = cdp.send(
-                        Some(session),
-                        "Page.handleJavaScriptDialog",
-                        json!({ "accept": true }),
-                    );
-                    relay.line(
-                        Stream::Stderr,
-                        &format!(
-                            "[dialog] {}",
-                            event.params["message"].as_str().unwrap_or_default()
-                        ),
-                    );
-                    last_sign_of_life = Instant::now();
-                }
-                _ => {
-                    if relay_event(&event, relay) {
+                    Some(PageMessage::Settled(ok)) => {
+                        settled = Some(ok);
                         last_sign_of_life = Instant::now();
                     }
+                    // Futures made progress: the program is at work.
+                    Some(PageMessage::Futures { .. }) => last_sign_of_life = Instant::now(),
+                    None => {}
+                },
+                PageEvent::Uncaught {
+                    ref message, trap, ..
+                } => {
+                    relay_event(&event, relay);
+                    return End::Uncaught {
+                        message: message.clone(),
+                        trap,
+                    };
                 }
+                PageEvent::Dialog(_) | PageEvent::Console(..) => {
+                    relay_event(&event, relay);
+                    last_sign_of_life = Instant::now();
+                }
+                PageEvent::Other => {}
             }
         }
     }
 
     /// The snapshot's bytes, and the clock resolution the page measured.
     /// A page still running a script (after a timeout) has it terminated
-    /// if it does not answer within [`PULL_PATIENCE`].
-    fn pull_snapshot(&self, session: &str, busy: bool) -> Result<Option<Pulled>> {
-        let cdp = &self.chromium.cdp;
+    /// if it does not answer within [`PULL_PATIENCE`], where the browser
+    /// can.
+    fn pull_snapshot(&mut self, busy: bool) -> Result<Option<Pulled>> {
         let expression = SNAPSHOT_EXPRESSION;
-        let call = cdp.send(
-            Some(session),
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true }),
-        )?;
-        let reply = match call.wait(if busy { PULL_PATIENCE } else { COMMAND_TIMEOUT }) {
-            Ok(reply) => reply,
+        let evaluation = self.driver.evaluate(expression)?;
+        let value = match evaluation.wait(if busy { PULL_PATIENCE } else { COMMAND_TIMEOUT }) {
+            Ok(value) => value,
             Err(_) if busy => {
-                cdp.send(Some(session), "Runtime.terminateExecution", json!({}))?;
-                let reply = call.wait(COMMAND_TIMEOUT);
+                if !self.driver.terminate_script()? {
+                    bail!("the page is still running a script, and this browser cannot stop one");
+                }
                 // The termination can take the queued read down with the
                 // script it was meant for: then read again, now that the
                 // page is free.
-                match reply {
-                    Ok(reply) if reply["result"]["value"].is_object() => reply,
-                    _ => cdp
-                        .call(
-                            Some(session),
-                            "Runtime.evaluate",
-                            json!({ "expression": expression, "returnByValue": true }),
-                            COMMAND_TIMEOUT,
-                        )
+                match evaluation.wait(COMMAND_TIMEOUT) {
+                    Ok(value) if value.is_object() => value,
+                    _ => self
+                        .driver
+                        .evaluate(expression)?
+                        .wait(COMMAND_TIMEOUT)
                         .context("the page did not hand over its profile")?,
                 }
             }
             Err(e) => return Err(e.context("the page did not hand over its profile")),
         };
-        if let Some(details) = reply.get("exceptionDetails") {
-            bail!(
-                "reading the profile failed: {}",
-                console::exception(&json!({ "exceptionDetails": details }))
-            );
-        }
-        let value = &reply["result"]["value"];
         let Some(text) = value["snapshot"].as_str() else {
             return Ok(None);
         };
@@ -510,56 +384,50 @@ impl PageRun<'_> {
             pending_work: pending_work(&value["pending"]),
         }))
     }
-
-    /// Stops the Profiler and writes its profile as a `.cpuprofile`.
-    fn save_samples(&self, session: &str) -> Result<()> {
-        let stopped =
-            self.chromium
-                .cdp
-                .call(Some(session), "Profiler.stop", json!({}), COMMAND_TIMEOUT)?;
-        let profile = stopped
-            .get("profile")
-            .context("Profiler.stop gave no profile")?;
-        std::fs::write(&self.config.cpuprofile_out, serde_json::to_vec(profile)?)
-            .with_context(|| format!("could not write {}", self.config.cpuprofile_out.display()))
-    }
-
-    /// `chromium 156.0.8078.79 (headless)`, from the browser itself (new
-    /// headless mode reports itself as plain `Chrome/…`).
-    fn host_name(&self) -> String {
-        let version = self
-            .chromium
-            .cdp
-            .call(None, "Browser.getVersion", json!({}), COMMAND_TIMEOUT)
-            .map(|v| v["product"].as_str().unwrap_or_default().to_owned())
-            .unwrap_or_default();
-        let number = version.split('/').nth(1).unwrap_or("unknown version");
-        format!("chromium {number} (headless)")
-    }
 }
 
-/// Relays a console call, a failed load or an uncaught exception; says
-/// whether the event was one of those.
-fn relay_event(event: &Event, relay: &mut Relay) -> bool {
-    match event.method.as_str() {
-        "Runtime.consoleAPICalled" => {
-            let (stream, text) = console::console_call(&event.params);
-            relay.line(stream, &text);
-            true
+/// The snapshot a periodic pull brought back, decoded.
+fn snapshot_bytes(value: &Value) -> Option<Vec<u8>> {
+    let text = value["snapshot"].as_str()?;
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
+}
+
+/// Writes the profile pulled last while the page ran, when the run could
+/// not end with a fresh one, and says so in the run's message.
+fn keep_latest(
+    result: &mut HostResult,
+    latest: Latest,
+    snapshot_out: &std::path::Path,
+    why: &str,
+) -> Result<()> {
+    let Some((bytes, at)) = latest.bytes else {
+        return Ok(());
+    };
+    std::fs::write(snapshot_out, bytes)
+        .with_context(|| format!("could not write {}", snapshot_out.display()))?;
+    result.snapshot = true;
+    let before = at.elapsed().as_millis();
+    let kept = format!("the profile is the one pulled {before} ms before, incomplete{why}");
+    result.message = Some(match result.message.take() {
+        Some(message) if message.contains("; its profile is lost") => {
+            message.replace("its profile is lost", &kept)
         }
-        "Runtime.exceptionThrown" => {
-            relay.line(Stream::Stderr, &console::exception(&event.params));
-            true
-        }
-        "Log.entryAdded" => match console::log_entry(&event.params) {
-            Some(text) => {
-                relay.line(Stream::Stderr, &text);
-                true
-            }
-            None => false,
-        },
-        _ => false,
+        Some(message) => format!("{message}; {kept}"),
+        None => kept,
+    });
+    Ok(())
+}
+
+/// Relays a console line, a dialog or an uncaught exception; says whether
+/// the event was one of those.
+fn relay_event(event: &PageEvent, relay: &mut Relay) -> bool {
+    match event {
+        PageEvent::Console(stream, text) => relay.line(*stream, text),
+        PageEvent::Uncaught { text, .. } => relay.line(Stream::Stderr, text),
+        PageEvent::Dialog(message) => relay.line(Stream::Stderr, &format!("[dialog] {message}")),
+        _ => return false,
     }
+    true
 }
 
 #[cfg(test)]

@@ -1,14 +1,17 @@
-//! The Chrome DevTools protocol over `--remote-debugging-pipe`: JSON
-//! messages, each ended by a NUL byte, written to the browser's file
-//! descriptor 3 and read from its descriptor 4.
+//! A JSON command connection to a browser, for the two protocols wasmprof
+//! speaks, which share its shape (a command carries an id, its reply the
+//! same id, events come unasked): the Chrome DevTools protocol, over
+//! Chromium's `--remote-debugging-pipe` (messages ended by a NUL byte on the
+//! browser's file descriptors 3 and 4), and WebDriver BiDi, over the
+//! websocket Firefox serves on the loopback address.
 //!
-//! Why our own client rather than a CDP crate: the pipe needs no port and no
-//! websocket, so nothing else on the machine can reach the browser; the
-//! messages stay untyped JSON, so every domain (the Profiler, for sampling)
-//! is reachable as the browser of the day speaks it; and there is no message
-//! size limit to lift for `Profiler.stop` or a large snapshot. The typed
-//! crates compile a multi-megabyte generated protocol file for the dozen
-//! methods wasmprof sends.
+//! Why our own client rather than a CDP or BiDi crate: the messages stay
+//! untyped JSON, so every domain (the Profiler, for sampling) is reachable
+//! as the browser of the day speaks it; there is no message size limit to
+//! lift for `Profiler.stop` or a large snapshot; the typed CDP crates
+//! compile a multi-megabyte generated protocol file for the dozen methods
+//! wasmprof sends, and the BiDi ones need geckodriver and an async runtime.
+//! The websocket itself is tungstenite's.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -28,15 +31,15 @@ pub struct Event {
     pub session: Option<String>,
 }
 
-/// The method of the event sent when the browser closed the pipe.
+/// The method of the event sent when the browser closed the connection.
 pub const DISCONNECTED: &str = "wasmprof.disconnected";
 
 type Reply = std::result::Result<Value, String>;
 type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
 
 /// One connection to a browser.
-pub struct Cdp {
-    writer: Mutex<Box<dyn Write + Send>>,
+pub struct Rpc {
+    writer: Mutex<Box<dyn MessageSink>>,
     next_id: AtomicU64,
     pending: Pending,
     events: Receiver<Event>,
@@ -83,19 +86,57 @@ impl Call {
     }
 }
 
-impl Cdp {
-    /// Speaks the protocol over `reader`/`writer`; a thread reads replies
-    /// and events until the browser closes its end.
-    pub fn new(reader: impl Read + Send + 'static, writer: impl Write + Send + 'static) -> Cdp {
+impl Rpc {
+    /// Speaks the protocol over a pipe, `reader`/`writer`, each message
+    /// ended by a NUL byte; a thread reads replies and events until the
+    /// browser closes its end.
+    pub fn new(reader: impl Read + Send + 'static, writer: impl Write + Send + 'static) -> Rpc {
+        let source = NulEnded(BufReader::with_capacity(1 << 20, reader));
+        Rpc::over(source, NulEndedSink(writer))
+    }
+
+    /// Speaks the protocol over the websocket at `url` (`ws://127.0.0.1:…`).
+    pub fn websocket(url: &str, timeout: Duration) -> Result<Rpc> {
+        let address = url
+            .strip_prefix("ws://")
+            .and_then(|rest| rest.split('/').next())
+            .ok_or_else(|| anyhow!("{url} is not a ws:// address"))?;
+        let address: std::net::SocketAddr = address
+            .parse()
+            .map_err(|e| anyhow!("{url}: the browser's address is not an IP address ({e})"))?;
+        let stream = std::net::TcpStream::connect_timeout(&address, timeout)
+            .map_err(|e| anyhow!("could not connect to {url}: {e}"))?;
+        stream.set_nodelay(true).ok();
+        // Firefox sends each reply in one frame, however large (a snapshot
+        // of tens of megabytes): no limit of tungstenite's may refuse it.
+        let config = tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(None)
+            .max_frame_size(None);
+        let writing = stream
+            .try_clone()
+            .map_err(|e| anyhow!("could not share the connection to {url}: {e}"))?;
+        let (socket, _) = tungstenite::client::client_with_config(url, stream, Some(config))
+            .map_err(|e| anyhow!("the websocket handshake with {url} failed: {e}"))?;
+        // The handshake is done: a second socket object over the same
+        // stream writes while the reader thread reads.
+        let sink = tungstenite::WebSocket::from_raw_socket(
+            writing,
+            tungstenite::protocol::Role::Client,
+            Some(config),
+        );
+        Ok(Rpc::over(WebSocketSource(socket), WebSocketSink(sink)))
+    }
+
+    fn over(source: impl MessageSource, sink: impl MessageSink) -> Rpc {
         let pending: Pending = Arc::default();
         let (events_tx, events) = mpsc::channel();
         let read_pending = Arc::clone(&pending);
         std::thread::Builder::new()
-            .name("wasmprof-cdp".into())
-            .spawn(move || read_messages(reader, &read_pending, &events_tx))
-            .expect("spawn the DevTools reader thread");
-        Cdp {
-            writer: Mutex::new(Box::new(writer)),
+            .name("wasmprof-browser-protocol".into())
+            .spawn(move || read_messages(source, &read_pending, &events_tx))
+            .expect("spawn the browser protocol's reader thread");
+        Rpc {
+            writer: Mutex::new(Box::new(sink)),
             next_id: AtomicU64::new(1),
             pending,
             events,
@@ -111,12 +152,11 @@ impl Cdp {
         }
         let (tx, reply) = mpsc::channel();
         self.pending.lock().unwrap().insert(id, tx);
-        let mut bytes = serde_json::to_vec(&message)?;
-        bytes.push(0);
-        let mut writer = self.writer.lock().unwrap();
-        writer
-            .write_all(&bytes)
-            .and_then(|()| writer.flush())
+        let bytes = serde_json::to_vec(&message)?;
+        self.writer
+            .lock()
+            .unwrap()
+            .send(bytes)
             .map_err(|e| anyhow!("could not send {method} to the browser: {e}"))?;
         Ok(Call {
             method: method.to_owned(),
@@ -149,28 +189,83 @@ impl Cdp {
     }
 }
 
-fn read_messages(reader: impl Read, pending: &Pending, events: &Sender<Event>) {
-    let mut reader = BufReader::with_capacity(1 << 20, reader);
-    let mut buffer = Vec::new();
-    loop {
-        buffer.clear();
-        match reader.read_until(0, &mut buffer) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+/// Where messages come from: one whole JSON message at a time, `None`
+/// once the browser has closed the connection.
+trait MessageSource: Send + 'static {
+    fn next_message(&mut self) -> Option<Vec<u8>>;
+}
+
+/// Where messages go.
+trait MessageSink: Send + 'static {
+    fn send(&mut self, message: Vec<u8>) -> std::io::Result<()>;
+}
+
+/// The pipe's messages, each ended by a NUL byte.
+struct NulEnded<R>(BufReader<R>);
+
+impl<R: Read + Send + 'static> MessageSource for NulEnded<R> {
+    fn next_message(&mut self) -> Option<Vec<u8>> {
+        let mut buffer = Vec::new();
+        match self.0.read_until(0, &mut buffer) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => {
+                if buffer.last() == Some(&0) {
+                    buffer.pop();
+                }
+                Some(buffer)
+            }
         }
-        if buffer.last() == Some(&0) {
-            buffer.pop();
+    }
+}
+
+struct NulEndedSink<W>(W);
+
+impl<W: Write + Send + 'static> MessageSink for NulEndedSink<W> {
+    fn send(&mut self, mut message: Vec<u8>) -> std::io::Result<()> {
+        message.push(0);
+        self.0.write_all(&message)?;
+        self.0.flush()
+    }
+}
+
+type Socket = tungstenite::WebSocket<std::net::TcpStream>;
+
+/// A websocket's text (and binary) messages; pings are answered by
+/// tungstenite as it reads.
+struct WebSocketSource(Socket);
+
+impl MessageSource for WebSocketSource {
+    fn next_message(&mut self) -> Option<Vec<u8>> {
+        loop {
+            match self.0.read() {
+                Ok(tungstenite::Message::Text(text)) => return Some(text.as_bytes().to_vec()),
+                Ok(tungstenite::Message::Binary(bytes)) => return Some(bytes.to_vec()),
+                Ok(_) => continue,
+                Err(_) => return None,
+            }
         }
-        let Ok(message) = serde_json::from_slice::<Value>(&buffer) else {
+    }
+}
+
+struct WebSocketSink(Socket);
+
+impl MessageSink for WebSocketSink {
+    fn send(&mut self, message: Vec<u8>) -> std::io::Result<()> {
+        let text = String::from_utf8(message).map_err(std::io::Error::other)?;
+        self.0
+            .send(tungstenite::Message::text(text))
+            .map_err(std::io::Error::other)
+    }
+}
+
+fn read_messages(mut source: impl MessageSource, pending: &Pending, events: &Sender<Event>) {
+    while let Some(bytes) = source.next_message() {
+        let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
             continue;
         };
         if let Some(id) = message.get("id").and_then(Value::as_u64) {
             let reply = match message.get("error") {
-                Some(error) => Err(error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error")
-                    .to_owned()),
+                Some(error) => Err(error_text(error, &message)),
                 None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
             };
             if let Some(tx) = pending.lock().unwrap().remove(&id) {
@@ -196,6 +291,22 @@ fn read_messages(reader: impl Read, pending: &Pending, events: &Sender<Event>) {
     });
 }
 
+/// An error reply's words: CDP's `{"error": {"message": …}}`, or BiDi's
+/// `{"error": "invalid argument", "message": …}`.
+fn error_text(error: &Value, message: &Value) -> String {
+    match error {
+        Value::String(kind) => match message.get("message").and_then(Value::as_str) {
+            Some(text) if !text.is_empty() => format!("{kind}: {text}"),
+            _ => kind.clone(),
+        },
+        _ => error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown error")
+            .to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,7 +316,7 @@ mod tests {
     fn replies_find_their_callers_and_events_arrive_in_order() {
         let (to_browser_r, to_browser_w) = std::io::pipe().unwrap();
         let (from_browser_r, mut from_browser_w) = std::io::pipe().unwrap();
-        let cdp = Cdp::new(from_browser_r, to_browser_w);
+        let cdp = Rpc::new(from_browser_r, to_browser_w);
         let call = cdp
             .send(Some("S"), "Runtime.evaluate", json!({"expression": "1"}))
             .unwrap();
@@ -243,12 +354,28 @@ mod tests {
     fn an_error_reply_names_the_method() {
         let (_to_browser_r, to_browser_w) = std::io::pipe().unwrap();
         let (from_browser_r, mut from_browser_w) = std::io::pipe().unwrap();
-        let cdp = Cdp::new(from_browser_r, to_browser_w);
+        let cdp = Rpc::new(from_browser_r, to_browser_w);
         let call = cdp.send(None, "Nope.method", json!({})).unwrap();
         from_browser_w
             .write_all(b"{\"id\":1,\"error\":{\"code\":-32601,\"message\":\"'Nope.method' wasn't found\"}}\0")
             .unwrap();
         let error = call.wait(Duration::from_secs(5)).unwrap_err().to_string();
         assert!(error.contains("Nope.method failed"), "{error}");
+    }
+
+    #[test]
+    fn a_bidi_error_reply_says_its_kind_and_message() {
+        let (_to_browser_r, to_browser_w) = std::io::pipe().unwrap();
+        let (from_browser_r, mut from_browser_w) = std::io::pipe().unwrap();
+        let rpc = Rpc::new(from_browser_r, to_browser_w);
+        let call = rpc.send(None, "script.evaluate", json!({})).unwrap();
+        from_browser_w
+            .write_all(b"{\"type\":\"error\",\"id\":1,\"error\":\"invalid argument\",\"message\":\"Expected awaitPromise\"}\0")
+            .unwrap();
+        let error = call.wait(Duration::from_secs(5)).unwrap_err().to_string();
+        assert!(
+            error.contains("script.evaluate failed: invalid argument: Expected awaitPromise"),
+            "{error}"
+        );
     }
 }

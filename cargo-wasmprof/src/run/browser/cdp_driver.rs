@@ -1,0 +1,244 @@
+//! A page of Chromium, over the DevTools protocol: a target attached in
+//! flat mode, a binding for the page's reports, the Runtime, Log and
+//! Inspector domains for what it says, and the Profiler for the engine's
+//! samples.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::console::{self, Stream};
+use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions, REPORT_BINDING};
+use super::rpc::{Event, DISCONNECTED};
+use super::Chromium;
+
+/// How long commands that should answer at once may take.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub(super) struct CdpPage<'a> {
+    chromium: &'a Chromium,
+    /// The page's target and the session attached to it, once open.
+    target: Option<(String, String)>,
+    sampling: bool,
+}
+
+impl<'a> CdpPage<'a> {
+    pub(super) fn new(chromium: &'a Chromium) -> CdpPage<'a> {
+        CdpPage {
+            chromium,
+            target: None,
+            sampling: false,
+        }
+    }
+
+    fn session(&self) -> Option<&str> {
+        self.target.as_ref().map(|(_, session)| session.as_str())
+    }
+
+    fn call(&self, method: &str, params: Value) -> Result<Value> {
+        self.chromium
+            .cdp
+            .call(self.session(), method, params, COMMAND_TIMEOUT)
+    }
+}
+
+impl PageDriver for CdpPage<'_> {
+    /// `chromium 156.0.8078.79 (headless)`, from the browser itself (new
+    /// headless mode reports itself as plain `Chrome/…`).
+    fn host_name(&self) -> String {
+        let version = self
+            .chromium
+            .cdp
+            .call(None, "Browser.getVersion", json!({}), COMMAND_TIMEOUT)
+            .map(|v| v["product"].as_str().unwrap_or_default().to_owned())
+            .unwrap_or_default();
+        let number = version.split('/').nth(1).unwrap_or("unknown version");
+        format!("chromium {number} (headless)")
+    }
+
+    fn open(&mut self, options: &PageOptions) -> Result<()> {
+        let cdp = &self.chromium.cdp;
+        let target = cdp
+            .call(
+                None,
+                "Target.createTarget",
+                json!({ "url": "about:blank" }),
+                COMMAND_TIMEOUT,
+            )
+            .context("could not open a page")?;
+        let target_id = target["targetId"]
+            .as_str()
+            .context("no target id")?
+            .to_owned();
+        let attached = cdp.call(
+            None,
+            "Target.attachToTarget",
+            json!({ "targetId": target_id, "flatten": true }),
+            COMMAND_TIMEOUT,
+        )?;
+        let session = attached["sessionId"]
+            .as_str()
+            .context("no session id")?
+            .to_owned();
+        self.target = Some((target_id, session));
+        for method in [
+            "Runtime.enable",
+            "Page.enable",
+            "Log.enable",
+            "Inspector.enable",
+        ] {
+            self.call(method, json!({}))?;
+        }
+        self.call("Runtime.addBinding", json!({ "name": REPORT_BINDING }))?;
+        if let Some(interval) = options.sample_interval_micros {
+            self.call("Profiler.enable", json!({}))?;
+            self.call(
+                "Profiler.setSamplingInterval",
+                json!({ "interval": interval }),
+            )?;
+            self.call("Profiler.start", json!({}))?;
+            self.sampling = true;
+        }
+        Ok(())
+    }
+
+    fn navigate(&mut self, url: &str) -> Result<Option<String>> {
+        let navigated = self.call("Page.navigate", json!({ "url": url }))?;
+        Ok(navigated["errorText"]
+            .as_str()
+            .filter(|e| !e.is_empty())
+            .map(str::to_owned))
+    }
+
+    fn next_event(&mut self, wait: std::time::Duration) -> Option<PageEvent> {
+        let event = self.chromium.cdp.next_event(wait)?;
+        Some(self.translate(&event))
+    }
+
+    fn evaluate(&mut self, expression: &str) -> Result<Evaluation> {
+        let call = self.chromium.cdp.send(
+            self.session(),
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+        )?;
+        Ok(Evaluation {
+            call,
+            decode: evaluated_value,
+        })
+    }
+
+    fn terminate_script(&mut self) -> Result<bool> {
+        self.chromium
+            .cdp
+            .send(self.session(), "Runtime.terminateExecution", json!({}))?;
+        Ok(true)
+    }
+
+    fn crash_page(&mut self) {
+        let _ = self
+            .chromium
+            .cdp
+            .send(self.session(), "Page.crash", json!({}));
+    }
+
+    fn stop_sampler(&mut self) -> Result<Option<Value>> {
+        if !self.sampling {
+            return Ok(None);
+        }
+        let stopped = self.call("Profiler.stop", json!({}))?;
+        stopped
+            .get("profile")
+            .cloned()
+            .context("Profiler.stop gave no profile")
+            .map(Some)
+    }
+
+    fn close(&mut self) {
+        if let Some((target_id, _)) = self.target.take() {
+            let _ = self.chromium.cdp.call(
+                None,
+                "Target.closeTarget",
+                json!({ "targetId": target_id }),
+                COMMAND_TIMEOUT,
+            );
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        self.chromium.stderr_tail_text()
+    }
+}
+
+impl CdpPage<'_> {
+    /// What a DevTools event means for the run.
+    fn translate(&self, event: &Event) -> PageEvent {
+        if event.method == DISCONNECTED {
+            return PageEvent::Gone;
+        }
+        let Some((target_id, session)) = &self.target else {
+            return PageEvent::Other;
+        };
+        if event.method == "Target.targetCrashed" && event.params["targetId"] == *target_id {
+            return PageEvent::Crashed;
+        }
+        if event.session.as_deref() != Some(session) {
+            return PageEvent::Other;
+        }
+        match event.method.as_str() {
+            "Inspector.targetCrashed" => PageEvent::Crashed,
+            "Runtime.bindingCalled" if event.params["name"] == REPORT_BINDING => {
+                match event.params["payload"].as_str() {
+                    Some(payload) => PageEvent::Report(payload.to_owned()),
+                    None => PageEvent::Other,
+                }
+            }
+            "Runtime.exceptionThrown" => {
+                let text = console::exception(&event.params);
+                PageEvent::Uncaught {
+                    message: text
+                        .lines()
+                        .next()
+                        .unwrap_or("an uncaught exception")
+                        .to_owned(),
+                    text,
+                    trap: console::is_trap(&event.params),
+                }
+            }
+            "Page.javascriptDialogOpening" => {
+                // alert() and confirm() would block the page for good.
+                let _ = self.chromium.cdp.send(
+                    Some(session),
+                    "Page.handleJavaScriptDialog",
+                    json!({ "accept": true }),
+                );
+                PageEvent::Dialog(
+                    event.params["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                )
+            }
+            "Runtime.consoleAPICalled" => {
+                let (stream, text) = console::console_call(&event.params);
+                PageEvent::Console(stream, text)
+            }
+            "Log.entryAdded" => match console::log_entry(&event.params) {
+                Some(text) => PageEvent::Console(Stream::Stderr, text),
+                None => PageEvent::Other,
+            },
+            _ => PageEvent::Other,
+        }
+    }
+}
+
+/// The value of a `Runtime.evaluate` reply made with `returnByValue`.
+fn evaluated_value(reply: Value) -> Result<Value> {
+    if let Some(details) = reply.get("exceptionDetails") {
+        bail!(
+            "{}",
+            console::exception(&json!({ "exceptionDetails": details }))
+        );
+    }
+    Ok(reply["result"]["value"].clone())
+}
