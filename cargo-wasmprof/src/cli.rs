@@ -587,8 +587,18 @@ pub struct HostArgs {
     /// A WASI program sees no environment variable but these.
     #[arg(long, value_name = "NAME[=VALUE]", help_heading = "WASI")]
     pub env: Vec<String>,
-    /// The browser executable [default: $WASMPROF_BROWSER, else chromium, chromium-browser or google-chrome on PATH]
-    #[arg(long, value_name = "PATH", help_heading = "Browser")]
+    /// The browser: chromium, chrome, edge, firefox, or an executable's path [default: $WASMPROF_BROWSER, else the first of Chromium, Chrome and Edge installed]
+    ///
+    /// Named, a browser is looked for where this OS installs it (on macOS
+    /// in /Applications, on Windows under Program Files and the user's
+    /// AppData, on Linux in /opt and /snap), then on PATH; the error says
+    /// every place looked at. Chromium, Chrome and Edge are driven through
+    /// the DevTools protocol, with the engine's sampler; Firefox (`firefox`
+    /// or Debian's `firefox-esr`, 128 or newer) through WebDriver BiDi,
+    /// which it speaks itself: counts and times are as exact, but its
+    /// sampler is out of reach, and a script that hangs cannot be stopped
+    /// (the profile is then the one pulled last, at most a second old).
+    #[arg(long, value_name = "NAME|PATH", help_heading = "Browser")]
     pub browser: Option<PathBuf>,
     /// An extra flag for the browser (repeatable), e.g. `--browser-arg=--js-flags=--liftoff-only`
     ///

@@ -11,6 +11,7 @@ pub(crate) mod hosts;
 mod interrupt;
 pub(crate) mod node;
 pub(crate) mod options;
+pub(crate) mod process_tree;
 mod rustc_names;
 mod serve;
 pub(crate) mod snapshot_to_profile;

@@ -438,7 +438,7 @@ fn serve_saves_a_profile_when_a_person_presses_the_button() {
         .to_owned();
 
     // A person's browser: not one wasmprof launched.
-    let chromium = Chromium::launch(&ChromiumExe::locate(None).unwrap(), &[]).unwrap();
+    let chromium = Chromium::launch(&ChromiumExe::find().unwrap(), &[]).unwrap();
     let cdp = &chromium.cdp;
     let wait = Duration::from_secs(30);
     let target = cdp

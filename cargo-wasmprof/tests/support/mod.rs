@@ -418,5 +418,5 @@ pub(crate) fn assert_no_browser_left(pid: u32) {
 
 /// `chromium` (or `$WASMPROF_BROWSER`) can be started.
 pub(crate) fn browser_available() -> bool {
-    cargo_wasmprof::run::browser::ChromiumExe::locate(None).is_ok()
+    cargo_wasmprof::run::browser::ChromiumExe::find().is_ok()
 }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use cargo_wasmprof::run::browser::cdp::DISCONNECTED;
+use cargo_wasmprof::run::browser::rpc::DISCONNECTED;
 use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
 use serde_json::{json, Value};
 
@@ -30,7 +30,7 @@ impl PageProbe {
     /// Opens `url` in a window of `size` CSS pixels (width, height), for
     /// pages that lay out by the window, such as DevTools' own front end.
     pub(crate) fn open_sized(url: &str, size: Option<(u32, u32)>) -> PageProbe {
-        let exe = ChromiumExe::locate(None).expect("chromium");
+        let exe = ChromiumExe::find().expect("chromium");
         let chromium = Chromium::launch(&exe, &[]).expect("launch chromium");
         let cdp = &chromium.cdp;
         let target = cdp

@@ -1,14 +1,13 @@
-//! Finding and launching Chromium: headless, with a fresh profile directory,
-//! nothing reaching the network, the DevTools protocol on a pipe, and in a
-//! process group of its own so that every process it starts goes when it
-//! goes.
+//! Launching Chromium (or Chrome, or Edge): headless, with a fresh profile
+//! directory, nothing reaching the network, the DevTools protocol on a
+//! pipe (on Unix; elsewhere on a websocket of a port the system picks,
+//! which the browser writes in its profile directory), and as the root of
+//! a process tree that goes when it goes.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
-use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,9 +15,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::rpc::Rpc;
-
-/// Executables tried on PATH, in order, when none is named.
-const CANDIDATES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
+use crate::run::process_tree::ProcessTree;
 
 /// What a launch must not do: show anything, reach the network, touch the
 /// user's own profile, or update itself.
@@ -42,7 +39,6 @@ const FLAGS: &[&str] = &[
     // localhost do not resolve: no request leaves the machine.
     "--proxy-server=http://127.0.0.1:9",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
-    "--remote-debugging-pipe",
 ];
 
 /// V8's flags, as for Node: wasm compiled optimised and up front, so that a
@@ -56,43 +52,39 @@ const FLAGS: &[&str] = &[
 const DEFAULT_JS_FLAGS: &str =
     "--js-flags=--no-liftoff --no-wasm-lazy-compilation --no-wasm-inlining";
 
-/// A Chromium executable and its version.
+/// A Chromium-family executable and its version.
 #[derive(Debug, Clone)]
 pub struct ChromiumExe {
     pub path: PathBuf,
-    /// `Chromium 156.0.8078.79 built on Debian …`, as `--version` says.
+    /// `Chromium 156.0.8078.79 built on Debian …`, as `--version` says;
+    /// empty where the browser prints none (Chrome on Windows).
     pub version: String,
 }
 
 impl ChromiumExe {
-    /// `--browser`, else `$WASMPROF_BROWSER`, else the first of
-    /// chromium, chromium-browser, google-chrome found on PATH.
-    pub fn locate(explicit: Option<&Path>) -> Result<ChromiumExe> {
-        let named = explicit
-            .map(Path::to_path_buf)
-            .or_else(|| std::env::var_os("WASMPROF_BROWSER").map(PathBuf::from));
-        if let Some(path) = named {
-            return match version_of(&path) {
-                Some(version) => Ok(ChromiumExe { path, version }),
-                None => bail!(
-                    "the browser `{}` could not be run: name a Chromium or Chrome executable with \
-                     --browser PATH or $WASMPROF_BROWSER (on Debian: `apt-get install chromium`)",
-                    path.display()
-                ),
-            };
+    /// The executable at `path`, which must start.
+    pub fn at(path: PathBuf) -> Result<ChromiumExe> {
+        match version_of(&path) {
+            Some(version) => Ok(ChromiumExe { path, version }),
+            // A Windows GUI program prints nothing to a console.
+            None if cfg!(windows) && path.is_file() => Ok(ChromiumExe {
+                path,
+                version: String::new(),
+            }),
+            None => bail!(
+                "the browser `{}` could not be run: name a Chromium, Chrome or Edge executable \
+                 with --browser PATH or $WASMPROF_BROWSER (on Debian: `apt-get install chromium`)",
+                path.display()
+            ),
         }
-        for name in CANDIDATES {
-            let path = PathBuf::from(name);
-            if let Some(version) = version_of(&path) {
-                return Ok(ChromiumExe { path, version });
-            }
-        }
-        bail!(
-            "no browser found (tried {} on PATH): install Chromium (on Debian: \
-             `apt-get install chromium`), or name one with --browser PATH or $WASMPROF_BROWSER. \
-             wasmprof never downloads a browser.",
-            CANDIDATES.join(", ")
-        )
+    }
+
+    /// Chromium where it is installed, else the Chromium-family browser
+    /// `--host browser` would use.
+    pub fn find() -> Result<ChromiumExe> {
+        let found = super::locate::locate(Some("chromium"), &super::locate::Probe::system())
+            .or_else(|_| super::locate::locate(None, &super::locate::Probe::system()))?;
+        ChromiumExe::at(found.path)
     }
 
     /// `156.0.8078.79` out of the `--version` line.
@@ -104,7 +96,7 @@ impl ChromiumExe {
     }
 }
 
-fn version_of(path: &Path) -> Option<String> {
+pub(super) fn version_of(path: &Path) -> Option<String> {
     let output = Command::new(path)
         .arg("--version")
         .stdin(Stdio::null())
@@ -115,10 +107,34 @@ fn version_of(path: &Path) -> Option<String> {
     (output.status.success() && !text.is_empty()).then_some(text)
 }
 
-/// A running Chromium. Dropping it closes the browser, kills whatever of
-/// its process group is left and removes its profile directory.
+/// How wasmprof speaks to the browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// `--remote-debugging-pipe`: descriptors 3 and 4, which no other
+    /// process can reach (Unix).
+    Pipe,
+    /// `--remote-debugging-port=0`: a websocket on the loopback address,
+    /// the port written in the profile directory (Windows, where a child's
+    /// descriptors 3 and 4 do not exist).
+    Port,
+}
+
+impl Transport {
+    /// The pipe where there is one. `WASMPROF_CHROMIUM_TRANSPORT=port`
+    /// takes Windows' way on Unix, so that its tests run here.
+    fn for_this_os() -> Transport {
+        if cfg!(unix) && std::env::var("WASMPROF_CHROMIUM_TRANSPORT").as_deref() != Ok("port") {
+            Transport::Pipe
+        } else {
+            Transport::Port
+        }
+    }
+}
+
+/// A running Chromium. Dropping it closes the browser, ends whatever of its
+/// process tree is left and removes its profile directory.
 pub struct Chromium {
-    child: Child,
+    tree: ProcessTree,
     profile_dir: PathBuf,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     pub cdp: Rpc,
@@ -128,7 +144,7 @@ pub struct Chromium {
 const STDERR_LINES_KEPT: usize = 20;
 
 impl Chromium {
-    /// Starts the browser with the protocol on a pipe.
+    /// Starts the browser with the protocol on a pipe or a port.
     pub fn launch(exe: &ChromiumExe, extra_args: &[String]) -> Result<Chromium> {
         let profile_dir = std::env::temp_dir().join(format!(
             "wasmprof-chromium-{}-{}",
@@ -137,11 +153,14 @@ impl Chromium {
         ));
         std::fs::create_dir_all(&profile_dir)
             .with_context(|| format!("could not create {}", profile_dir.display()))?;
-        let (to_browser_r, to_browser_w) = std::io::pipe().context("could not make a pipe")?;
-        let (from_browser_r, from_browser_w) = std::io::pipe().context("could not make a pipe")?;
+        let transport = Transport::for_this_os();
         let mut command = Command::new(&exe.path);
         command
             .args(FLAGS)
+            .arg(match transport {
+                Transport::Pipe => "--remote-debugging-pipe",
+                Transport::Port => "--remote-debugging-port=0",
+            })
             .arg(format!("--user-data-dir={}", profile_dir.display()))
             .args(sandbox_flags())
             .args(
@@ -152,38 +171,20 @@ impl Chromium {
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let (read_fd, write_fd) = (to_browser_r.as_raw_fd(), from_browser_w.as_raw_fd());
-        // SAFETY: between fork and exec only async-signal-safe calls are
-        // made (fcntl, dup2), on descriptors this process owns.
-        unsafe {
-            command.pre_exec(move || {
-                // Out of the way first, so that dup2 cannot overwrite one
-                // with the other when they already are 3 or 4.
-                let read = libc::fcntl(read_fd, libc::F_DUPFD, 10);
-                let write = libc::fcntl(write_fd, libc::F_DUPFD, 10);
-                if read < 0 || write < 0 || libc::dup2(read, 3) < 0 || libc::dup2(write, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(read);
-                libc::close(write);
-                Ok(())
-            });
-        }
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+            .stderr(Stdio::piped());
+        let pipe = match transport {
+            Transport::Pipe => Some(pipe::attach(&mut command)?),
+            Transport::Port => None,
+        };
+        let mut tree = match ProcessTree::spawn(&mut command) {
+            Ok(tree) => tree,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&profile_dir);
                 return Err(e).with_context(|| format!("could not start {}", exe.path.display()));
             }
         };
-        // The browser holds these ends now; ours must close, or the pipe
-        // would never report the browser's exit.
-        drop(to_browser_r);
-        drop(from_browser_w);
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(stderr) = child.stderr.take() {
+        if let Some(stderr) = tree.child().stderr.take() {
             let tail = Arc::clone(&stderr_tail);
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -200,11 +201,24 @@ impl Chromium {
                 }
             });
         }
+        let connected = match pipe {
+            Some(pipe) => Ok(pipe.connect()),
+            None => connect_to_port(&profile_dir, &mut tree),
+        };
+        let cdp = match connected {
+            Ok(cdp) => cdp,
+            Err(e) => {
+                tree.end(Duration::ZERO);
+                let _ = std::fs::remove_dir_all(&profile_dir);
+                let tail = tail_text(&stderr_tail);
+                bail!("{} did not start: {e:#}{tail}", exe.path.display());
+            }
+        };
         let chromium = Chromium {
-            child,
+            tree,
             profile_dir,
             stderr_tail,
-            cdp: Rpc::new(from_browser_r, to_browser_w),
+            cdp,
         };
         // The first answer says the browser is up and speaking.
         chromium
@@ -227,47 +241,56 @@ impl Chromium {
 
     /// What the browser last wrote to standard error, for an error message.
     pub fn stderr_tail_text(&self) -> String {
-        let tail = self.stderr_tail.lock().unwrap();
-        if tail.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "\nthe browser's last words:\n  {}",
-                tail.iter().cloned().collect::<Vec<_>>().join("\n  ")
-            )
-        }
+        tail_text(&self.stderr_tail)
     }
 
-    /// The browser's process id (its process group's id too).
+    /// The browser's process id (on Unix its process group's id too).
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.tree.id()
+    }
+}
+
+fn tail_text(tail: &Mutex<VecDeque<String>>) -> String {
+    let tail = tail.lock().unwrap();
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nthe browser's last words:\n  {}",
+            tail.iter().cloned().collect::<Vec<_>>().join("\n  ")
+        )
+    }
+}
+
+/// The websocket of a browser started with `--remote-debugging-port=0`: it
+/// writes the port it took, and the path, in `DevToolsActivePort`.
+fn connect_to_port(profile_dir: &Path, tree: &mut ProcessTree) -> Result<Rpc> {
+    let file = profile_dir.join("DevToolsActivePort");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            let mut lines = text.lines();
+            if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
+                let url = format!("ws://127.0.0.1:{}{}", port.trim(), path.trim());
+                return Rpc::websocket(&url, Duration::from_secs(10));
+            }
+        }
+        if tree.has_exited() {
+            bail!("it exited before it opened its DevTools port");
+        }
+        if Instant::now() >= deadline {
+            bail!("it wrote no DevTools port within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
 impl Drop for Chromium {
     fn drop(&mut self) {
         let _ = self.cdp.send(None, "Browser.close", json!({}));
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Renderers, the zygote and the GPU process are in the group too.
-        // SAFETY: signalling a process group this process created.
-        unsafe {
-            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        // SIGKILL is delivered at once but a process takes a moment to die,
-        // longer on a busy machine: wait until none of the group runs, so
-        // that none outlives `cargo wasmprof`.
+        // Renderers, the zygote and the GPU process go with it.
+        self.tree.end(Duration::from_secs(3));
         let deadline = Instant::now() + Duration::from_secs(10);
-        while group_is_running(self.child.id()) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
         while Instant::now() < deadline {
             if std::fs::remove_dir_all(&self.profile_dir).is_ok() || !self.profile_dir.exists() {
                 break;
@@ -277,40 +300,88 @@ impl Drop for Chromium {
     }
 }
 
-/// Whether a process of group `pgid` is still running (zombies, which
-/// only wait to be reaped, do not count).
-#[cfg(target_os = "linux")]
-fn group_is_running(pgid: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // After the parenthesised name: state, ppid, pgrp, …
-        let mut fields = stat
-            .rsplit(") ")
-            .next()
-            .unwrap_or_default()
-            .split_whitespace();
-        let state = fields.next();
-        let group = fields.nth(1).and_then(|g| g.parse::<u32>().ok());
-        group == Some(pgid) && !matches!(state, Some("Z" | "X"))
-    })
+/// The pipe a Unix Chromium speaks on: its descriptors 3 (ours to write)
+/// and 4 (ours to read).
+#[cfg(unix)]
+mod pipe {
+    use std::io::{PipeReader, PipeWriter};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    use anyhow::{Context, Result};
+
+    use super::Rpc;
+
+    /// Our ends, and the browser's until it has started.
+    pub(super) struct Pipe {
+        ours: (PipeReader, PipeWriter),
+        theirs: (PipeReader, PipeWriter),
+    }
+
+    /// Makes the pipes and has `command` put the browser's ends at 3 and 4.
+    pub(super) fn attach(command: &mut Command) -> Result<Pipe> {
+        let (to_browser_r, to_browser_w) = std::io::pipe().context("could not make a pipe")?;
+        let (from_browser_r, from_browser_w) = std::io::pipe().context("could not make a pipe")?;
+        let (read_fd, write_fd) = (to_browser_r.as_raw_fd(), from_browser_w.as_raw_fd());
+        // SAFETY: between fork and exec only async-signal-safe calls are
+        // made (fcntl, dup2), on descriptors this process owns.
+        unsafe {
+            command.pre_exec(move || {
+                // Out of the way first, so that dup2 cannot overwrite one
+                // with the other when they already are 3 or 4.
+                let read = libc::fcntl(read_fd, libc::F_DUPFD, 10);
+                let write = libc::fcntl(write_fd, libc::F_DUPFD, 10);
+                if read < 0 || write < 0 || libc::dup2(read, 3) < 0 || libc::dup2(write, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(read);
+                libc::close(write);
+                Ok(())
+            });
+        }
+        Ok(Pipe {
+            ours: (from_browser_r, to_browser_w),
+            theirs: (to_browser_r, from_browser_w),
+        })
+    }
+
+    impl Pipe {
+        /// Once the browser runs: ours speak the protocol, and the
+        /// browser's ends close here, or the pipe would never report its
+        /// exit.
+        pub(super) fn connect(self) -> Rpc {
+            drop(self.theirs);
+            Rpc::new(self.ours.0, self.ours.1)
+        }
+    }
 }
 
-/// Elsewhere there is no cheap way to tell a zombie from a live process:
-/// the SIGKILL has to do.
-#[cfg(not(target_os = "linux"))]
-fn group_is_running(_pgid: u32) -> bool {
-    false
+/// No pipe where descriptors 3 and 4 cannot be handed over.
+#[cfg(not(unix))]
+mod pipe {
+    use std::process::Command;
+
+    use anyhow::{bail, Result};
+
+    use super::Rpc;
+
+    pub(super) struct Pipe;
+
+    pub(super) fn attach(_: &mut Command) -> Result<Pipe> {
+        bail!("the DevTools pipe needs Unix")
+    }
+
+    impl Pipe {
+        pub(super) fn connect(self) -> Rpc {
+            unreachable!("no pipe is made here")
+        }
+    }
 }
 
 /// `--no-sandbox` only where Chromium refuses to start without it: as root.
 fn sandbox_flags() -> &'static [&'static str] {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    if is_root() {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
             crate::terminal::note(
@@ -321,6 +392,18 @@ fn sandbox_flags() -> &'static [&'static str] {
     } else {
         &[]
     }
+}
+
+#[cfg(unix)]
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Chromium's root check is Unix's.
+#[cfg(not(unix))]
+fn is_root() -> bool {
+    false
 }
 
 /// A number no other launch of this process uses.

@@ -33,6 +33,8 @@ pub(super) enum PageEvent {
     },
     /// A dialog (`alert`, `confirm`), which the driver has answered.
     Dialog(String),
+    /// The page could not be loaded, as the browser said after the fact.
+    NotLoaded(String),
     /// The page's process died.
     Crashed,
     /// The browser closed the connection.

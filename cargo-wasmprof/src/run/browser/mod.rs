@@ -1,11 +1,15 @@
 //! The browser host: the module and a page that runs it, served from
-//! 127.0.0.1, opened in headless Chromium driven through the DevTools
-//! protocol. The page loads `host-api.js`, the same host API Node uses.
+//! 127.0.0.1, opened in a headless browser: Chromium (or Chrome, or Edge)
+//! driven through the DevTools protocol, or Firefox through WebDriver BiDi.
+//! The page loads `host-api.js`, the same host API Node uses.
 
-pub(crate) mod chromium;
+mod bidi_driver;
 mod cdp_driver;
+pub(crate) mod chromium;
 mod console;
 mod driver;
+pub(crate) mod firefox;
+pub(crate) mod locate;
 pub(crate) mod page;
 mod page_message;
 pub mod rpc;
@@ -23,15 +27,28 @@ use super::host::{Captured, Host, HostConfig, HostResult};
 use crate::build::ModuleKind;
 use crate::run::options::HostOptions;
 pub use chromium::{Chromium, ChromiumExe};
+pub use firefox::{Firefox, FirefoxExe};
 
-/// Headless Chromium, launched on first use and kept for the runs that
+/// A headless browser, launched on first use and kept for the runs that
 /// follow (a benchmark's), each in a page of its own.
 pub struct Browser {
-    exe: ChromiumExe,
+    exe: Exe,
     extra_args: Vec<String>,
     user_page: Option<PathBuf>,
     grace: Duration,
-    chromium: Option<Chromium>,
+    running: Option<Running>,
+}
+
+/// The browser's executable.
+enum Exe {
+    Chromium(ChromiumExe),
+    Firefox(FirefoxExe),
+}
+
+/// The browser, launched.
+enum Running {
+    Chromium(Chromium),
+    Firefox(Firefox),
 }
 
 impl Browser {
@@ -43,7 +60,12 @@ impl Browser {
         if args.page.is_some() && args.invoke.is_some() {
             bail!("--page runs your page as it is; --invoke is for the generated page");
         }
-        let exe = ChromiumExe::locate(args.browser.as_deref())?;
+        let wanted = args.browser.as_deref().map(Path::to_string_lossy);
+        let found = locate::locate(wanted.as_deref(), &locate::Probe::system())?;
+        let exe = match found.family {
+            locate::Family::Chromium => Exe::Chromium(ChromiumExe::at(found.path)?),
+            locate::Family::Firefox => Exe::Firefox(FirefoxExe::at(found.path)?),
+        };
         if let Some(page) = &args.page {
             if !page.exists() {
                 bail!(
@@ -58,22 +80,34 @@ impl Browser {
             extra_args: args.browser_arg.clone(),
             user_page: args.page.clone(),
             grace: args.grace,
-            chromium: None,
+            running: None,
         })
     }
 
-    fn chromium(&mut self) -> Result<&Chromium> {
-        if self.chromium.is_none() {
+    fn running(&mut self) -> Result<&Running> {
+        if self.running.is_none() {
             super::interrupt::catch_ctrl_c();
-            self.chromium = Some(Chromium::launch(&self.exe, &self.extra_args)?);
+            self.running = Some(match &self.exe {
+                Exe::Chromium(exe) => Running::Chromium(Chromium::launch(exe, &self.extra_args)?),
+                Exe::Firefox(exe) => Running::Firefox(Firefox::launch(exe, &self.extra_args)?),
+            });
         }
-        Ok(self.chromium.as_ref().expect("launched above"))
+        Ok(self.running.as_ref().expect("launched above"))
     }
 }
 
 impl Host for Browser {
     fn describe(&self) -> String {
-        format!("headless Chromium {}", self.exe.short_version())
+        match &self.exe {
+            Exe::Chromium(exe) => format!("headless Chromium {}", exe.short_version()),
+            Exe::Firefox(exe) => format!("headless Firefox {}", exe.short_version()),
+        }
+    }
+
+    /// Chromium's sampler is reached through the DevTools protocol;
+    /// Firefox's is not reachable over WebDriver BiDi.
+    fn samples(&self) -> bool {
+        matches!(self.exe, Exe::Chromium(_))
     }
 
     fn check_kind(&self, kind: ModuleKind) -> Result<()> {
@@ -104,10 +138,20 @@ impl Host for Browser {
         let url = format!("http://{}{}", server.addr(), page.start_path);
         let grace = self.grace;
         let result = {
-            let chromium = self.chromium()?;
-            let mut page = cdp_driver::CdpPage::new(chromium);
+            let mut cdp_page;
+            let mut bidi_page;
+            let driver: &mut dyn driver::PageDriver = match self.running()? {
+                Running::Chromium(chromium) => {
+                    cdp_page = cdp_driver::CdpPage::new(chromium);
+                    &mut cdp_page
+                }
+                Running::Firefox(firefox) => {
+                    bidi_page = bidi_driver::BidiPage::new(firefox);
+                    &mut bidi_page
+                }
+            };
             session::PageRun {
-                driver: &mut page,
+                driver,
                 url: &url,
                 config: &config,
                 grace,
@@ -119,7 +163,7 @@ impl Host for Browser {
             Ok(done) => Ok((Some(done.0), done.1)),
             Err(e) => {
                 // The browser is in an unknown state: the next run starts a new one.
-                self.chromium = None;
+                self.running = None;
                 Err(e)
             }
         }

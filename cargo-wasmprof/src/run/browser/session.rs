@@ -168,9 +168,9 @@ impl PageRun<'_> {
                         })?
                 }
                 Ok(None) => {}
-                Err(e) => crate::terminal::warning(&format!(
-                    "the engine's samples were not saved: {e:#}"
-                )),
+                Err(e) => {
+                    crate::terminal::warning(&format!("the engine's samples were not saved: {e:#}"))
+                }
             }
             // What the page said while it was being read.
             while let Some(event) = self.driver.next_event(Duration::ZERO) {
@@ -314,6 +314,7 @@ impl PageRun<'_> {
             match event {
                 PageEvent::Gone => return End::BrowserGone,
                 PageEvent::Crashed => return End::Crashed,
+                PageEvent::NotLoaded(error) => return End::NotLoaded(error),
                 PageEvent::Report(payload) => match PageMessage::parse(&payload) {
                     Some(PageMessage::Exit(exited)) => return End::Exit(exited),
                     Some(PageMessage::Settled(failed)) if failed.status != RunStatus::Ok => {
@@ -433,6 +434,7 @@ fn relay_event(event: &PageEvent, relay: &mut Relay) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn pending_work_is_named_by_kind_and_nothing_pending_is_none() {
