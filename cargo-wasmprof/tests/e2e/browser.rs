@@ -295,8 +295,14 @@ fn a_wasi_binary_or_a_missing_browser_is_refused_before_building() {
         "/nonexistent/chromium",
     ]);
     assert_ne!(run.code(), Some(0));
+    assert!(run.stderr.contains("no such executable"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+
+    // A browser named but not installed: every place looked at is said.
+    let run = wasmprof(&["run", "-p", "fib", "--host", "browser", "--browser", "edge"]);
+    assert_ne!(run.code(), Some(0));
     assert!(
-        run.stderr.contains("apt-get install chromium"),
+        run.stderr.contains("--browser edge: not found. Looked at: /opt/microsoft/msedge"),
         "{}",
         run.stderr
     );
@@ -688,4 +694,20 @@ fn a_module_that_fails_to_compile_ends_the_run_with_the_engines_message() {
     assert_eq!(run.code(), Some(1), "{}", run.stderr);
     assert!(run.stderr.contains("CompileError"), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn chromium_driven_over_a_port_as_on_windows_counts_the_same() {
+    // Windows has no inherited pipes for the DevTools protocol: there the
+    // browser opens a port and wasmprof connects a websocket. Forced here.
+    require_browser();
+    let child = spawn_wasmprof_with_env(
+        &["run", "-p", "fib", "--release", "--host", "browser"],
+        &[("WASMPROF_CHROMIUM_TRANSPORT", "port")],
+    );
+    let pid = child.id();
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    run.assert_success();
+    assert_eq!(calls_by_function(&run.profile())["fib::fib"], 4_378_200);
+    assert_no_browser_left(pid);
 }

@@ -13,6 +13,7 @@ mod browser;
 mod crate_wide;
 mod exact_counts;
 mod faults;
+mod firefox;
 mod frameworks;
 mod load;
 mod memory;

@@ -357,12 +357,18 @@ pub(crate) fn wasmprof_with_pid(args: &[&str]) -> (Run, u32) {
 /// Starts `cargo wasmprof ARGS` in the examples workspace with both streams
 /// piped, for tests that talk to it while it runs.
 pub(crate) fn spawn_wasmprof(args: &[&str]) -> std::process::Child {
+    spawn_wasmprof_with_env(args, &[])
+}
+
+/// [`spawn_wasmprof`] with `env` added to its environment.
+pub(crate) fn spawn_wasmprof_with_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
     Command::new(cargo_wasmprof_bin())
         .arg("wasmprof")
         .args(args)
         .current_dir(examples_dir())
         .env_remove("RUSTFLAGS")
         .env_remove("WASMPROF_INSTRUMENT")
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -414,6 +420,59 @@ pub(crate) fn assert_no_browser_left(pid: u32) {
         leftover_dirs.is_empty(),
         "profile directories left: {leftover_dirs:?}"
     );
+}
+
+/// Asserts that no process of the Firefox the `cargo-wasmprof` process
+/// `pid` launched is left: not the browser (whose command line names its
+/// profile directory), not a content process or crash helper whose
+/// browser is gone (they name their parent by pid), and no profile
+/// directory.
+pub(crate) fn assert_no_firefox_left(pid: u32) {
+    let marker = format!("wasmprof-firefox-{pid}-");
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(process) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+        if matches!(state, Some('Z') | Some('X') | None) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<String> = String::from_utf8_lossy(&cmdline)
+            .split('\0')
+            .map(str::to_owned)
+            .collect();
+        let is_firefox = args.first().is_some_and(|a| a.contains("firefox") || a.ends_with("crashhelper"));
+        if !is_firefox {
+            continue;
+        }
+        let parent = if args[0].ends_with("crashhelper") {
+            args.get(1).cloned()
+        } else {
+            let at = args.iter().position(|a| a == "-parentPid");
+            at.and_then(|at| args.get(at + 1).cloned())
+        };
+        let orphan = parent.is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+        if args.iter().any(|a| a.contains(&marker)) || orphan {
+            left.push((process, args.join(" ")));
+        }
+    }
+    assert!(left.is_empty(), "Firefox processes left behind: {left:?}");
+    let leftover_dirs: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&marker))
+        .map(|e| e.path())
+        .collect();
+    assert!(leftover_dirs.is_empty(), "profile directories left: {leftover_dirs:?}");
+}
+
+/// `firefox` (or Debian's `firefox-esr`) can be started.
+pub(crate) fn firefox_available() -> bool {
+    cargo_wasmprof::run::browser::FirefoxExe::find().is_ok()
 }
 
 /// `chromium` (or `$WASMPROF_BROWSER`) can be started.

@@ -39,6 +39,9 @@ pub(super) struct BidiPage<'a> {
     /// subscription.
     preload: Option<String>,
     subscription: Option<String>,
+    /// A script would not stop: the tab cannot be closed (its content
+    /// process is busy for good), only the browser ended.
+    stuck: bool,
 }
 
 impl<'a> BidiPage<'a> {
@@ -48,6 +51,7 @@ impl<'a> BidiPage<'a> {
             context: None,
             preload: None,
             subscription: None,
+            stuck: false,
         }
     }
 
@@ -151,6 +155,7 @@ impl PageDriver for BidiPage<'_> {
     }
 
     fn terminate_script(&mut self) -> Result<bool> {
+        self.stuck = true;
         Ok(false)
     }
 
@@ -163,6 +168,10 @@ impl PageDriver for BidiPage<'_> {
     }
 
     fn close(&mut self) {
+        if self.stuck {
+            // Each command would wait its full timeout on the busy tab.
+            return;
+        }
         if let Some(subscription) = self.subscription.take() {
             let _ = self.call(
                 "session.unsubscribe",
@@ -179,6 +188,10 @@ impl PageDriver for BidiPage<'_> {
 
     fn stderr_tail(&self) -> String {
         self.firefox.stderr_tail_text()
+    }
+
+    fn browser_spent(&self) -> bool {
+        self.stuck
     }
 }
 

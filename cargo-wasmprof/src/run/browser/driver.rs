@@ -82,6 +82,12 @@ pub(super) trait PageDriver {
     /// Closes the page.
     fn close(&mut self);
 
+    /// The browser is stuck in a script it could not stop, and must be
+    /// ended rather than given another page.
+    fn browser_spent(&self) -> bool {
+        false
+    }
+
     /// What the browser last wrote to standard error, for a message.
     fn stderr_tail(&self) -> String;
 }

@@ -128,6 +128,12 @@ impl FirefoxExe {
         Ok(exe)
     }
 
+    /// Firefox where `--browser firefox` finds it.
+    pub fn find() -> Result<FirefoxExe> {
+        let found = super::locate::locate(Some("firefox"), &super::locate::Probe::system())?;
+        FirefoxExe::at(found.path)
+    }
+
     /// `153` of `Mozilla Firefox 153.7.0esr`.
     fn major_version(&self) -> Option<u32> {
         major_of(&self.version)

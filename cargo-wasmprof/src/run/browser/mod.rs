@@ -150,14 +150,19 @@ impl Host for Browser {
                     &mut bidi_page
                 }
             };
-            session::PageRun {
+            let result = session::PageRun {
                 driver,
                 url: &url,
                 config: &config,
                 grace,
             }
-            .run(capture)
+            .run(capture);
+            (result, driver.browser_spent())
         };
+        let (result, spent) = result;
+        if spent {
+            self.running = None;
+        }
         drop(server);
         match result {
             Ok(done) => Ok((Some(done.0), done.1)),

@@ -357,7 +357,12 @@ impl PageRun<'_> {
             Ok(value) => value,
             Err(_) if busy => {
                 if !self.driver.terminate_script()? {
-                    bail!("the page is still running a script, and this browser cannot stop one");
+                    bail!(
+                        "the page never paused its script to hand the profile over, and this \
+                         browser cannot stop a script from outside (WebDriver BiDi has no way): \
+                         run it with --browser chromium to keep what a program that never \
+                         yields counted"
+                    );
                 }
                 // The termination can take the queued read down with the
                 // script it was meant for: then read again, now that the
