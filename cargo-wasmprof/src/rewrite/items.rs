@@ -21,7 +21,7 @@ use syn::{Attribute, Block, ImplItem, Item, ItemImpl, ItemMod, ItemTrait, Meta, 
 use super::modules::{is_inside, ModDir};
 use super::size::{is_entry, Size};
 use super::source::Source;
-use super::{CrateSpec, Planned, PlannedKind, RewriteError, Stats};
+use super::{CrateSpec, PathOutside, Planned, PlannedKind, RewriteError, Stats};
 
 /// A module file still to read.
 pub(crate) struct FileJob {
@@ -440,13 +440,13 @@ impl<'a> FileWalk<'a> {
                 if !is_inside(&target, &self.spec.package_root) {
                     if !left_out {
                         let at = self.source.offset(item.mod_token.span);
-                        return Err(RewriteError::PathOutside {
+                        return Err(RewriteError::PathOutside(Box::new(PathOutside {
                             file: self.source.path.clone(),
                             line: self.source.line_of(at),
                             module: path.join("::"),
                             target,
                             package_root: self.spec.package_root.clone(),
-                        });
+                        })));
                     }
                     // Left as it is, but read from where it is: the copy
                     // is elsewhere, and a relative path would miss it.

@@ -223,20 +223,8 @@ pub(crate) enum RewriteError {
         column: usize,
         message: String,
     },
-    #[error(
-        "{}:{line}: the `#[path]` of module `{module}` points outside the crate, to {}; \
-         crate-wide instrumentation rewrites only files inside {}. Leave the module out with \
-         `exclude = [\"{module}\"]` under `[package.metadata.wasmprof]` in the crate's \
-         Cargo.toml, or build without crate-wide instrumentation of this crate",
-        file.display(), target.display(), package_root.display()
-    )]
-    PathOutside {
-        file: PathBuf,
-        line: usize,
-        module: String,
-        target: PathBuf,
-        package_root: PathBuf,
-    },
+    #[error(transparent)]
+    PathOutside(Box<PathOutside>),
     #[error("the crate root {} is outside the package directory {}", root.display(), package_root.display())]
     RootOutside {
         root: PathBuf,
@@ -244,6 +232,24 @@ pub(crate) enum RewriteError {
     },
     #[error("cannot read {}: {message}", file.display())]
     Read { file: PathBuf, message: String },
+}
+
+/// A module whose `#[path]` leads out of the package (boxed: paths are
+/// large on Windows, and the error travels in every `Result`).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{}:{line}: the `#[path]` of module `{module}` points outside the crate, to {}; \
+     crate-wide instrumentation rewrites only files inside {}. Leave the module out with \
+     `exclude = [\"{module}\"]` under `[package.metadata.wasmprof]` in the crate's \
+     Cargo.toml, or build without crate-wide instrumentation of this crate",
+    file.display(), target.display(), package_root.display()
+)]
+pub(crate) struct PathOutside {
+    pub file: PathBuf,
+    pub line: usize,
+    pub module: String,
+    pub target: PathBuf,
+    pub package_root: PathBuf,
 }
 
 /// A file read, its edits (`start, end, replacement`), and for a root

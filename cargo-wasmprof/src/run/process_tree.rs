@@ -39,7 +39,7 @@ impl ProcessTree {
                 let _ = child.wait();
                 return Err(e);
             }
-            return Ok(ProcessTree { child, job });
+            Ok(ProcessTree { child, job })
         }
         #[cfg(not(windows))]
         Ok(ProcessTree {

@@ -302,7 +302,8 @@ fn a_wasi_binary_or_a_missing_browser_is_refused_before_building() {
     let run = wasmprof(&["run", "-p", "fib", "--host", "browser", "--browser", "edge"]);
     assert_ne!(run.code(), Some(0));
     assert!(
-        run.stderr.contains("--browser edge: not found. Looked at: /opt/microsoft/msedge"),
+        run.stderr
+            .contains("--browser edge: not found. Looked at: /opt/microsoft/msedge"),
         "{}",
         run.stderr
     );

@@ -40,7 +40,8 @@ fn counts_in_firefox_are_the_counts_in_node_and_agree_with_a_second_count() {
     run.assert_success();
     assert!(run.stdout.contains("fib: sum = 1353000"), "{}", run.stdout);
     assert!(
-        run.stderr.contains("Verified every call count of 4 functions"),
+        run.stderr
+            .contains("Verified every call count of 4 functions"),
         "{}",
         run.stderr
     );
@@ -110,7 +111,14 @@ fn the_users_own_page_runs_in_firefox() {
 
 #[test]
 fn console_lines_from_firefox_reach_their_streams_in_order() {
-    let run = in_firefox(&["run", "-p", "image-kernels", "--release", "--invoke", "chatter"]);
+    let run = in_firefox(&[
+        "run",
+        "-p",
+        "image-kernels",
+        "--release",
+        "--invoke",
+        "chatter",
+    ]);
     run.assert_success();
     let lines = |text: &str| -> Vec<String> {
         text.lines()
@@ -272,11 +280,19 @@ fn a_wasm_bindgen_test_suite_passes_in_firefox_with_each_test_at_the_root() {
     }
     let profile = run.profile();
     assert!(profile.run.complete);
-    assert!(profile.run.host.starts_with("firefox "), "{}", profile.run.host);
+    assert!(
+        profile.run.host.starts_with("firefox "),
+        "{}",
+        profile.run.host
+    );
     let tests = (profile.nodes.iter())
         .filter(|n| n.parent == Some(0))
         .filter_map(|n| n.function)
-        .filter(|&f| profile.functions[f].name.starts_with("image_kernels::tests::"))
+        .filter(|&f| {
+            profile.functions[f]
+                .name
+                .starts_with("image_kernels::tests::")
+        })
         .count();
     assert_eq!(tests, 7);
 }

@@ -444,7 +444,9 @@ pub(crate) fn assert_no_firefox_left(pid: u32) {
             .split('\0')
             .map(str::to_owned)
             .collect();
-        let is_firefox = args.first().is_some_and(|a| a.contains("firefox") || a.ends_with("crashhelper"));
+        let is_firefox = args
+            .first()
+            .is_some_and(|a| a.contains("firefox") || a.ends_with("crashhelper"));
         if !is_firefox {
             continue;
         }
@@ -467,7 +469,10 @@ pub(crate) fn assert_no_firefox_left(pid: u32) {
         .filter(|e| e.file_name().to_string_lossy().starts_with(&marker))
         .map(|e| e.path())
         .collect();
-    assert!(leftover_dirs.is_empty(), "profile directories left: {leftover_dirs:?}");
+    assert!(
+        leftover_dirs.is_empty(),
+        "profile directories left: {leftover_dirs:?}"
+    );
 }
 
 /// `firefox` (or Debian's `firefox-esr`) can be started.
