@@ -630,6 +630,22 @@ pub struct HostArgs {
         help_heading = "Browser"
     )]
     pub grace: std::time::Duration,
+    /// Record this long, then end the run with exit status 0 and a complete profile of that window (e.g. 10s)
+    ///
+    /// For programs that never end: a render loop (egui, Bevy, a canvas
+    /// animation), a page that polls. The window starts when the page
+    /// starts loading, or `--after` later. The profile holds exactly what
+    /// ran in the window, and says which part of the run it covers. A
+    /// program that ends sooner ends the run, which says so.
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse_duration, help_heading = "Browser")]
+    pub duration: Option<std::time::Duration>,
+    /// Leave the run's first DURATION (start-up) out of the profile (e.g. 2s)
+    ///
+    /// The profile then holds what ran from this point on, to the end of
+    /// the run or of `--duration`. The window opens between two of the
+    /// page's tasks, when no call is running, so no call is cut in two.
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse_duration, help_heading = "Browser")]
+    pub after: Option<std::time::Duration>,
     /// Arguments for the program (`main`'s argv, or --invoke's arguments)
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -654,6 +670,8 @@ impl HostArgs {
             browser_arg: self.browser_arg.clone(),
             page: self.page.clone(),
             grace: self.grace,
+            duration: self.duration,
+            after: self.after,
             args: self.args.clone(),
         }
     }
@@ -779,6 +797,8 @@ pub struct ReportArgs {
     mut_arg("until_exit", |a| a.hide(true)),
     mut_arg("sample", |a| a.hide(true)),
     mut_arg("page", |a| a.hide(true)),
+    mut_arg("duration", |a| a.hide(true)),
+    mut_arg("after", |a| a.hide(true)),
     mut_arg("args", |a| a
         .value_name("HARNESS ARGS")
         .help("Arguments for the test harness: --nocapture, --exact, --skip NAME, --ignored, --include-ignored, --list")

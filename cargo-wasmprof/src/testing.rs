@@ -61,6 +61,7 @@ impl ProfileBuilder {
                 max_nodes: None,
                 samples_file: None,
                 count_check: None,
+                window: None,
                 small_counted: false,
             },
             timer: TimerInfo {
@@ -74,6 +75,7 @@ impl ProfileBuilder {
             functions: Vec::new(),
             nodes: vec![Node::root()],
             overflow_calls: 0,
+            frames: None,
             futures: Vec::new(),
         };
         ProfileBuilder {
@@ -447,6 +449,7 @@ pub(crate) fn demo_profile() -> Profile {
             max_nodes: None,
             samples_file: None,
             count_check: None,
+            window: None,
             small_counted: false,
         },
         timer: TimerInfo {
@@ -505,6 +508,7 @@ pub(crate) fn demo_profile() -> Profile {
             },
         ],
         overflow_calls: 0,
+        frames: None,
         futures: Vec::new(),
     }
 }

@@ -13,6 +13,8 @@ mod clock;
 mod count;
 mod exit;
 mod frame;
+#[doc(hidden)]
+pub mod frames;
 mod future;
 mod future_stats;
 mod guard;

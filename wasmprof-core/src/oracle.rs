@@ -170,6 +170,7 @@ pub(crate) fn snapshot() -> wasmprof_wire::Snapshot {
         memory: None,
         // Its functions' counts are the oracle's: nothing to hold them against.
         oracle: None,
+        frames: None,
     }
 }
 

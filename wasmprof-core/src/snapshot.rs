@@ -23,9 +23,9 @@ use crate::tree::{CallTree, ROOT};
 pub fn take() -> Snapshot {
     // The snapshot's own allocations are the runtime's.
     let _untracked = crate::memory::Untracked::begin();
-    let (mut tree, current, clock_cost) =
-        with_thread(|t| (t.tree.clone(), t.current, t.clock_cost))
-            .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0));
+    let (mut tree, current, clock_cost, frames) =
+        with_thread(|t| (t.tree.clone(), t.current, t.clock_cost, t.frames.snapshot()))
+            .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0, None));
     let mut counted: Vec<u64> = Vec::new();
     for (id, calls) in crate::count::counted_calls() {
         let id = id as usize;
@@ -80,6 +80,7 @@ pub fn take() -> Snapshot {
             .collect(),
         memory: memory(nodes.len()),
         oracle: oracle(),
+        frames,
         nodes,
         current,
         overflow: tree.overflow(),

@@ -41,6 +41,8 @@ pub(crate) struct ThreadState {
     /// The node of the test the harness is running, and the depth of the
     /// timed calls under it (see `harness.rs`).
     pub harness: Option<(NodeId, usize)>,
+    /// The animation frames a page host marked (see `frames.rs`).
+    pub frames: crate::frames::FrameRecord,
     /// What each path allocated and holds (`--memory`); not there at all
     /// without it.
     #[cfg(wasmprof_memory)]
@@ -60,6 +62,7 @@ impl ThreadState {
             timed: Vec::new(),
             futures: Futures::new(),
             harness: None,
+            frames: crate::frames::FrameRecord::new(),
             #[cfg(wasmprof_memory)]
             memory: crate::memory::Ledger::new(),
         }

@@ -62,10 +62,14 @@
 pub const NEVER_RETURNED: u32 = 4;
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 
+pub mod frames;
 pub mod memory;
+mod window;
+pub use frames::{FrameNode, SnapshotFrame, SnapshotFrames};
 pub use memory::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
+pub use window::WindowError;
 
 /// The oldest version [`Snapshot::decode`] reads.
 const OLDEST_VERSION: u32 = 4;
@@ -108,6 +112,8 @@ pub struct Snapshot {
     pub memory: Option<SnapshotMemory>,
     /// The oracle's counts, when the build has it (`--verify-counts`).
     pub oracle: Option<Vec<OracleCount>>,
+    /// The animation frames a page host marked, when there were any.
+    pub frames: Option<SnapshotFrames>,
 }
 
 /// The oracle's count of one function's calls: see [`Snapshot::oracle`].
@@ -235,7 +241,8 @@ impl Snapshot {
             VERSION,
             u32::from(self.timed)
                 | u32::from(self.memory.is_some()) << 1
-                | u32::from(self.oracle.is_some()) << 2,
+                | u32::from(self.oracle.is_some()) << 2
+                | u32::from(self.frames.is_some()) << 3,
             self.functions.len() as u32,
             self.nodes.len() as u32,
             self.current,
@@ -291,6 +298,9 @@ impl Snapshot {
                 out.extend_from_slice(&count.marker.to_le_bytes());
                 out.extend_from_slice(&count.calls.to_le_bytes());
             }
+        }
+        if let Some(frames) = &self.frames {
+            frames.encode(&mut out);
         }
         let total = out.len() as u32;
         out[4..8].copy_from_slice(&total.to_le_bytes());
@@ -361,6 +371,11 @@ impl Snapshot {
         } else {
             None
         };
+        let frames = if flags & 8 == 8 {
+            Some(SnapshotFrames::decode(&mut r, nodes.len())?)
+        } else {
+            None
+        };
         if r.at != bytes.len() {
             return Err(DecodeError("snapshot has trailing bytes".into()));
         }
@@ -378,6 +393,7 @@ impl Snapshot {
             futures,
             memory,
             oracle,
+            frames,
         })
     }
 }
@@ -560,6 +576,7 @@ mod tests {
             }],
             memory: None,
             oracle: None,
+            frames: None,
         }
     }
 
@@ -661,6 +678,7 @@ mod tests {
                     calls: u64::MAX,
                 },
             ]),
+            frames: None,
             ..with_memory()
         };
         let bytes = s.encode();
@@ -670,9 +688,42 @@ mod tests {
         }
         let empty = Snapshot {
             oracle: Some(Vec::new()),
+            frames: None,
             ..sample()
         };
         assert_eq!(Snapshot::decode(&empty.encode()).unwrap(), empty);
+    }
+
+    #[test]
+    fn frames_round_trip_and_their_truncations_and_bad_nodes_are_errors() {
+        let s = Snapshot {
+            frames: Some(SnapshotFrames {
+                first_start_ms: 100.0,
+                last_start_ms: 1100.5,
+                durations_ms: vec![16.5, 2.25, 40.0],
+                worst: vec![SnapshotFrame {
+                    index: 2,
+                    start_ms: 1100.5,
+                    duration_ms: 40.0,
+                    nodes: vec![FrameNode {
+                        node: 1,
+                        calls: 40,
+                        timed_calls: 40,
+                        inclusive_ms: 39.5,
+                    }],
+                }],
+            }),
+            ..with_memory()
+        };
+        let bytes = s.encode();
+        assert_eq!(Snapshot::decode(&bytes).unwrap(), s);
+        for len in 0..bytes.len() {
+            assert!(Snapshot::decode(&bytes[..len]).is_err(), "len {len}");
+        }
+        let mut bad = s.clone();
+        bad.frames.as_mut().unwrap().worst[0].nodes[0].node = 99;
+        let error = Snapshot::decode(&bad.encode()).unwrap_err();
+        assert!(error.0.contains("node 99"), "{error:?}");
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //   watchPendingWork()  (browser) from now on, counts the timers, intervals,
 //                       animation frames and fetches the page has pending
 //   pendingWork()       those counts, or null when not watched
+//   watchActivity(f)    calls f({type:'active'}) each 100 ms in which the
+//                       page ran a frame, timer, interval or fetch callback
 //   later(fn, ms)       setTimeout, for the hosts' own timers: never counted
 //
 // The instance is found by watching WebAssembly.instantiate(Streaming) and
@@ -177,6 +179,11 @@
   // before the program's own scripts run; their own timers use `later`.
   const later = global.setTimeout.bind(global);
   let pendingWork = null;
+  // Callbacks the page has run since it loaded: animation frames, timers,
+  // intervals, fetches settled. A page that runs them is at work, even if
+  // it prints nothing (a render loop); the run's grace period ends only a
+  // page that runs none.
+  let callbacks = 0;
   function watchPendingWork() {
     if (pendingWork || typeof global.requestAnimationFrame !== 'function') return;
     const timers = new Set();
@@ -196,6 +203,7 @@
       if (typeof handler !== 'function') return real.setTimeout.call(global, handler, ...rest);
       const id = real.setTimeout.call(global, function (...args) {
         timers.delete(id);
+        callbacks++;
         return handler.apply(this, args);
       }, ...rest);
       timers.add(id);
@@ -204,8 +212,12 @@
     // The two clear functions take either kind of id.
     const forget = (id) => { timers.delete(id); intervals.delete(id); };
     global.clearTimeout = function (id) { forget(id); return real.clearTimeout.call(global, id); };
-    global.setInterval = function (...args) {
-      const id = real.setInterval.apply(global, args);
+    global.setInterval = function (handler, ...rest) {
+      if (typeof handler !== 'function') return real.setInterval.call(global, handler, ...rest);
+      const id = real.setInterval.call(global, function (...args) {
+        callbacks++;
+        return handler.apply(this, args);
+      }, ...rest);
       intervals.add(id);
       return id;
     };
@@ -213,7 +225,18 @@
     global.requestAnimationFrame = function (callback) {
       const id = real.requestAnimationFrame.call(global, function (time) {
         frames.delete(id);
-        return callback(time);
+        callbacks++;
+        const marks = frameMarks();
+        if (!marks) return callback(time);
+        // The runtime keeps each frame's duration, and the slowest
+        // frames' own calls (see wasmprof-core's frames.rs).
+        marks.__wasmprof_frame_begin();
+        const start = performance.now();
+        try {
+          return callback(time);
+        } finally {
+          marks.__wasmprof_frame_end(start, performance.now() - start);
+        }
       });
       frames.add(id);
       return id;
@@ -225,7 +248,7 @@
     if (typeof real.fetch === 'function') {
       global.fetch = function (...args) {
         fetches++;
-        const done = () => { fetches--; };
+        const done = () => { fetches--; callbacks++; };
         const response = real.fetch.apply(global, args);
         response.then(done, done);
         return response;
@@ -234,9 +257,37 @@
     pendingWork = () => ({ timers: timers.size, intervals: intervals.size, frames: frames.size, fetches });
   }
 
+  // The instrumented instance's frame exports, when it has them.
+  function frameMarks() {
+    const exports = profiled && profiled.exports;
+    return exports && typeof exports.__wasmprof_frame_begin === 'function' ? exports : null;
+  }
+
+  // A recording window opens: the frames so far are not in it.
+  function resetFrames() {
+    const exports = frameMarks();
+    if (exports) exports.__wasmprof_frames_reset();
+  }
+
+  // Tells `report` every tenth of a second in which the page ran a
+  // callback, so that the host knows the program is at work.
+  function watchActivity(report) {
+    let seen = callbacks;
+    const tick = () => {
+      if (callbacks !== seen) {
+        seen = callbacks;
+        report({ type: 'active', callbacks });
+      }
+      later(tick, 100);
+    };
+    later(tick, 100);
+  }
+
   global.__wasmprofHost = {
     api,
     watchPendingWork,
+    watchActivity,
+    resetFrames,
     pendingWork: () => (pendingWork ? pendingWork() : null),
     later,
     snapshotBytes,

@@ -149,6 +149,7 @@ main().then(
       harnessTests: harnessTests && harnessTests.names,
     });
     watchFutures();
+    if (!config.test) host.watchActivity(report);
   },
   (error) => {
     const outcome = host.classify(error);

@@ -37,6 +37,7 @@
       type: 'settled', status: 'ok', exitCode: 0, message: null, returnValue: null,
       programNanos: Math.round(performance.now() * 1e6), resolutionNanos,
     }), 0);
+    host.watchActivity(report);
   }
   window.addEventListener('load', settleWhenInstantiated);
 })();

@@ -139,6 +139,9 @@ pub fn validate(profile: &Profile) -> Result<(), String> {
     if let Some(memory) = &profile.memory {
         memory.validate(profile.nodes.len())?;
     }
+    if let Some(frames) = &profile.frames {
+        frames.validate(profile.nodes.len())?;
+    }
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! The profile file format and the operations every report needs on it.
 
 mod columns;
+mod frames;
 mod invariants;
 mod io;
 mod memory;
@@ -8,11 +9,13 @@ mod merge;
 mod model;
 mod store;
 
+pub use frames::{Frame, FrameCalls, Frames};
 pub use io::{parse_profile, read_profile, validate, write_profile, ProfileError};
 pub use memory::{FailedAlloc, MemoryGrow, MemoryProfile, MemoryWeight, PathMemory};
 pub use merge::merge;
 pub use model::{
     CountCheck, CountDifference, CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo,
-    Latency, Node, Profile, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, FORMAT, FORMAT_MAJOR,
+    Latency, Node, Profile, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, Window, FORMAT,
+    FORMAT_MAJOR,
 };
 pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};

@@ -42,6 +42,9 @@ pub struct Profile {
     /// Memory per call path, when the build recorded it (`--memory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<super::MemoryProfile>,
+    /// The animation frames, when a page ran any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<super::Frames>,
 }
 
 /// The futures of one async function on one call path: its node's calls
@@ -142,6 +145,17 @@ pub struct RunInfo {
     /// independent count of the same run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count_check: Option<CountCheck>,
+    /// `--after`, `--duration`: the profile holds only what ran in this
+    /// part of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+}
+
+/// A part of a run, from its start (when the page began to load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    pub start_nanos: u64,
+    pub end_nanos: u64,
 }
 
 /// What `--verify-counts` found: the profile's count of each function's

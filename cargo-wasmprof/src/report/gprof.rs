@@ -22,6 +22,7 @@
 //!   are too long for gprof's three 26-character columns, as Rust paths are.
 
 mod flat;
+mod frames;
 mod futures;
 mod graph;
 mod index;
@@ -83,6 +84,7 @@ impl<'a> GprofWriter<'a> {
         index::write(self, &mut text);
         futures::write(self, &mut text);
         memory::write(self, &mut text);
+        frames::write(self, &mut text);
         text
     }
 

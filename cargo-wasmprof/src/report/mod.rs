@@ -13,6 +13,7 @@ pub(crate) mod diff;
 pub(crate) mod flamechart;
 pub(crate) mod flamegraph;
 pub(crate) mod folded;
+pub(crate) mod frames;
 pub(crate) mod futures;
 pub(crate) mod gprof;
 pub(crate) mod html;

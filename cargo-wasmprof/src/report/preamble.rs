@@ -13,8 +13,16 @@ pub(super) fn run_line(profile: &Profile) -> String {
         Some(package) => format!("package {package}"),
         None => format!("module {}", run.module),
     };
+    let window = match run.window {
+        Some(window) => format!(
+            ", recorded from {} to {} into the run",
+            human_duration(window.start_nanos as f64),
+            human_duration(window.end_nanos as f64)
+        ),
+        None => String::new(),
+    };
     format!(
-        "wasmprof: {program}, entry {}, host {}, wall time {}",
+        "wasmprof: {program}, entry {}, host {}, wall time {}{window}",
         run.entry,
         run.host,
         human_duration(run.wall_nanos as f64)
@@ -395,6 +403,20 @@ mod tests {
         assert_eq!(
             run_line(&profile),
             "wasmprof: package demo, entry start, host node v20.20.2, wall time 2.00 ms"
+        );
+    }
+
+    #[test]
+    fn a_windowed_run_says_which_part_of_it_the_profile_holds() {
+        let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
+        profile.run.window = Some(crate::profile::Window {
+            start_nanos: 2_000_000_000,
+            end_nanos: 12_000_000_000,
+        });
+        assert!(
+            run_line(&profile).ends_with(", recorded from 2.00 s to 12.0 s into the run"),
+            "{}",
+            run_line(&profile)
         );
     }
 

@@ -81,7 +81,46 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
         }
     }
     memory_lines(profile, &mut text);
+    frame_lines(profile, &mut text);
     text
+}
+
+/// A page with animation frames: their rate and distribution, and what
+/// the slowest frame spent its time in.
+fn frame_lines(profile: &Profile, text: &mut String) {
+    let Some(frames) = &profile.frames else {
+        return;
+    };
+    text.push_str(&format!(
+        "frames: {}
+",
+        super::frames::overview(frames)
+    ));
+    let Some(slowest) = frames.worst.first() else {
+        return;
+    };
+    let lines = super::frames::tree(profile, slowest);
+    let top: Vec<String> = lines
+        .iter()
+        .filter(|l| l.depth <= 1)
+        .take(4)
+        .map(|l| {
+            format!(
+                "{} x{} {}",
+                l.name,
+                l.calls,
+                human_duration(l.inclusive_nanos)
+            )
+        })
+        .collect();
+    text.push_str(&format!(
+        "        slowest, frame {} ({}): {}; `cargo wasmprof report --format gprof` shows the {} \
+         slowest frames' calls\n",
+        slowest.index,
+        human_duration(slowest.duration_nanos),
+        top.join(", "),
+        frames.worst.len()
+    ));
 }
 
 /// With `--memory`: the allocations, the peak and who held most of it,

@@ -187,6 +187,7 @@ mod tests {
                     .map(|&(marker, calls)| OracleCount { marker, calls })
                     .collect(),
             ),
+            frames: None,
         }
     }
 

@@ -69,6 +69,10 @@ pub(crate) fn host_config(
         wasi,
         timeout_ms: timeout_millis(host),
         until_exit: host.until_exit,
+        window: (host.after.is_some() || host.duration.is_some()).then(|| host::WindowSpec {
+            after: host.after.unwrap_or_default(),
+            duration: host.duration,
+        }),
         sample_interval_micros: host.sample.then(|| sample_interval_micros(host)),
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),

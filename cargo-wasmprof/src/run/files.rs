@@ -94,6 +94,7 @@ mod tests {
             wasi: Default::default(),
             timeout_ms: 1,
             until_exit: false,
+            window: None,
             sample_interval_micros: None,
             cpuprofile_out: "c".into(),
             snapshot_out: "s".into(),

@@ -88,6 +88,9 @@ pub struct HostConfig {
     pub timeout_ms: u64,
     /// The run ends only when the program calls `wasmprof::exit`.
     pub until_exit: bool,
+    /// `--after` and `--duration`: the part of the run to record.
+    #[serde(skip)]
+    pub window: Option<WindowSpec>,
     /// Run the engine's own sampler every this many microseconds, and
     /// write its `.cpuprofile` to `cpuprofile_out` (`--sample`).
     pub sample_interval_micros: Option<u32>,
@@ -101,6 +104,14 @@ pub struct HostConfig {
     /// for the tests it begins, and tells the runtime (see
     /// `test/harness.rs`).
     pub harness_tests: bool,
+}
+
+/// The part of a run the profile is to cover: from `after` into the run,
+/// for `duration` (else to the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowSpec {
+    pub after: std::time::Duration,
+    pub duration: Option<std::time::Duration>,
 }
 
 /// The tests of a wasm-bindgen-test binary to run, chosen as
@@ -146,6 +157,9 @@ pub(crate) struct HostResult {
     /// work scheduled: what it was (`2 timers, 1 animation frame`).
     #[serde(default)]
     pub pending_work: Option<String>,
+    /// The part of the run the snapshot covers, when a window was asked for.
+    #[serde(default)]
+    pub window: Option<crate::profile::Window>,
     /// The tests the harness ran, in order: libtest's when the host watched
     /// for them (`HostConfig::harness_tests`), `None` for one it then
     /// ignored; wasm-bindgen-test's always.
@@ -232,6 +246,7 @@ impl HostResult {
             snapshot: false,
             snapshot_error: None,
             pending_work: None,
+            window: None,
             harness_tests: Vec::new(),
         }
     }

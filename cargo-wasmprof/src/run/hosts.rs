@@ -26,6 +26,10 @@ fn wasmtime(args: &HostOptions) -> Result<Box<dyn Host>> {
             args.browser.is_some() || !args.browser_arg.is_empty() || args.page.is_some(),
             "--browser, --browser-arg and --page",
         ),
+        (
+            args.duration.is_some() || args.after.is_some(),
+            "--duration and --after (for --host browser)",
+        ),
     ];
     if let Some((_, flags)) = others.iter().find(|(given, _)| *given) {
         anyhow::bail!("{flags} are not for --host wasmtime");

@@ -53,6 +53,8 @@ impl Node {
             (args.browser.is_some(), "--browser"),
             (!args.browser_arg.is_empty(), "--browser-arg"),
             (args.page.is_some(), "--page"),
+            (args.duration.is_some(), "--duration"),
+            (args.after.is_some(), "--after"),
         ];
         if let Some((_, flag)) = browser_only.iter().find(|(given, _)| *given) {
             bail!("{flag} is for the browser host: add --host browser");

@@ -51,5 +51,7 @@ pub struct HostOptions {
     pub browser_arg: Vec<String>,
     pub page: Option<PathBuf>,
     pub grace: Duration,
+    pub duration: Option<Duration>,
+    pub after: Option<Duration>,
     pub args: Vec<String>,
 }

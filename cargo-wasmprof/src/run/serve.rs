@@ -102,6 +102,7 @@ pub(super) fn serve(
             snapshot: true,
             snapshot_error: None,
             pending_work: None,
+            window: None,
             harness_tests: Vec::new(),
         };
         let context = run_context(&module, command_line.clone(), entry.clone())?;

@@ -93,6 +93,7 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
             max_nodes: Some(u64::from(snapshot.cap)),
             samples_file: None,
             count_check,
+            window: host.window,
         },
         timer: TimerInfo {
             mode: if snapshot.timed {
@@ -112,6 +113,7 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
         },
         functions,
         memory: snapshot.memory.as_ref().map(memory),
+        frames: snapshot.frames.as_ref().map(profile::Frames::from_snapshot),
         futures: snapshot
             .futures
             .iter()
@@ -261,6 +263,7 @@ mod tests {
             snapshot: true,
             snapshot_error: None,
             pending_work: None,
+            window: None,
             harness_tests: Vec::new(),
         }
     }
@@ -269,6 +272,7 @@ mod tests {
         Snapshot {
             memory: None,
             oracle: None,
+            frames: None,
             timed: true,
             functions: vec![
                 SnapshotFunction {

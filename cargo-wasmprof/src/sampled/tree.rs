@@ -272,6 +272,7 @@ pub(crate) fn sampled_profile(
             max_nodes: None,
             samples_file: None,
             count_check: None,
+            window: None,
             small_counted: false,
         },
         timer: TimerInfo {
@@ -285,6 +286,7 @@ pub(crate) fn sampled_profile(
         functions,
         nodes,
         overflow_calls: 0,
+        frames: None,
         futures: Vec::new(),
     }
 }

@@ -133,6 +133,7 @@ pub fn run(args: &[OsString]) -> Result<i32> {
 /// binary bounded by `--timeout`.
 pub fn test_config(kind: LoadAs, wasm: &Path, run_dir: &Path, session: &Session) -> HostConfig {
     HostConfig {
+        window: None,
         kind,
         wasm: wasm.to_path_buf(),
         js: None,

@@ -25,6 +25,7 @@ mod newcomer;
 mod node;
 mod realworld;
 mod record_fixtures;
+mod render_loops;
 mod report_formats;
 mod runtime_on_wasm;
 mod sampled;

@@ -313,9 +313,19 @@ fn draw_frame(n: u32) -> u32 {
 }
 
 #[wasm_bindgen(inline_js = "export function reject_soon(message) { \
-    setTimeout(() => { Promise.reject(new Error(message)); }, 0); }")]
+    setTimeout(() => { Promise.reject(new Error(message)); }, 0); } \
+    export function nothing_for(ms) { setTimeout(() => {}, ms); }")]
 extern "C" {
     fn reject_soon(message: &str);
+    fn nothing_for(ms: u32);
+}
+
+/// Leaves a timer of `seconds` scheduled and returns: a page that is
+/// quiet with work still pending, which the grace period ends.
+#[wasm_bindgen]
+pub fn idle_with_timer(seconds: u32) -> u32 {
+    nothing_for(seconds * 1000);
+    checked_step(1, 0)
 }
 
 /// Leaves a promise rejected with nobody to handle it: the run ends as an

@@ -18,6 +18,9 @@ pub(crate) enum PageMessage {
     /// Futures of instrumented async functions made progress: the program
     /// is still at work.
     Futures { pending: u64, polls: u64 },
+    /// The page ran animation frames, timers, intervals or fetch callbacks
+    /// in the last tenth of a second: the program is still at work.
+    Active { callbacks: u64 },
 }
 
 /// How the entry point ended.
@@ -89,6 +92,7 @@ mod tests {
         let scripts = [
             include_str!("../../host/page-host.js"),
             include_str!("../../host/page-watch.js"),
+            include_str!("../../host/host-api.js"),
         ];
         let mut types = Vec::new();
         for script in scripts {
@@ -103,6 +107,7 @@ mod tests {
                 "settled" => r#"{"type":"settled","status":"ok","exitCode":0}"#.to_owned(),
                 "exit" => r#"{"type":"exit","code":0}"#.to_owned(),
                 "futures" => r#"{"type":"futures","pending":1,"polls":2}"#.to_owned(),
+                "active" => r#"{"type":"active","callbacks":3}"#.to_owned(),
                 other => panic!("the page sends `{other}`, which is not a PageMessage"),
             };
             assert!(PageMessage::parse(&sample).is_some(), "{sample}");

@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::console::{Relay, Stream};
 use super::driver::{PageDriver, PageEvent, PageOptions};
 use super::page_message::{Exited, PageMessage, Settled};
+use super::window::Recording;
 use crate::run::host::RunStatus;
 use crate::run::host::{Captured, HostConfig, HostResult};
 use crate::run::interrupt;
@@ -42,8 +43,10 @@ const SNAPSHOT_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost;
      return { snapshot: h.snapshotBase64(), resolution: h.measureResolution(), \
      pending: h.pendingWork() }; })()";
 /// The same, cheap enough to run every second: the snapshot alone.
-const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
+pub(super) const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
      return h ? { snapshot: h.snapshotBase64() } : null; })()";
+/// When a program that keeps working is told how the run will end.
+const STILL_AT_WORK: Duration = Duration::from_secs(10);
 /// For tests of that: crash the page this many milliseconds into the run.
 const CRASH_AFTER_VAR: &str = "WASMPROF_TEST_CRASH_PAGE_AFTER_MS";
 
@@ -102,6 +105,8 @@ enum End {
     Crashed,
     BrowserGone,
     NotLoaded(String),
+    /// `--duration` was over.
+    WindowClosed,
 }
 
 impl PageRun<'_> {
@@ -118,9 +123,10 @@ impl PageRun<'_> {
         };
         let deadline = started + Duration::from_millis(self.config.timeout_ms);
         let mut latest = Latest::default();
+        let mut recording = (self.config.window).map(|spec| Recording::new(spec, Instant::now()));
         let end = match self.driver.navigate(self.url)? {
             Some(error) => End::NotLoaded(error),
-            None => self.watch(deadline, &mut relay, &mut latest),
+            None => self.watch(deadline, &mut relay, &mut latest, recording.as_mut()),
         };
 
         let (mut result, mut resolution, program_nanos) = self.outcome(&end);
@@ -131,7 +137,16 @@ impl PageRun<'_> {
             let busy = matches!(end, End::Timeout | End::Interrupted);
             match self.pull_snapshot(busy) {
                 Ok(Some(pulled)) => {
-                    std::fs::write(&self.config.snapshot_out, pulled.bytes).with_context(|| {
+                    let bytes = match &recording {
+                        Some(recording) => {
+                            let closed = matches!(end, End::WindowClosed);
+                            let (bytes, window) = recording.finish(pulled.bytes, closed)?;
+                            result.window = window;
+                            bytes
+                        }
+                        None => pulled.bytes,
+                    };
+                    std::fs::write(&self.config.snapshot_out, bytes).with_context(|| {
                         format!("could not write {}", self.config.snapshot_out.display())
                     })?;
                     result.snapshot = true;
@@ -238,6 +253,8 @@ impl PageRun<'_> {
                 fail(RunStatus::Error, 1, message);
                 None
             }
+            // The window asked for is over: the run is a success.
+            End::WindowClosed => None,
             End::NotLoaded(error) => {
                 fail(
                     RunStatus::Error,
@@ -268,8 +285,15 @@ impl PageRun<'_> {
     }
 
     /// Relays the page's events until the run is over, and says why it is.
-    fn watch(&mut self, deadline: Instant, relay: &mut Relay, latest: &mut Latest) -> End {
+    fn watch(
+        &mut self,
+        deadline: Instant,
+        relay: &mut Relay,
+        latest: &mut Latest,
+        mut recording: Option<&mut Recording>,
+    ) -> End {
         let mut settled: Option<Settled> = None;
+        let mut said_still_at_work = false;
         let mut last_sign_of_life = Instant::now();
         let started = Instant::now();
         let mut next_pull = started + PULL_EVERY;
@@ -302,6 +326,11 @@ impl PageRun<'_> {
             if now >= deadline {
                 return End::Timeout;
             }
+            if let Some(recording) = recording.as_deref_mut() {
+                if recording.due_to_close(&mut *self.driver) {
+                    return End::WindowClosed;
+                }
+            }
             if let Some(report) = &settled {
                 if !self.config.until_exit && now.duration_since(last_sign_of_life) >= self.grace {
                     return End::Settled(report.clone());
@@ -324,8 +353,15 @@ impl PageRun<'_> {
                         settled = Some(ok);
                         last_sign_of_life = Instant::now();
                     }
-                    // Futures made progress: the program is at work.
-                    Some(PageMessage::Futures { .. }) => last_sign_of_life = Instant::now(),
+                    // Futures made progress, or frames, timers or fetches
+                    // ran: the program is at work.
+                    Some(PageMessage::Futures { .. } | PageMessage::Active { .. }) => {
+                        last_sign_of_life = Instant::now();
+                        if !said_still_at_work && now.duration_since(started) >= STILL_AT_WORK {
+                            said_still_at_work = true;
+                            self.say_still_at_work();
+                        }
+                    }
                     None => {}
                 },
                 PageEvent::Uncaught {
@@ -344,6 +380,20 @@ impl PageRun<'_> {
                 PageEvent::Other => {}
             }
         }
+    }
+
+    /// Says once, for a program that keeps working (a render loop), how
+    /// the run will end and how to end it sooner.
+    fn say_still_at_work(&self) {
+        if self.config.until_exit || self.config.window.is_some() {
+            return;
+        }
+        crate::terminal::note(&format!(
+            "the page is still at work after {} s (animation frames, timers or fetches): the run \
+             goes on until it is quiet for --grace. Ctrl-C ends it and keeps the profile; \
+             --duration records a window of a program that never ends",
+            STILL_AT_WORK.as_secs()
+        ));
     }
 
     /// The snapshot's bytes, and the clock resolution the page measured.
@@ -393,7 +443,7 @@ impl PageRun<'_> {
 }
 
 /// The snapshot a periodic pull brought back, decoded.
-fn snapshot_bytes(value: &Value) -> Option<Vec<u8>> {
+pub(super) fn snapshot_bytes(value: &Value) -> Option<Vec<u8>> {
     let text = value["snapshot"].as_str()?;
     base64::engine::general_purpose::STANDARD.decode(text).ok()
 }

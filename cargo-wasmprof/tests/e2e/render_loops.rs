@@ -1,0 +1,140 @@
+//! Programs that never end: a render loop on animation frames runs on
+//! while it draws (no output needed), `--duration` records a window of it
+//! with exit status 0 and a complete profile, `--after` leaves start-up
+//! out, and the frames are in the profile. Each frame count is checked
+//! against a count made another way: the runtime counts the page's frame
+//! callbacks, the instrumentation the calls of the function each frame
+//! makes once.
+
+use crate::support::*;
+
+/// `image_kernels::draw_frame` is called once per frame.
+const DRAW: &str = "image_kernels::draw_frame";
+
+fn animate(frames: u32, flags: &[&str]) -> Run {
+    let frames = frames.to_string();
+    let mut args = vec![
+        "run",
+        "-p",
+        "image-kernels",
+        "--release",
+        "--host",
+        "browser",
+        "--invoke",
+        "animate",
+        "--timeout",
+        "120s",
+    ];
+    args.extend_from_slice(flags);
+    args.extend(["--", &frames, "0"]);
+    wasmprof(&args)
+}
+
+#[test]
+fn a_render_loop_that_prints_nothing_is_not_cut_by_the_grace_period() {
+    // 150 frames take 2.5 s at 60 per second, five times the grace period;
+    // the program ends itself with wasmprof::exit, without --until-exit.
+    let run = animate(150, &[]);
+    run.assert_success();
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    assert_eq!(calls_by_function(&profile)[DRAW], 150);
+    let frames = profile.frames.clone().expect("the frames");
+    assert_eq!(frames.count, 150);
+    assert!(!frames.worst.is_empty());
+    // Each slow frame's own calls: one draw_frame.
+    for frame in &frames.worst {
+        let draws: u64 = frame.calls.iter().map(|c| c.calls).sum();
+        assert_eq!(draws, 1, "frame {}", frame.index);
+    }
+    assert!(
+        run.stderr.contains("frames: 150 frames in"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn duration_records_a_window_of_a_loop_that_never_ends_and_exits_0() {
+    let run = animate(1_000_000, &["--duration", "2s"]);
+    run.assert_success();
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let window = profile.run.window.expect("the window");
+    assert_eq!(window.start_nanos, 0);
+    assert!(window.end_nanos >= 2_000_000_000, "{window:?}");
+    let frames = profile.frames.clone().expect("the frames");
+    let draws = calls_by_function(&profile)[DRAW];
+    assert_eq!(frames.count, draws);
+    // Headless Chromium delivers frames at the display's rate.
+    let rate = frames.rate_hz().unwrap();
+    assert!((20.0..=75.0).contains(&rate), "{rate} frames per second");
+    assert!(
+        run.stderr.contains("recorded from 0 ns to 2."),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn after_leaves_start_up_out_and_the_window_holds_its_own_frames() {
+    let run = animate(1_000_000, &["--after", "1s", "--duration", "1500ms"]);
+    run.assert_success();
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let window = profile.run.window.expect("the window");
+    assert!(window.start_nanos >= 1_000_000_000, "{window:?}");
+    assert!(
+        window.end_nanos - window.start_nanos >= 1_500_000_000,
+        "{window:?}"
+    );
+    // The start-up's calls are not in the window: the kernels ran once,
+    // before it.
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls.get("image_kernels::sobel").copied().unwrap_or(0), 0);
+    let frames = profile.frames.clone().expect("the frames");
+    assert_eq!(frames.count, calls[DRAW]);
+    assert!(frames.count >= 30, "{} frames", frames.count);
+}
+
+#[test]
+fn a_program_that_ends_inside_the_window_ends_the_run_and_says_so() {
+    let run = animate(30, &["--duration", "60s"]);
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("before the 60.00 s of --duration were over"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert_eq!(calls_by_function(&profile)[DRAW], 30);
+    assert!(profile.run.window.is_some());
+}
+
+#[test]
+fn a_window_opened_after_the_program_ended_keeps_the_whole_run() {
+    let run = animate(30, &["--after", "30s"]);
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("before the window of --after 30.00 s opened"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert_eq!(calls_by_function(&profile)[DRAW], 30);
+    assert!(profile.run.window.is_none());
+}
+
+#[test]
+fn duration_and_after_are_for_the_browser_host() {
+    let run = wasmprof(&["run", "-p", "fib", "--duration", "1s"]);
+    assert_ne!(run.code(), Some(0));
+    assert!(
+        run.stderr.contains("--duration is for the browser host"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+}
