@@ -12,6 +12,7 @@ mod kw {
     syn::custom_keyword!(name);
     syn::custom_keyword!(test);
     syn::custom_keyword!(count);
+    syn::custom_keyword!(__after_macro);
 }
 
 /// `#[wasmprof::instrument(crate = path, name = "text", test | count)]`,
@@ -28,6 +29,11 @@ pub(crate) struct Args {
     /// `count`: count the calls and nothing more (no call path below it, no
     /// time of its own), for functions too small and hot to time.
     pub(crate) count: Option<Span>,
+    /// `__after_macro`, which ours writes when it goes below another
+    /// crate's attribute macro (see `after_other_macros`): that macro may
+    /// copy our attribute onto items it makes that are not functions (a
+    /// struct), which are then left as they are.
+    pub(crate) after_macro: bool,
 }
 
 impl Args {
@@ -50,6 +56,16 @@ impl Parse for Args {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut args = Args::default();
         while !input.is_empty() {
+            // Ours alone writes it: peeked outside the lookahead, so that no
+            // error lists it among the arguments.
+            if input.peek(kw::__after_macro) {
+                input.parse::<kw::__after_macro>()?;
+                args.after_macro = true;
+                if !input.is_empty() {
+                    input.parse::<Token![,]>()?;
+                }
+                continue;
+            }
             let lookahead = input.lookahead1();
             if lookahead.peek(Token![crate]) {
                 let keyword: Token![crate] = input.parse()?;

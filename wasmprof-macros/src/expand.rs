@@ -82,14 +82,14 @@ fn after_other_macros(
     // What the other macro makes may have another name (Yew's component
     // body becomes `inner`): the calls keep the name the user wrote.
     let args = match parsed.name {
-        Some(_) => args.clone(),
+        Some(_) => quote!(__after_macro, #args),
         None if args.is_empty() => {
             let name = default_name(&function.sig.ident);
-            quote!(name = #name)
+            quote!(name = #name, __after_macro)
         }
         None => {
             let name = default_name(&function.sig.ident);
-            quote!(name = #name, #args)
+            quote!(name = #name, __after_macro, #args)
         }
     };
     Some(quote!(#(#attrs)* #[#krate::instrument(#args)] #rest))
@@ -216,6 +216,10 @@ fn expand_item(args: &Args, item: TokenStream) -> syn::Result<TokenStream> {
             walker.instrument_mod(&mut module);
             Ok(module.into_token_stream())
         }
+        // Put there by the other macro ours went below (`#[warnings::warning]`
+        // copies the function's attributes onto a struct it declares): not
+        // the function, which ours instruments where that macro put it.
+        _ if args.after_macro => Ok(item),
         _ => {
             if let Ok(declaration) = syn::parse2::<FnDeclaration>(item) {
                 return Err(syn::Error::new(

@@ -140,8 +140,8 @@ fn enclosing_function<'a>(
 ) -> Option<(&'a str, &'a Planned)> {
     functions
         .iter()
-        .filter(|(_, p)| p.line <= line && same_file(&p.file, file))
-        .max_by_key(|(_, p)| p.line)
+        .filter(|(_, p)| p.first_line <= line && same_file(&p.file, file))
+        .max_by_key(|(_, p)| p.first_line)
         .map(|(krate, p)| (krate.as_str(), p))
 }
 
@@ -178,6 +178,7 @@ error: could not compile `yew` (lib) due to 17 previous errors
             Planned {
                 file: file.into(),
                 line,
+                first_line: line,
                 path: path.into(),
                 kind: PlannedKind::Function,
                 counted: false,
@@ -194,6 +195,23 @@ error: could not compile `yew` (lib) due to 17 previous errors
             package: "app".into(),
             diagnostics,
         }
+    }
+
+    #[test]
+    fn an_error_on_a_function_s_attribute_is_that_function_s() {
+        // dioxus-core 0.6.3: `fc_to_builder` at 110, then at 118 the
+        // attribute of `component_called_as_function`, named at 119.
+        let file = "/reg/dioxus-core-0.6.3/src/properties.rs";
+        let mut earlier = planned("properties::fc_to_builder", file, 110).1;
+        earlier.first_line = 110;
+        let mut attributed = planned("properties::component_called_as_function", file, 119).1;
+        attributed.first_line = 118;
+        let functions = [
+            ("dioxus-core".to_owned(), earlier),
+            ("dioxus-core".to_owned(), attributed),
+        ];
+        let found = enclosing_function(&functions, Path::new(file), 118).unwrap();
+        assert_eq!(found.1.path, "properties::component_called_as_function");
     }
 
     #[test]

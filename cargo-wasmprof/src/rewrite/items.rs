@@ -92,7 +92,13 @@ impl<'a> FileWalk<'a> {
             let path = join(module, &[function.sig.ident.unraw().to_string()]);
             let at = self.item_start(function.to_token_stream());
             self.insert(at, self.spec.runtime.test_attr());
-            self.plan(&function.sig.ident, path, PlannedKind::Test, Tier::Full);
+            self.plan(
+                &function.sig.ident,
+                first_line(&function.attrs, &function.sig),
+                path,
+                PlannedKind::Test,
+                Tier::Full,
+            );
             return;
         }
         let path = join(module, &[function.sig.ident.unraw().to_string()]);
@@ -108,7 +114,13 @@ impl<'a> FileWalk<'a> {
             if tier != Tier::Out {
                 let name = function.sig.ident.unraw().to_string();
                 self.wrap_body(&function.block, &function.sig.ident, &name, false, tier);
-                self.plan(&function.sig.ident, path, PlannedKind::Function, tier);
+                self.plan(
+                    &function.sig.ident,
+                    first_line(&function.attrs, &function.sig),
+                    path,
+                    PlannedKind::Function,
+                    tier,
+                );
             }
             return;
         }
@@ -119,7 +131,13 @@ impl<'a> FileWalk<'a> {
         };
         let at = self.item_start(function.to_token_stream());
         self.insert(at, attr);
-        self.plan(&function.sig.ident, path, PlannedKind::Function, tier);
+        self.plan(
+            &function.sig.ident,
+            first_line(&function.attrs, &function.sig),
+            path,
+            PlannedKind::Function,
+            tier,
+        );
     }
 
     /// Tests written by a `macro_rules!` macro (itoa's, many crates'):
@@ -345,12 +363,13 @@ impl<'a> FileWalk<'a> {
                 Tier::Full => Some(self.spec.runtime.instrument_attr()),
                 Tier::Out => Some(self.spec.runtime.skip_attr()),
             };
+            let at = self.item_start(tokens);
+            let first_line = self.source.line_of(at);
             if let Some(attr) = attr {
-                let at = self.item_start(tokens);
                 self.insert(at, attr);
             }
             if tier != Tier::Out {
-                self.plan(ident, path, kind, tier);
+                self.plan(ident, first_line, path, kind, tier);
             }
         }
     }
@@ -376,7 +395,13 @@ impl<'a> FileWalk<'a> {
             return;
         }
         self.wrap_body(block, &sig.ident, name, by_self, tier);
-        self.plan(&sig.ident, path, PlannedKind::Method, tier);
+        self.plan(
+            &sig.ident,
+            first_line(attrs, sig),
+            path,
+            PlannedKind::Method,
+            tier,
+        );
     }
 
     /// What `#[wasmprof::instrument]` would expand the body to, written
@@ -548,12 +573,20 @@ impl<'a> FileWalk<'a> {
         self.insertions.push((at, at, text));
     }
 
-    fn plan(&mut self, ident: &syn::Ident, path: String, kind: PlannedKind, tier: Tier) {
+    fn plan(
+        &mut self,
+        ident: &syn::Ident,
+        first_line: usize,
+        path: String,
+        kind: PlannedKind,
+        tier: Tier,
+    ) {
         self.stats.instrumented += 1;
         let line = ident.span().start().line;
         self.planned.push(Planned {
             file: self.source.path.clone(),
             line,
+            first_line: first_line.min(line),
             path,
             kind,
             counted: tier == Tier::Counted,
@@ -637,6 +670,18 @@ fn directly_wrappable(sig: &syn::Signature, attrs: &[Attribute]) -> bool {
         && !attrs
             .iter()
             .any(|a| matches!(a.style, syn::AttrStyle::Inner(_)))
+}
+
+/// The line a function's item starts on, not counting its doc comments:
+/// where the rewrite's attribute goes, and the attributes a compile error
+/// may point at.
+fn first_line(attrs: &[Attribute], sig: &syn::Signature) -> usize {
+    attrs
+        .iter()
+        .filter(|a| matches!(a.style, syn::AttrStyle::Outer) && !a.path().is_ident("doc"))
+        .map(|a| a.pound_token.span.start().line)
+        .min()
+        .unwrap_or_else(|| sig.fn_token.span.start().line)
 }
 
 /// `#[path = "..."]`: the path and its literal.

@@ -184,6 +184,9 @@ pub struct Planned {
     pub file: PathBuf,
     /// The line of the function's name, which the reports will show.
     pub line: usize,
+    /// The line its item starts on (its first attribute but doc
+    /// comments): a compile error there is this function's.
+    pub first_line: usize,
     /// Its path in the crate without the crate name: `parser::Parser::expr`.
     pub path: String,
     pub kind: PlannedKind,

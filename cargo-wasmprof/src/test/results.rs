@@ -438,6 +438,7 @@ mod tests {
         Planned {
             file: "/home/me/ws/wc/src/lib.rs".into(),
             line,
+            first_line: line,
             path: path.into(),
             kind: crate::rewrite::PlannedKind::Test,
             counted: false,

@@ -5,8 +5,10 @@
 //!   Yew's) with Yew itself instrumented crate-wide, from the generated page
 //!   and from a trunk-style `dist/` (hyphenated, hashed file names,
 //!   `integrity` on the preloads), one build for both;
-//! - a Dioxus 0.6 app (`examples/dioxus-counter`) with dioxus-web
-//!   instrumented crate-wide (its `async fn run() -> !`), whose page fetches
+//! - a Dioxus 0.6 app (`examples/dioxus-counter`) with dioxus-web and
+//!   dioxus-core instrumented crate-wide (dioxus-web's `async fn run() ->
+//!   !`; dioxus-core's `#[warnings::warning]` functions, which that macro
+//!   turns into a struct and a module), whose page fetches
 //!   dioxus-web's snippet modules all at once: run several times, since the
 //!   page server once left such requests unread now and then;
 //! - a Leptos 0.8 app (`examples/leptos-counter`) with its reactive system
@@ -121,6 +123,8 @@ fn a_dioxus_app_with_dioxus_web_instrumented_loads_and_runs_every_time() {
             "--instrument-all",
             "--instrument-crate",
             "dioxus-web",
+            "--instrument-crate",
+            "dioxus-core",
             "--timeout",
             "60s",
             "--verify-counts",
@@ -142,6 +146,13 @@ fn a_dioxus_app_with_dioxus_web_instrumented_loads_and_runs_every_time() {
         assert_eq!(calls["dioxus_counter::start"], 1);
         // dioxus-web's `pub async fn run(..) -> !`, instrumented.
         assert_eq!(calls["dioxus_web::run"], 1);
+        // dioxus-core's virtual DOM ran instrumented (its counts are checked
+        // against the oracle's above).
+        let core = calls
+            .keys()
+            .filter(|f| f.starts_with("dioxus_core::"))
+            .count();
+        assert!(core > 50, "{core} dioxus-core functions called");
     }
 }
 

@@ -570,7 +570,7 @@ fn another_crate_s_attribute_macro_runs_first_and_ours_on_what_it_makes() {
     let out = text(&expand("", item));
     assert!(
         out.starts_with(
-            "# [doc = \" Docs.\"] # [inline] # [function_component] # [:: wasmprof :: instrument (name = \"App\")] pub fn App"
+            "# [doc = \" Docs.\"] # [inline] # [function_component] # [:: wasmprof :: instrument (name = \"App\" , __after_macro)] pub fn App"
         ),
         "{out}"
     );
@@ -582,13 +582,15 @@ fn another_crate_s_attribute_macro_runs_first_and_ours_on_what_it_makes() {
     ));
     assert!(
         out.starts_with(
-            "# [yew :: hook] # [my :: wasmprof :: instrument (name = \"use_x\" , crate = my :: wasmprof , count)] fn use_x"
+            "# [yew :: hook] # [my :: wasmprof :: instrument (name = \"use_x\" , __after_macro , crate = my :: wasmprof , count)] fn use_x"
         ),
         "{out}"
     );
     let out = text(&expand("name = \"mine\"", "#[component] fn f() {}"));
     assert!(
-        out.starts_with("# [component] # [:: wasmprof :: instrument (name = \"mine\")] fn f"),
+        out.starts_with(
+            "# [component] # [:: wasmprof :: instrument (__after_macro , name = \"mine\")] fn f"
+        ),
         "{out}"
     );
     // Inert attributes, tools' and the macros ours is known to go above
@@ -618,4 +620,21 @@ fn what_wasm_bindgen_writes_around_the_user_s_function_is_left_alone() {
     }
     let out = text(&expand("", "pub fn start() {}"));
     assert!(out.contains("__instrument_body"), "{out}");
+}
+
+#[test]
+fn ours_copied_by_another_macro_onto_an_item_it_made_leaves_that_item_alone() {
+    // `#[warnings::warning]` declares a struct with the function's
+    // attributes: ours, gone below it, lands there too.
+    let out = text(&expand(
+        "name = \"called\", __after_macro, count",
+        "#[allow(non_camel_case_types)] pub(crate) struct called {}",
+    ));
+    assert_eq!(
+        out,
+        "# [allow (non_camel_case_types)] pub (crate) struct called { }"
+    );
+    // Written by hand on a struct, it is still an error.
+    let out = text(&expand("", "struct S {}"));
+    assert!(out.contains("compile_error"), "{out}");
 }
