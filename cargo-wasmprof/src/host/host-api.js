@@ -23,7 +23,8 @@
 //                       animation frames and fetches the page has pending
 //   pendingWork()       those counts, or null when not watched
 //   watchActivity(f)    calls f({type:'active'}) each 100 ms in which the
-//                       page ran a frame, timer, interval or fetch callback
+//                       page ran a frame, timer, interval or fetch callback,
+//                       or had an animation frame pending
 //   later(fn, ms)       setTimeout, for the hosts' own timers: never counted
 //
 // The instance is found by watching WebAssembly.instantiate(Streaming) and
@@ -270,11 +271,15 @@
   }
 
   // Tells `report` every tenth of a second in which the page ran a
-  // callback, so that the host knows the program is at work.
+  // callback, or waited for an animation frame it asked for, so that the
+  // host knows the program is at work. A frame asked for is work to come:
+  // the browser delivers it when it can (a WebGL page drawn in software
+  // may wait long for the next).
   function watchActivity(report) {
     let seen = callbacks;
     const tick = () => {
-      if (callbacks !== seen) {
+      const work = pendingWork ? pendingWork() : null;
+      if (callbacks !== seen || (work && work.frames > 0)) {
         seen = callbacks;
         report({ type: 'active', callbacks });
       }

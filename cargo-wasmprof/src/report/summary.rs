@@ -91,16 +91,12 @@ fn frame_lines(profile: &Profile, text: &mut String) {
     let Some(frames) = &profile.frames else {
         return;
     };
-    text.push_str(&format!(
-        "frames: {}
-",
-        super::frames::overview(frames)
-    ));
+    text.push_str(&format!("frames: {}\n", super::frames::overview(frames)));
     let Some(slowest) = frames.worst.first() else {
         return;
     };
     let lines = super::frames::tree(profile, slowest);
-    let top: Vec<String> = lines
+    let mut top: Vec<String> = lines
         .iter()
         .filter(|l| l.depth <= 1)
         .take(4)
@@ -113,6 +109,9 @@ fn frame_lines(profile: &Profile, text: &mut String) {
             )
         })
         .collect();
+    if top.is_empty() {
+        top.push("no instrumented call (the framework's or the browser's own work)".into());
+    }
     text.push_str(&format!(
         "        slowest, frame {} ({}): {}; `cargo wasmprof report --format gprof` shows the {} \
          slowest frames' calls\n",
@@ -243,6 +242,61 @@ mod tests {
         assert_golden("recursion.summary.txt", &text);
         assert!(text.contains("top 2 of 4 functions by calls"), "{text}");
         assert!(text.contains("     4378200  fib\n"), "{text}");
+    }
+
+    #[test]
+    fn with_frames_the_summary_gives_their_rate_and_the_slowest_frame_s_calls() {
+        use crate::profile::{Frame, FrameCalls, Frames};
+        let mut profile = crate::testing::ProfileBuilder::timed()
+            .path(&["frame"], 3, 9.0)
+            .path(&["frame", "row"], 120, 6.0)
+            .build();
+        let row = profile.nodes.len() - 1;
+        let frame = |index, calls: Vec<FrameCalls>| Frame {
+            index,
+            start_nanos: 0.0,
+            duration_nanos: 5e6,
+            calls,
+        };
+        profile.frames = Some(Frames {
+            count: 3,
+            span_nanos: 32e6,
+            median_nanos: 1e6,
+            p95_nanos: 5e6,
+            p99_nanos: 5e6,
+            worst_nanos: 5e6,
+            worst: vec![frame(
+                1,
+                vec![
+                    FrameCalls {
+                        node: row - 1,
+                        calls: 1,
+                        inclusive_nanos: 4e6,
+                    },
+                    FrameCalls {
+                        node: row,
+                        calls: 40,
+                        inclusive_nanos: 2e6,
+                    },
+                ],
+            )],
+        });
+        let text = render_summary(&profile, 3);
+        assert!(
+            text.contains("frames: 3 frames in 32.0 ms (62.5 per second)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("slowest, frame 1 (5.00 ms): frame x1 4.00 ms, row x40 2.00 ms"),
+            "{text}"
+        );
+        // A frame in which nothing instrumented ran says so.
+        profile.frames.as_mut().unwrap().worst = vec![frame(2, Vec::new())];
+        let text = render_summary(&profile, 3);
+        assert!(
+            text.contains("frame 2 (5.00 ms): no instrumented call"),
+            "{text}"
+        );
     }
 
     #[test]

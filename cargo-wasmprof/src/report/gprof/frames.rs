@@ -27,8 +27,13 @@ pub(super) fn write(report: &GprofWriter, text: &mut String) {
             human_duration_ascii(frame.start_nanos),
             human_duration_ascii(frame.duration_nanos)
         ));
+        let lines = tree(report.profile, frame);
+        if lines.is_empty() {
+            text.push_str("    no instrumented call (the framework's or the browser's own work)\n");
+            continue;
+        }
         text.push_str(&format!("{:>9} {:>10}  name\n", "calls", "time"));
-        for line in tree(report.profile, frame) {
+        for line in lines {
             text.push_str(&format!(
                 "{:>9} {:>10}  {}{}\n",
                 line.calls,

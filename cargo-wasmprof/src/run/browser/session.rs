@@ -22,7 +22,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::console::{Relay, Stream};
-use super::driver::{PageDriver, PageEvent, PageOptions};
+use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions};
 use super::page_message::{Exited, PageMessage, Settled};
 use super::window::Recording;
 use crate::run::host::RunStatus;
@@ -45,6 +45,8 @@ const SNAPSHOT_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost;
 /// The same, cheap enough to run every second: the snapshot alone.
 pub(super) const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
      return h ? { snapshot: h.snapshotBase64() } : null; })()";
+/// How long a page may take to answer a pull before it counts as busy.
+const BUSY_AFTER: Duration = Duration::from_millis(100);
 /// When a program that keeps working is told how the run will end.
 const STILL_AT_WORK: Duration = Duration::from_secs(10);
 /// For tests of that: crash the page this many milliseconds into the run.
@@ -309,7 +311,9 @@ impl PageRun<'_> {
             let now = Instant::now();
             // A pull answered (the page was between tasks): keep it. One at
             // a time, so that a busy page is not sent a queue of them.
-            if let Some(reply) = pulling.as_ref().and_then(super::driver::Evaluation::ready) {
+            if let Some(reply) =
+                (pulling.as_ref()).and_then(|(pull, _): &(Evaluation, Instant)| pull.ready())
+            {
                 pulling = None;
                 if let Some(bytes) = reply.ok().and_then(|value| snapshot_bytes(&value)) {
                     latest.bytes = Some((bytes, now));
@@ -317,7 +321,7 @@ impl PageRun<'_> {
             }
             if pulling.is_none() && now >= next_pull {
                 next_pull = now + PULL_EVERY;
-                pulling = self.driver.evaluate(PERIODIC_EXPRESSION).ok();
+                pulling = (self.driver.evaluate(PERIODIC_EXPRESSION).ok()).map(|pull| (pull, now));
             }
             if crash_after.is_some_and(|after| now.duration_since(started) >= after) {
                 crash_after = None;
@@ -330,6 +334,14 @@ impl PageRun<'_> {
                 if recording.due_to_close(&mut *self.driver) {
                     return End::WindowClosed;
                 }
+            }
+            // A pull not answered at once: the page is busy in a long task
+            // (a WebGL frame drawn in software), which is not quiet.
+            if pulling
+                .as_ref()
+                .is_some_and(|(_, sent)| now.duration_since(*sent) >= BUSY_AFTER)
+            {
+                last_sign_of_life = now;
             }
             if let Some(report) = &settled {
                 if !self.config.until_exit && now.duration_since(last_sign_of_life) >= self.grace {
