@@ -138,3 +138,44 @@ fn duration_and_after_are_for_the_browser_host() {
     );
     assert!(!run.stderr.contains("Building"), "{}", run.stderr);
 }
+
+#[test]
+fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
+    // eframe 0.37 on WebGL: its loop never ends, so --duration does. The
+    // app lays out 40 rows a frame for 60 frames and logs its own count.
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "egui-rows",
+        "--release",
+        "--host",
+        "browser",
+        "--duration",
+        "45s",
+    ]);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("egui-rows: 60 frames, 2400 rows"),
+        "the app's own count:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    assert_eq!(calls_by_function(&profile)["egui_rows::row"], 2400);
+    let frames = profile.frames.clone().expect("the frames");
+    assert!(frames.count >= 60, "{} frames", frames.count);
+    // A frame lays out all 40 rows or none (eframe's own frames after the
+    // 60th); the slowest include some of the app's.
+    let rows_in = |frame: &cargo_wasmprof::profile::Frame| -> u64 {
+        (frame.calls.iter())
+            .filter(|c| {
+                let function = profile.nodes[c.node].function;
+                function.is_some_and(|f| profile.functions[f].name == "egui_rows::row")
+            })
+            .map(|c| c.calls)
+            .sum()
+    };
+    assert!(frames.worst.iter().all(|f| [0, 40].contains(&rows_in(f))));
+    assert!(frames.worst.iter().any(|f| rows_in(f) == 40));
+}
