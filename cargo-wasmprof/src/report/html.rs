@@ -23,6 +23,7 @@ use super::time_kind::TimeKind;
 use crate::html_text::{escape, script_json};
 use crate::profile::Profile;
 
+mod frames;
 mod memory;
 
 const SCRIPT: &str = include_str!("html/report.js");
@@ -135,11 +136,16 @@ pub(crate) fn render_html(profile: &Profile) -> String {
         None => summary,
     };
     let memory = memory::section(profile).unwrap_or_default();
-    let memory_link = if memory.is_empty() {
+    let frames = frames::section(profile).unwrap_or_default();
+    let mut section_links = if memory.is_empty() {
         ""
     } else {
         " <a href=\"#memory\">Memory</a>"
-    };
+    }
+    .to_owned();
+    if !frames.is_empty() {
+        section_links.push_str(" <a href=\"#frames\">Frames</a>");
+    }
     let calls_header = if sampled {
         "<th data-key=\"samples\" data-numeric>samples</th>"
     } else {
@@ -151,7 +157,7 @@ pub(crate) fn render_html(profile: &Profile) -> String {
          <title>wasmprof: {title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
          <header><h1>wasmprof: {title}</h1><p id=\"run-line\"></p><ul id=\"notes\"></ul></header>\n\
          <nav><a href=\"#summary\">Summary</a> <a href=\"#flat\">Flat profile</a> \
-         <a href=\"#graph\">Call graph</a> <a href=\"#flame\">Flame graph</a>{memory_link} \
+         <a href=\"#graph\">Call graph</a> <a href=\"#flame\">Flame graph</a>{section_links} \
          <a href=\"#run\">Run</a></nav>\n\
          <section id=\"summary\"><h2>Summary</h2><pre>{summary}</pre></section>\n\
          <section id=\"flat\"><h2>Flat profile</h2>\
@@ -165,7 +171,7 @@ pub(crate) fn render_html(profile: &Profile) -> String {
          <section id=\"graph\"><h2>Call graph</h2><p class=\"hint\">Click a function anywhere \
          to see who calls it and what it calls.</p><div id=\"focus\"></div></section>\n\
          <section id=\"flame\"><h2>Flame graph</h2><div class=\"flame\">{flame}</div></section>\n\
-         {memory}\
+         {memory}{frames}\
          <section id=\"run\"><h2>Run</h2><table id=\"meta\"></table></section>\n\
          <script type=\"application/json\" id=\"data\">{data}</script>\n\
          <script>\n{SCRIPT}</script>\n</body>\n</html>\n",
