@@ -143,16 +143,20 @@ fn duration_and_after_are_for_the_browser_host() {
 fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
     // eframe 0.37 on WebGL: its loop never ends, so --duration does. The
     // app lays out 40 rows a frame for 60 frames and logs its own count.
-    let run = wasmprof(&[
-        "run",
-        "-p",
-        "egui-rows",
-        "--release",
-        "--host",
-        "browser",
-        "--duration",
-        "45s",
-    ]);
+    // A workspace of its own (see its Cargo.toml).
+    let run = wasmprof_in(
+        &examples_dir().join("egui-rows"),
+        &[
+            "run",
+            "-p",
+            "egui-rows",
+            "--release",
+            "--host",
+            "browser",
+            "--duration",
+            "45s",
+        ],
+    );
     run.assert_success();
     assert!(
         run.stdout.contains("egui-rows: 60 frames, 2400 rows"),

@@ -296,6 +296,8 @@ impl PageRun<'_> {
     ) -> End {
         let mut settled: Option<Settled> = None;
         let mut said_still_at_work = false;
+        // The evaluation that asks whether a quiet page is free.
+        let mut probing: Option<(Evaluation, Instant)> = None;
         let mut last_sign_of_life = Instant::now();
         let started = Instant::now();
         let mut next_pull = started + PULL_EVERY;
@@ -345,7 +347,26 @@ impl PageRun<'_> {
             }
             if let Some(report) = &settled {
                 if !self.config.until_exit && now.duration_since(last_sign_of_life) >= self.grace {
-                    return End::Settled(report.clone());
+                    // Quiet, or blocked (a synchronous WebGL call waiting
+                    // on the GPU process)? A page that cannot answer at
+                    // once is at work.
+                    match probing
+                        .as_ref()
+                        .map(|(probe, sent): &(Evaluation, Instant)| {
+                            (probe.ready().is_some(), now.duration_since(*sent))
+                        }) {
+                        Some((true, _)) => return End::Settled(report.clone()),
+                        Some((false, waited)) if waited >= BUSY_AFTER => {
+                            probing = None;
+                            last_sign_of_life = now;
+                        }
+                        Some((false, _)) => {}
+                        None => {
+                            probing = (self.driver.evaluate("0").ok()).map(|probe| (probe, now));
+                        }
+                    }
+                } else {
+                    probing = None;
                 }
             }
             let wait = (deadline - now).min(Duration::from_millis(50));
