@@ -45,8 +45,10 @@ const SNAPSHOT_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost;
 /// The same, cheap enough to run every second: the snapshot alone.
 pub(super) const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
      return h ? { snapshot: h.snapshotBase64() } : null; })()";
-/// How long a page may take to answer a pull before it counts as busy.
-const BUSY_AFTER: Duration = Duration::from_millis(100);
+/// How long a page may take to answer a pull or a probe before it counts
+/// as busy: well above a round trip to an idle page on a loaded machine,
+/// well below the grace period.
+const BUSY_AFTER: Duration = Duration::from_millis(250);
 /// When a program that keeps working is told how the run will end.
 const STILL_AT_WORK: Duration = Duration::from_secs(10);
 /// For tests of that: crash the page this many milliseconds into the run.
