@@ -250,7 +250,8 @@ impl Chromium {
     }
 }
 
-fn tail_text(tail: &Mutex<VecDeque<String>>) -> String {
+/// The last lines a browser wrote to standard error, for a message.
+pub(super) fn tail_text(tail: &Mutex<VecDeque<String>>) -> String {
     let tail = tail.lock().unwrap();
     if tail.is_empty() {
         String::new()
@@ -406,8 +407,8 @@ fn is_root() -> bool {
     false
 }
 
-/// A number no other launch of this process uses.
-fn unique() -> u64 {
+/// A number no other launch of this process uses (of either browser).
+pub(super) fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use super::chromium::{tail_text, unique};
 use super::rpc::Rpc;
 use crate::run::process_tree::ProcessTree;
 
@@ -332,18 +333,6 @@ fn write_preferences(profile_dir: &Path) -> Result<()> {
     std::fs::write(&path, text).with_context(|| format!("could not write {}", path.display()))
 }
 
-fn tail_text(tail: &Mutex<VecDeque<String>>) -> String {
-    let tail = tail.lock().unwrap();
-    if tail.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "\nthe browser's last words:\n  {}",
-            tail.iter().cloned().collect::<Vec<_>>().join("\n  ")
-        )
-    }
-}
-
 impl Drop for Firefox {
     fn drop(&mut self) {
         // Firefox exits by itself once asked.
@@ -389,13 +378,6 @@ fn end_crash_helper(firefox: u32) {
 
 #[cfg(not(target_os = "linux"))]
 fn end_crash_helper(_firefox: u32) {}
-
-/// A number no other launch of this process uses.
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
 
 #[cfg(test)]
 mod tests {
