@@ -39,16 +39,24 @@ fn plain_build(workspace: &Path, target_dir: &Path, package: &str) -> Vec<u8> {
     .unwrap()
 }
 
+/// Copies a source tree, editing its text files. Build output (`target`,
+/// which an example with a workspace of its own keeps beside its sources)
+/// is left behind, and files that are not text are copied as they are.
 fn copy_dir(from: &Path, to: &Path, edit: &dyn Fn(&str) -> String) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let target = to.join(entry.file_name());
         if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target, edit);
+            if entry.file_name() != "target" {
+                copy_dir(&entry.path(), &target, edit);
+            }
         } else {
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            std::fs::write(target, edit(&text)).unwrap();
+            let bytes = std::fs::read(entry.path()).unwrap();
+            match String::from_utf8(bytes) {
+                Ok(text) => std::fs::write(target, edit(&text)).unwrap(),
+                Err(binary) => std::fs::write(target, binary.into_bytes()).unwrap(),
+            }
         }
     }
 }
