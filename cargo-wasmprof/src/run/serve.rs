@@ -5,10 +5,12 @@
 //! terminal. Ctrl-C ends it.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
 
+use super::browser::window::profile_of_window;
 use super::browser::{new_token, page, server};
 use super::engine::{host_config, run_context, save_profile};
 use super::host::HostResult;
@@ -16,6 +18,7 @@ use super::{build_module_for, files, interrupt};
 use crate::build::options::BuildOptions;
 use crate::build::{ModuleKind, Workspace};
 use crate::cli::RunArgs;
+use crate::profile::Window;
 use crate::run::host::RunStatus;
 use crate::run::options::HostKind;
 use crate::terminal;
@@ -77,14 +80,25 @@ pub(super) fn serve(
     terminal::status(
         "Serving",
         &format!(
-            "{shown} ({entry}); open it in a browser, use the app, then press \"Save profile\" \
-             (or run wasmprof.save() in its console). Ctrl-C stops."
+            "{shown} ({entry}); open it in a browser and use the app. \"Save profile\" saves \
+             everything since the page loaded; \"Start recording\", then \"Stop and save\", \
+             saves only what ran in between (wasmprof.save(), wasmprof.start() and \
+             wasmprof.stop() in its console do the same). Ctrl-C stops."
         ),
     );
     let mut saved = 0;
     while !interrupt::interrupted() {
         let Ok(upload) = server.uploads.recv_timeout(Duration::from_millis(100)) else {
             continue;
+        };
+        let window = match upload.window.map(|w| window_of_upload(&upload.path, w)) {
+            None => None,
+            Some(Ok(window)) => Some(window),
+            Some(Err(e)) => {
+                terminal::warning(&format!("a recorded window could not be read: {e:#}"));
+                let _ = std::fs::remove_file(&upload.path);
+                continue;
+            }
         };
         let result = HostResult {
             status: RunStatus::Ok,
@@ -102,7 +116,7 @@ pub(super) fn serve(
             snapshot: true,
             snapshot_error: None,
             pending_work: None,
-            window: None,
+            window,
             harness_tests: Vec::new(),
         };
         let context = run_context(&module, command_line.clone(), entry.clone())?;
@@ -131,4 +145,18 @@ pub(super) fn serve(
         ),
     );
     Ok(0)
+}
+
+/// Rewrites an upload of a window recorded on the page (its opening and
+/// closing snapshots, one after the other) as the window's own snapshot.
+fn window_of_upload(path: &Path, uploaded: server::UploadedWindow) -> Result<Window> {
+    let bytes = std::fs::read(path)?;
+    let (opening, closing) = bytes.split_at(uploaded.opening_len);
+    let window = Window {
+        start_nanos: (uploaded.start_ms * 1e6) as u64,
+        end_nanos: (uploaded.end_ms * 1e6) as u64,
+    };
+    let snapshot = profile_of_window(Some(opening), closing, &window)?;
+    std::fs::write(path, snapshot)?;
+    Ok(window)
 }

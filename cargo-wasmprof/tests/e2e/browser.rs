@@ -478,20 +478,42 @@ fn serve_saves_a_profile_when_a_person_presses_the_button() {
         },
         "the app and its overlay",
     );
-    let rect = evaluate(
-        "(() => { const r = document.getElementById('wasmprof-save').getBoundingClientRect(); \
-         return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()",
-    );
-    for kind in ["mousePressed", "mouseReleased"] {
-        cdp.call(
-            Some(&session),
-            "Input.dispatchMouseEvent",
-            json!({ "type": kind, "x": rect["x"], "y": rect["y"], "button": "left", "clickCount": 1 }),
-            wait,
-        )
-        .unwrap();
-    }
+    let click = |id: &str| {
+        let rect = evaluate(&format!(
+            "(() => {{ const r = document.getElementById('{id}').getBoundingClientRect(); \
+             return {{ x: r.x + r.width / 2, y: r.y + r.height / 2 }}; }})()"
+        ));
+        for kind in ["mousePressed", "mouseReleased"] {
+            cdp.call(
+                Some(&session),
+                "Input.dispatchMouseEvent",
+                json!({ "type": kind, "x": rect["x"], "y": rect["y"], "button": "left", "clickCount": 1 }),
+                wait,
+            )
+            .unwrap();
+        }
+    };
+    click("wasmprof-save");
     let saved = wait_for_line("Profile");
+
+    // A window recorded with the page's buttons: five animation frames,
+    // started from the console while it is open, and nothing of the
+    // start-up before it.
+    click("wasmprof-record");
+    wait_for(
+        || {
+            evaluate("document.getElementById('wasmprof-record').textContent")
+                == json!("Stop and save")
+        },
+        "the recording to start",
+    );
+    evaluate("__wasmprofHost.lastExports().animate(5, 0)");
+    wait_for(
+        || evaluate("__wasmprofHost.exitCode()") == json!(0),
+        "the five frames",
+    );
+    click("wasmprof-record");
+    let saved_window = wait_for_line("Profile");
     drop(chromium);
 
     // SAFETY: signalling a child of this test.
@@ -500,26 +522,42 @@ fn serve_saves_a_profile_when_a_person_presses_the_button() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{}", rest.join("\n"));
     assert!(
-        rest.iter().any(|l| l.contains("1 profile saved")),
+        rest.iter().any(|l| l.contains("2 profiles saved")),
         "{}",
         rest.join("\n")
     );
-    let path = saved
-        .trim_start()
-        .strip_prefix("Profile ")
-        .unwrap()
-        .split(" (")
-        .next()
-        .unwrap();
-    let profile = read_profile(std::path::Path::new(path)).unwrap();
+    let read_saved = |line: &str| {
+        let path = line
+            .trim_start()
+            .strip_prefix("Profile ")
+            .unwrap()
+            .split(" (")
+            .next()
+            .unwrap();
+        read_profile(std::path::Path::new(path)).unwrap()
+    };
+    let profile = read_saved(&saved);
     assert!(
         profile.run.host.starts_with("browser Mozilla/5.0"),
         "{}",
         profile.run.host
     );
+    assert_eq!(profile.run.window, None);
     let calls = calls_by_function(&profile);
     assert_eq!(calls["image_kernels::luminance"], 64_000);
     assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+
+    let window = read_saved(&saved_window);
+    let span = window.run.window.expect("the recorded window");
+    assert!(span.start_nanos < span.end_nanos, "{span:?}");
+    let calls = calls_by_function(&window);
+    assert_eq!(calls.get("image_kernels::draw_frame"), Some(&5));
+    assert_eq!(
+        calls.get("image_kernels::luminance").copied().unwrap_or(0),
+        0,
+        "start-up is not in the window"
+    );
+    assert_eq!(window.frames.as_ref().map(|f| f.count), Some(5));
 }
 
 #[test]

@@ -15,7 +15,7 @@ mod page_message;
 pub mod rpc;
 pub(crate) mod server;
 mod session;
-mod window;
+pub(crate) mod window;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};

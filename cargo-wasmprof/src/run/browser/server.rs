@@ -70,6 +70,41 @@ pub(crate) struct Upload {
     pub user_agent: Option<String>,
     /// The clock's resolution the page measured, in nanoseconds.
     pub resolution_nanos: Option<f64>,
+    /// Set when the page recorded a window (its "Start recording" button):
+    /// the file then holds the opening snapshot followed by the closing one.
+    pub window: Option<UploadedWindow>,
+}
+
+/// A window recorded on the page, as its `X-Wasmprof-Window` header gives
+/// it: `START_MS:END_MS:OPENING_BYTES`, times from the page's load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct UploadedWindow {
+    pub start_ms: f64,
+    pub end_ms: f64,
+    /// How many of the file's bytes are the opening snapshot.
+    pub opening_len: usize,
+}
+
+impl UploadedWindow {
+    pub(crate) const HEADER: &'static str = "X-Wasmprof-Window";
+
+    fn parse(value: &str, body_len: usize) -> Option<UploadedWindow> {
+        let mut parts = value.split(':');
+        let start_ms: f64 = parts.next()?.trim().parse().ok()?;
+        let end_ms: f64 = parts.next()?.trim().parse().ok()?;
+        let opening_len: usize = parts.next()?.trim().parse().ok()?;
+        let sane = parts.next().is_none()
+            && start_ms.is_finite()
+            && end_ms.is_finite()
+            && 0.0 <= start_ms
+            && start_ms <= end_ms
+            && opening_len <= body_len;
+        sane.then_some(UploadedWindow {
+            start_ms,
+            end_ms,
+            opening_len,
+        })
+    }
 }
 
 /// A running server; dropping it stops it.
@@ -242,6 +277,18 @@ impl Handler {
         {
             return refusal(413, "the profile is larger than wasmprof accepts");
         }
+        let window = match request.header(UploadedWindow::HEADER) {
+            None => None,
+            Some(value) => match UploadedWindow::parse(value, bytes.len()) {
+                Some(window) => Some(window),
+                None => {
+                    return refusal(
+                        400,
+                        "the recorded window's header is not START_MS:END_MS:OPENING_BYTES",
+                    )
+                }
+            },
+        };
         let path = match self.save(&bytes) {
             Ok(path) => path,
             Err(e) => return refusal(500, &format!("could not save the profile: {e:#}")),
@@ -251,6 +298,7 @@ impl Handler {
             path,
             user_agent,
             resolution_nanos,
+            window,
         });
         ok(b"{\"saved\":true}".to_vec(), "application/json")
     }

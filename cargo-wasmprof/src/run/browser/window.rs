@@ -108,31 +108,44 @@ impl Recording {
                 ));
             }
         }
-        let end = Snapshot::decode(&closing)
-            .map_err(|e| anyhow::anyhow!("the page's last snapshot is unreadable: {e}"))?;
-        let in_window = match &self.opened {
-            Some((opening, _)) => {
-                let start = Snapshot::decode(opening).map_err(|e| {
-                    anyhow::anyhow!("the snapshot the window opened with is unreadable: {e}")
-                })?;
-                end.since(&start)
-                    .context("could not take the window's start out of its end")?
-            }
-            None => end,
-        };
-        let calls: u64 = in_window.nodes.iter().skip(1).map(|n| n.calls).sum::<u64>()
-            + in_window.functions.iter().map(|f| f.calls).sum::<u64>();
-        if calls == 0 {
-            crate::terminal::warning(&format!(
-                "no instrumented call ran in the window ({} to {} into the run): the page \
-                 started no frame, timer or call of your code then. Is --after past the work, \
-                 or did the program wait for input?",
-                seconds(self.start()),
-                seconds(ended)
-            ));
-        }
-        Ok((in_window.encode(), Some(window)))
+        let opening = self.opened.as_ref().map(|(bytes, _)| bytes.as_slice());
+        Ok((profile_of_window(opening, &closing, &window)?, Some(window)))
     }
+}
+
+/// The snapshot of what ran between two snapshots of one page (the closing
+/// one less the opening one; the closing one alone when the window opened
+/// with the run), with a warning when nothing of the program's ran then.
+pub(crate) fn profile_of_window(
+    opening: Option<&[u8]>,
+    closing: &[u8],
+    window: &Window,
+) -> Result<Vec<u8>> {
+    let end = Snapshot::decode(closing)
+        .map_err(|e| anyhow::anyhow!("the page's last snapshot is unreadable: {e}"))?;
+    let in_window = match opening {
+        Some(opening) => {
+            let start = Snapshot::decode(opening).map_err(|e| {
+                anyhow::anyhow!("the snapshot the window opened with is unreadable: {e}")
+            })?;
+            end.since(&start)
+                .context("could not take the window's start out of its end")?
+        }
+        None => end,
+    };
+    let calls: u64 = in_window.nodes.iter().skip(1).map(|n| n.calls).sum::<u64>()
+        + in_window.functions.iter().map(|f| f.calls).sum::<u64>();
+    if calls == 0 {
+        let nanos = |n: u64| seconds(Duration::from_nanos(n));
+        crate::terminal::warning(&format!(
+            "no instrumented call ran in the window ({} to {} into the run): the page \
+             started no frame, timer or call of your code then. Did the window open past the \
+             work, or did the program wait for input?",
+            nanos(window.start_nanos),
+            nanos(window.end_nanos)
+        ));
+    }
+    Ok(in_window.encode())
 }
 
 /// `2.00 s`.

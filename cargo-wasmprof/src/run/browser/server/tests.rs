@@ -293,3 +293,40 @@ fn many_kept_alive_connections_at_once_are_all_served() {
         idle.extend(streams);
     }
 }
+
+#[test]
+fn a_recorded_window_travels_in_a_header_beside_its_two_snapshots() {
+    let f = fixture();
+    let host = f.server.addr();
+    let body = b"OPENCLOSING";
+    let header = |value: &str| {
+        format!(
+            "POST {UPLOAD_PATH} HTTP/1.1\r\nHost: {host}\r\n{TOKEN_HEADER}: {TOKEN}\r\n{}: {value}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            UploadedWindow::HEADER,
+            body.len()
+        )
+    };
+    let (code, text) = send(&f.server, &header("1200.5:4800:4"), body);
+    assert_eq!(code, 200, "{text}");
+    let upload = f.server.uploads.try_recv().unwrap();
+    assert_eq!(
+        upload.window,
+        Some(UploadedWindow {
+            start_ms: 1200.5,
+            end_ms: 4800.0,
+            opening_len: 4
+        })
+    );
+    for bad in [
+        "4800:1200:4",
+        "0:1:99",
+        "a:b:c",
+        "0:1",
+        "0:1:2:3",
+        "NaN:1:2",
+    ] {
+        let (code, text) = send(&f.server, &header(bad), body);
+        assert_eq!(code, 400, "{bad}: {text}");
+        assert!(f.server.uploads.try_recv().is_err(), "{bad} was accepted");
+    }
+}
