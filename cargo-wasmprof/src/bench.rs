@@ -163,6 +163,13 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
              program's output deterministic?"
         ));
     }
+    // A render loop never ends: with --duration, each run records that
+    // long and what is compared is the time of a display frame.
+    let measure = if host_options.duration.is_some() {
+        Measure::FrameTime
+    } else {
+        Measure::ProgramTime
+    };
     let most = args
         .max_runs
         .unwrap_or(args.runs.saturating_mul(3))
@@ -184,21 +191,74 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         }
         for build in &mut builds {
             let result = run_once(host.as_mut(), build, &host_options, &target_dir)?.0;
-            build.nanos.push(result.program_nanos);
+            build.nanos.push(match measure {
+                Measure::ProgramTime => result.program_nanos,
+                Measure::FrameTime => frame_nanos(&result, build.label)?,
+            });
         }
     }
 
     let package = &builds[0].module.unit.package;
     println!(
-        "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in {}",
+        "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in {}{}",
         crate_wide_flags(&base.crate_wide),
         round,
         if round == 1 { "" } else { "s" },
-        host.describe()
+        host.describe(),
+        match (measure, host_options.duration) {
+            (Measure::FrameTime, Some(duration)) => format!(
+                "; each recorded {} and timed by its display frames",
+                seconds_or_millis(duration.as_nanos() as u64)
+            ),
+            _ => String::new(),
+        }
     );
-    print!("{}", table(&builds));
+    print!("{}", table(&builds, measure));
+    if measure == Measure::FrameTime {
+        println!("{}", frame_rates(&builds));
+    }
     print!("{}", memory_costs(&builds));
     Ok(())
+}
+
+/// What a run's time is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// The program's own time, entry call to end.
+    ProgramTime,
+    /// A display frame's time in a recording window (`--duration`): the
+    /// window over the frames the page drew in it, which the page host
+    /// counts whatever the build.
+    FrameTime,
+}
+
+/// The time of one display frame in a run's window.
+fn frame_nanos(result: &HostResult, label: &str) -> Result<u64> {
+    let window = result.window.with_context(|| {
+        format!("the {label} build's run ended before its window opened: is --after too long?")
+    })?;
+    let frames = result.display_frames.unwrap_or(0);
+    if frames == 0 {
+        bail!(
+            "the {label} build drew no animation frame in its window: a frame rate needs a page \
+             that draws (requestAnimationFrame) all through it. Without --duration, bench \
+             times the program from its entry call to its end"
+        );
+    }
+    Ok(window.end_nanos.saturating_sub(window.start_nanos) / frames)
+}
+
+/// `frames per second (median): plain 60.0, --timer none 59.1, …`.
+fn frame_rates(builds: &[Measured]) -> String {
+    let rates: Vec<String> = builds
+        .iter()
+        .map(|b| {
+            let (median, _, _) = spread(&b.nanos);
+            let rate = if median > 0.0 { 1e9 / median } else { 0.0 };
+            format!("{} {rate:.1}", b.label)
+        })
+        .collect();
+    format!("frames per second (median): {}", rates.join(", "))
 }
 
 /// With `--memory`: each memory row's time over the same build's without
@@ -461,7 +521,11 @@ type Row = (
 /// plain build, the interval of the time's ratio and what it can be
 /// trusted to say, and the time's ratio to the floor when there is one;
 /// then what the verdicts mean.
-fn table(builds: &[Measured]) -> String {
+fn table(builds: &[Measured], measure: Measure) -> String {
+    let time_title = match measure {
+        Measure::ProgramTime => "time ms (range)",
+        Measure::FrameTime => "frame ms (range)",
+    };
     let plain = &builds[0].nanos;
     let (plain_median, _, _) = spread(plain);
     let floor_median = builds
@@ -518,7 +582,7 @@ fn table(builds: &[Measured]) -> String {
         rows.iter().map(pick).max().unwrap_or(0).max(title.len())
     };
     let w_label = width(|r| r.0.len(), "--timer none");
-    let w_time = width(|r| r.1.chars().count(), "time ms (range)");
+    let w_time = width(|r| r.1.chars().count(), time_title);
     let w_interval = width(|r| r.3.chars().count(), "interval");
     let w_size = width(|r| r.5.len(), ".wasm KiB");
     let floor_title = if floor_median.is_some() {
@@ -530,7 +594,7 @@ fn table(builds: &[Measured]) -> String {
     let gap = if w_floor > 0 { "  " } else { "" };
     let mut out = format!(
         "{:<w_label$}  {:>w_time$}  {:>8}  {:>w_interval$}  {floor_title:>w_floor$}{gap}{:>w_size$}  {:>8}  {}\n",
-        "build", "time ms (range)", "time", "interval", ".wasm KiB", "size", "verdict"
+        "build", time_title, "time", "interval", ".wasm KiB", "size", "verdict"
     );
     for (label, time, time_ratio, interval, floor_ratio, size, size_ratio, verdict) in rows {
         let line = format!(
@@ -642,7 +706,7 @@ mod tests {
             measured(CONTROL, 102_400, &[10_100_000, 11_900_000, 11_000_000]),
         ];
         assert_eq!(
-            table(&builds),
+            table(&builds, Measure::ProgramTime),
             "build          time ms (range)      time   interval  .wasm KiB      size  verdict\n\
              plain         11.0 (10.0–12.0)     1.00×                 100.0     1.00×\n\
              --timer none  13.2 (13.0–14.0)     1.20×  1.10–1.30      110.0     1.10×  slower\n\
@@ -664,7 +728,7 @@ mod tests {
             measured("--timer none", 1, &[11, 12, 11, 12, 11]),
             measured(CONTROL, 1, &[10, 12, 10, 11, 9]),
         ];
-        let text = table(&builds);
+        let text = table(&builds, Measure::ProgramTime);
         let verdict_of = |label: &str| {
             let line = text.lines().find(|l| l.starts_with(label)).unwrap();
             line.rsplit("  ").next().unwrap().trim().to_owned()
@@ -768,5 +832,39 @@ mod tests {
         );
         assert!(text.ends_with("; .wasm 1.25×\n"), "{text}");
         assert_eq!(text.lines().count(), 1, "no host row, no line: {text}");
+    }
+
+    #[test]
+    fn a_frame_is_the_window_over_the_display_frames_drawn_in_it() {
+        let mut result = HostResult::started("browser".into());
+        result.window = Some(crate::profile::Window {
+            start_nanos: 1_000_000_000,
+            end_nanos: 4_000_000_000,
+        });
+        result.display_frames = Some(180);
+        assert_eq!(frame_nanos(&result, "plain").unwrap(), 16_666_666);
+        result.display_frames = Some(0);
+        let error = frame_nanos(&result, "floor").unwrap_err().to_string();
+        assert!(
+            error.contains("the floor build drew no animation frame"),
+            "{error}"
+        );
+        result.window = None;
+        let error = frame_nanos(&result, "floor").unwrap_err().to_string();
+        assert!(error.contains("before its window opened"), "{error}");
+    }
+
+    #[test]
+    fn frame_rates_are_one_second_over_the_median_frame() {
+        let builds = vec![
+            measured("plain", 100, &[16_666_667, 16_666_667, 16_666_667]),
+            measured("--timer host", 150, &[20_000_000, 25_000_000, 20_000_000]),
+        ];
+        assert_eq!(
+            frame_rates(&builds),
+            "frames per second (median): plain 60.0, --timer host 50.0"
+        );
+        assert!(table(&builds, Measure::FrameTime).starts_with("build"));
+        assert!(table(&builds, Measure::FrameTime).contains("frame ms (range)"));
     }
 }

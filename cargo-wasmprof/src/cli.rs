@@ -98,6 +98,12 @@ pub enum Command {
     /// a build seems faster than plain; `slower` beyond that. While plain
     /// against itself varies by more than 5 %, more rounds run, up to
     /// --max-runs.
+    ///
+    /// A render loop never ends: with `--host browser --duration D`, each
+    /// run records D, and the table compares the time of a display frame
+    /// (the window over the frames the page drew in it, which the page
+    /// counts itself in every build, plain included), with each build's
+    /// frames per second below it.
     Bench(BenchArgs),
     /// Run the package's tests instrumented, as `cargo test` would, and save one profile of them.
     ///

@@ -62,6 +62,7 @@ impl ProfileBuilder {
                 samples_file: None,
                 count_check: None,
                 window: None,
+                display_frames: None,
                 small_counted: false,
             },
             timer: TimerInfo {
@@ -450,6 +451,7 @@ pub(crate) fn demo_profile() -> Profile {
             samples_file: None,
             count_check: None,
             window: None,
+            display_frames: None,
             small_counted: false,
         },
         timer: TimerInfo {

@@ -26,6 +26,9 @@
 //                       page ran a frame, timer, interval or fetch callback,
 //                       or had an animation frame pending
 //   later(fn, ms)       setTimeout, for the hosts' own timers: never counted
+//   resetFrames()       (browser) forgets the frames so far: a window opens
+//   displayFrames()     (browser) display frames drawn since the page loaded
+//                       or the last resetFrames(), whatever the build
 //
 // The instance is found by watching WebAssembly.instantiate(Streaming) and
 // `new WebAssembly.Instance`, so it works whoever instantiates the module:
@@ -227,6 +230,7 @@
       const id = real.requestAnimationFrame.call(global, function (time) {
         frames.delete(id);
         callbacks++;
+        countDisplayFrame(time);
         const marks = frameMarks();
         if (!marks) return callback(time);
         // The runtime keeps each frame's duration, and the slowest
@@ -258,6 +262,17 @@
     pendingWork = () => ({ timers: timers.size, intervals: intervals.size, frames: frames.size, fetches });
   }
 
+  // Display frames the page drew, counted here whatever the build (a plain
+  // one has no runtime to count them): so that a frame rate can be set
+  // beside the instrumented build's. Every animation-frame callback of one
+  // display frame gets that frame's timestamp.
+  let displayFrames = { count: 0, last: null };
+  function countDisplayFrame(time) {
+    if (time === displayFrames.last) return;
+    displayFrames.count++;
+    displayFrames.last = time;
+  }
+
   // The instrumented instance's frame exports, when it has them.
   function frameMarks() {
     const exports = profiled && profiled.exports;
@@ -266,6 +281,7 @@
 
   // A recording window opens: the frames so far are not in it.
   function resetFrames() {
+    displayFrames = { count: 0, last: null };
     const exports = frameMarks();
     if (exports) exports.__wasmprof_frames_reset();
   }
@@ -293,6 +309,7 @@
     watchPendingWork,
     watchActivity,
     resetFrames,
+    displayFrames: () => displayFrames.count,
     pendingWork: () => (pendingWork ? pendingWork() : null),
     later,
     snapshotBytes,

@@ -149,6 +149,10 @@ pub struct RunInfo {
     /// part of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
+    /// Display frames the page drew (in the window, when there is one), as
+    /// the page host counted them apart from the runtime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_frames: Option<u64>,
 }
 
 /// A part of a run, from its start (when the page began to load).

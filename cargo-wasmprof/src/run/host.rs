@@ -160,6 +160,12 @@ pub(crate) struct HostResult {
     /// The part of the run the snapshot covers, when a window was asked for.
     #[serde(default)]
     pub window: Option<crate::profile::Window>,
+    /// Display frames the page drew (in the window, when there is one),
+    /// counted by the page host whatever the build: a plain build's frame
+    /// rate, and a count of the instrumented build's frames made apart
+    /// from its runtime.
+    #[serde(default)]
+    pub display_frames: Option<u64>,
     /// The tests the harness ran, in order: libtest's when the host watched
     /// for them (`HostConfig::harness_tests`), `None` for one it then
     /// ignored; wasm-bindgen-test's always.
@@ -247,6 +253,7 @@ impl HostResult {
             snapshot_error: None,
             pending_work: None,
             window: None,
+            display_frames: None,
             harness_tests: Vec::new(),
         }
     }

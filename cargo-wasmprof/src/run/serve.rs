@@ -117,6 +117,7 @@ pub(super) fn serve(
             snapshot_error: None,
             pending_work: None,
             window,
+            display_frames: None,
             harness_tests: Vec::new(),
         };
         let context = run_context(&module, command_line.clone(), entry.clone())?;

@@ -94,6 +94,7 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
             samples_file: None,
             count_check,
             window: host.window,
+            display_frames: host.display_frames,
         },
         timer: TimerInfo {
             mode: if snapshot.timed {
@@ -264,6 +265,7 @@ mod tests {
             snapshot_error: None,
             pending_work: None,
             window: None,
+            display_frames: None,
             harness_tests: Vec::new(),
         }
     }

@@ -273,6 +273,7 @@ pub(crate) fn sampled_profile(
             samples_file: None,
             count_check: None,
             window: None,
+            display_frames: None,
             small_counted: false,
         },
         timer: TimerInfo {

@@ -66,6 +66,9 @@ fn duration_records_a_window_of_a_loop_that_never_ends_and_exits_0() {
     let frames = profile.frames.clone().expect("the frames");
     let draws = calls_by_function(&profile)[DRAW];
     assert_eq!(frames.count, draws);
+    // The page host counts display frames apart from the runtime; this
+    // loop asks for one callback a frame.
+    assert_eq!(profile.run.display_frames, Some(draws));
     // Headless Chromium delivers frames at the display's rate.
     let rate = frames.rate_hz().unwrap();
     assert!((20.0..=75.0).contains(&rate), "{rate} frames per second");
@@ -125,6 +128,49 @@ fn a_window_opened_after_the_program_ended_keeps_the_whole_run() {
     let profile = run.profile();
     assert_eq!(calls_by_function(&profile)[DRAW], 30);
     assert!(profile.run.window.is_none());
+}
+
+#[test]
+fn bench_with_duration_compares_frame_rates_plain_against_instrumented() {
+    let run = wasmprof(&[
+        "bench",
+        "-p",
+        "image-kernels",
+        "--release",
+        "--host",
+        "browser",
+        "--invoke",
+        "animate",
+        "--duration",
+        "1s",
+        "-n",
+        "1",
+        "--",
+        "1000000",
+        "0",
+    ]);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("timed by its display frames"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("frame ms (range)"), "{}", run.stdout);
+    let rates = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("frames per second (median): "))
+        .unwrap_or_else(|| panic!("no frame rates in:\n{}", run.stdout));
+    // Every build, plain included, drew frames in its window.
+    for build in ["plain", "--timer none", "--timer host"] {
+        let rate: f64 = rates
+            .split(", ")
+            .filter_map(|r| r.rsplit_once(' '))
+            .find(|(label, _)| *label == build)
+            .and_then(|(_, rate)| rate.parse().ok())
+            .unwrap_or_else(|| panic!("no rate of {build} in {rates}"));
+        assert!(rate > 5.0, "{build}: {rate} frames per second");
+    }
 }
 
 #[test]

@@ -41,7 +41,7 @@ const PULL_EVERY: Duration = Duration::from_secs(1);
 const SNAPSHOT_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
      if (!h) return null; \
      return { snapshot: h.snapshotBase64(), resolution: h.measureResolution(), \
-     pending: h.pendingWork() }; })()";
+     pending: h.pendingWork(), displayFrames: h.displayFrames() }; })()";
 /// The same, cheap enough to run every second: the snapshot alone.
 pub(super) const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
      return h ? { snapshot: h.snapshotBase64() } : null; })()";
@@ -69,7 +69,10 @@ struct Latest {
 
 /// What the page handed over at the end.
 struct Pulled {
-    bytes: Vec<u8>,
+    /// None from a page without an instrumented instance (a plain build).
+    bytes: Option<Vec<u8>>,
+    /// Display frames the page drew (in the window, when there is one).
+    display_frames: Option<u64>,
     resolution: Option<f64>,
     pending_work: Option<String>,
 }
@@ -141,6 +144,7 @@ impl PageRun<'_> {
             let busy = matches!(end, End::Timeout | End::Interrupted);
             match self.pull_snapshot(busy) {
                 Ok(Some(pulled)) => {
+                    result.display_frames = pulled.display_frames;
                     let bytes = match &recording {
                         Some(recording) => {
                             let closed = matches!(end, End::WindowClosed);
@@ -150,10 +154,12 @@ impl PageRun<'_> {
                         }
                         None => pulled.bytes,
                     };
-                    std::fs::write(&self.config.snapshot_out, bytes).with_context(|| {
-                        format!("could not write {}", self.config.snapshot_out.display())
-                    })?;
-                    result.snapshot = true;
+                    if let Some(bytes) = bytes {
+                        std::fs::write(&self.config.snapshot_out, bytes).with_context(|| {
+                            format!("could not write {}", self.config.snapshot_out.display())
+                        })?;
+                        result.snapshot = true;
+                    }
                     resolution = resolution.or(pulled.resolution);
                     // Only the grace period cuts a program off; an exit or
                     // a failure is its own end.
@@ -463,14 +469,20 @@ impl PageRun<'_> {
             }
             Err(e) => return Err(e.context("the page did not hand over its profile")),
         };
-        let Some(text) = value["snapshot"].as_str() else {
+        if !value.is_object() {
             return Ok(None);
+        }
+        let bytes = match value["snapshot"].as_str() {
+            Some(text) => Some(
+                base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .context("the page's snapshot is not base64")?,
+            ),
+            None => None,
         };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .context("the page's snapshot is not base64")?;
         Ok(Some(Pulled {
             bytes,
+            display_frames: value["displayFrames"].as_u64(),
             resolution: value["resolution"].as_f64(),
             pending_work: pending_work(&value["pending"]),
         }))

@@ -17,9 +17,11 @@ use crate::profile::Window;
 use crate::run::host::WindowSpec;
 
 /// The snapshot the window opens with; the frames so far are forgotten in
-/// the same task, so the window's frames are its own.
+/// the same task, so the window's frames are its own. A page without an
+/// instrumented instance yet (a plain build, or one still loading) opens
+/// it with none: whatever it runs later is all in the window.
 const OPENING_EXPRESSION: &str = "(() => { const h = globalThis.__wasmprofHost; \
-     if (!h || !h.hasInstance()) return null; const snapshot = h.snapshotBase64(); \
+     if (!h) return null; const snapshot = h.hasInstance() ? h.snapshotBase64() : null; \
      h.resetFrames(); return { snapshot }; })()";
 
 pub(super) struct Recording {
@@ -28,8 +30,9 @@ pub(super) struct Recording {
     began: Instant,
     /// The snapshot asked for when the window was due to open.
     opening: Option<Evaluation>,
-    /// The snapshot the window opened with, and when (into the run).
-    opened: Option<(Vec<u8>, Duration)>,
+    /// The snapshot the window opened with (none before the instrumented
+    /// instance existed), and when (into the run).
+    opened: Option<(Option<Vec<u8>>, Duration)>,
 }
 
 impl Recording {
@@ -49,9 +52,9 @@ impl Recording {
         if self.opens_later() && self.opened.is_none() {
             if let Some(reply) = self.opening.as_ref().and_then(Evaluation::ready) {
                 self.opening = None;
-                // No instance yet: asked again below.
-                if let Some(bytes) = reply.ok().and_then(|v| super::session::snapshot_bytes(&v)) {
-                    self.opened = Some((bytes, into_run));
+                // No host API yet: asked again below.
+                if let Some(reply) = reply.ok().filter(|v| v.is_object()) {
+                    self.opened = Some((super::session::snapshot_bytes(&reply), into_run));
                 }
             }
             if self.opened.is_none() && self.opening.is_none() && into_run >= self.spec.after {
@@ -75,13 +78,13 @@ impl Recording {
     }
 
     /// The profile of the window, out of the snapshot taken at its end
-    /// (now); says what a program that ended early or a window with
-    /// nothing in it means.
+    /// (now; none from a plain build); says what a program that ended early
+    /// or a window with nothing in it means.
     pub(super) fn finish(
         &self,
-        closing: Vec<u8>,
+        closing: Option<Vec<u8>>,
         closed_on_time: bool,
-    ) -> Result<(Vec<u8>, Option<Window>)> {
+    ) -> Result<(Option<Vec<u8>>, Option<Window>)> {
         let ended = self.began.elapsed();
         if self.opens_later() && self.opened.is_none() {
             crate::terminal::warning(&format!(
@@ -108,8 +111,14 @@ impl Recording {
                 ));
             }
         }
-        let opening = self.opened.as_ref().map(|(bytes, _)| bytes.as_slice());
-        Ok((profile_of_window(opening, &closing, &window)?, Some(window)))
+        let Some(closing) = closing else {
+            return Ok((None, Some(window)));
+        };
+        let opening = self.opened.as_ref().and_then(|(bytes, _)| bytes.as_deref());
+        Ok((
+            Some(profile_of_window(opening, &closing, &window)?),
+            Some(window),
+        ))
     }
 }
 
@@ -180,8 +189,8 @@ mod tests {
             Instant::now(),
         );
         let bytes = b"WPRF-not-read".to_vec();
-        let (kept, window) = recording.finish(bytes.clone(), false).unwrap();
-        assert_eq!(kept, bytes);
+        let (kept, window) = recording.finish(Some(bytes.clone()), false).unwrap();
+        assert_eq!(kept, Some(bytes));
         assert_eq!(window, None);
     }
 }
