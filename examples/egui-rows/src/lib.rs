@@ -1,7 +1,11 @@
 //! An egui app on eframe's web runner, with a render loop it ends itself:
 //! each frame lays out [`ROWS`] rows through [`row`]; after [`FRAMES`]
 //! frames it logs how many rows it laid out (its own count, to hold the
-//! profile's against) and stops asking for repaints.
+//! profile's against) and stops asking for repaints, unless
+//! [`repaint_forever`] was called (`--invoke repaint_forever`): then it
+//! draws every frame for as long as the page is open, for frame rates.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use eframe::egui;
 use wasm_bindgen::prelude::*;
@@ -37,6 +41,16 @@ pub fn start() -> Result<(), JsValue> {
     Ok(())
 }
 
+/// Set by [`repaint_forever`].
+static FOREVER: AtomicBool = AtomicBool::new(false);
+
+/// Keeps the app drawing after its [`FRAMES`] frames: a render loop that
+/// never ends, as a game's or a live view's does.
+#[wasm_bindgen]
+pub fn repaint_forever() {
+    FOREVER.store(true, Ordering::Relaxed);
+}
+
 /// The app: frames drawn and rows laid out, by its own count.
 #[derive(Default)]
 struct Rows {
@@ -46,18 +60,20 @@ struct Rows {
 
 impl eframe::App for Rows {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        if self.frames == FRAMES {
+        let forever = FOREVER.load(Ordering::Relaxed);
+        if self.frames >= FRAMES && !forever {
             return;
         }
-        egui::CentralPanel::default().show_inside(ui, |ui| {
+        egui::CentralPanel::default().show(ui, |ui| {
             for i in 0..ROWS {
                 self.rows += row(ui, i, self.frames);
             }
         });
         self.frames += 1;
-        if self.frames < FRAMES {
+        if self.frames < FRAMES || forever {
             ui.ctx().request_repaint();
-        } else {
+        }
+        if self.frames == FRAMES {
             web_sys::console::log_1(
                 &format!("egui-rows: {} frames, {} rows", self.frames, self.rows).into(),
             );
