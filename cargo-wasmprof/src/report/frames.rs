@@ -35,6 +35,8 @@ pub(crate) struct FrameLine {
     pub calls: u64,
     pub inclusive_nanos: f64,
     pub name: String,
+    /// The path's node in the profile's call tree.
+    pub node: usize,
 }
 
 /// The frame's call paths as a tree, callers before their callees.
@@ -81,6 +83,7 @@ pub(crate) fn tree(profile: &Profile, frame: &Frame) -> Vec<FrameLine> {
                 calls: calls.calls,
                 inclusive_nanos: calls.inclusive_nanos,
                 name: name.to_owned(),
+                node,
             })
         })
         .collect()

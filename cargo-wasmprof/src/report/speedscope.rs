@@ -6,6 +6,10 @@
 //! inclusive weight; its self weight is the time after its last child.
 //! Siblings come in the order of their first call, and the profile's name
 //! says that this is no timeline.
+//!
+//! A page's slowest animation frames follow, one profile each (speedscope
+//! lists them in its profile menu), laid out the same way from that frame's
+//! own calls under its callback: a hitch read as a flame chart.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -39,7 +43,7 @@ struct File<'a> {
     #[serde(rename = "$schema")]
     schema: &'static str,
     shared: Shared<'a>,
-    profiles: [Evented; 1],
+    profiles: Vec<Evented>,
     name: String,
     #[serde(rename = "activeProfileIndex")]
     active_profile_index: u32,
@@ -86,10 +90,7 @@ struct Event {
 impl<'a> File<'a> {
     fn from_profile(profile: &'a Profile) -> File<'a> {
         let stacks = Stacks::build(profile).in_first_call_order();
-        // One frame per function (and one for `<overflow>`), as the format
-        // shares frames between events.
-        let mut frame_of: HashMap<Option<usize>, usize> = HashMap::new();
-        let mut frames: Vec<Frame<'a>> = Vec::new();
+        let mut table = FrameTable::new(profile);
         let mut events = Vec::with_capacity(stacks.frames.len() * 2);
         if !stacks.frames.is_empty() {
             // (node, start, closing): each child opens where the previous
@@ -104,19 +105,7 @@ impl<'a> File<'a> {
             work.extend(roots.into_iter().rev());
             while let Some((node, start, closing)) = work.pop() {
                 let frame = &stacks.frames[node];
-                let index = *frame_of.entry(frame.function).or_insert_with(|| {
-                    let function = frame.function.and_then(|f| profile.functions.get(f));
-                    frames.push(Frame {
-                        name: match function {
-                            Some(f) => f.name.as_str(),
-                            None => super::callgraph::OVERFLOW_NAME,
-                        },
-                        file: function.map(|f| f.file.as_str()),
-                        line: function.map(|f| f.line),
-                        col: function.and_then(|f| f.column),
-                    });
-                    frames.len() - 1
-                });
+                let index = table.index(frame.function);
                 if closing {
                     events.push(Event {
                         kind: "C",
@@ -140,18 +129,7 @@ impl<'a> File<'a> {
                 work.extend(children.into_iter().rev());
             }
         }
-        // A frame closes at its start plus its time, and its last callee at
-        // the sum of its callees' times, added one by one: in floating
-        // point the two can differ in the last bit, and speedscope refuses
-        // a file whose events step back ("Samples must be provided in
-        // increasing order", seen on a Leptos app's profile). Holding each
-        // event at least where the previous one was moves none by more
-        // than that bit.
-        let mut latest = 0.0f64;
-        for event in &mut events {
-            latest = latest.max(event.at);
-            event.at = latest;
-        }
+        monotonic(&mut events);
         let name = profile
             .run
             .package
@@ -160,26 +138,193 @@ impl<'a> File<'a> {
         // speedscope shows the profile's name above its views: the place to
         // say what "Time Order" means here.
         let profile_name = format!("{name} (call paths in first-call order, not a timeline)");
+        let mut profiles = vec![Evented {
+            kind: "evented",
+            name: profile_name,
+            unit: match stacks.unit {
+                Unit::Nanoseconds => "nanoseconds",
+                Unit::Bytes => "bytes",
+                Unit::Calls | Unit::Blocks => "none",
+            },
+            start_value: 0.0,
+            end_value: stacks.total(),
+            events,
+        }];
+        // Frames are timed: they have no place in a profile of bytes.
+        if stacks.unit == Unit::Nanoseconds {
+            profiles.extend(slow_frames(profile, &mut table));
+        }
         File {
             schema: "https://www.speedscope.app/file-format-schema.json",
-            shared: Shared { frames },
-            profiles: [Evented {
-                kind: "evented",
-                name: profile_name,
-                unit: match stacks.unit {
-                    Unit::Nanoseconds => "nanoseconds",
-                    Unit::Bytes => "bytes",
-                    Unit::Calls | Unit::Blocks => "none",
-                },
-                start_value: 0.0,
-                end_value: stacks.total(),
-                events,
-            }],
+            shared: Shared {
+                frames: table.frames,
+            },
+            profiles,
             name,
             active_profile_index: 0,
             exporter: format!("wasmprof {}", env!("CARGO_PKG_VERSION")),
         }
     }
+}
+
+/// The format's shared frames: one per function (and one for
+/// `<overflow>`), shared between events and profiles.
+struct FrameTable<'a> {
+    profile: &'a Profile,
+    frames: Vec<Frame<'a>>,
+    of_function: HashMap<Option<usize>, usize>,
+}
+
+impl<'a> FrameTable<'a> {
+    fn new(profile: &'a Profile) -> FrameTable<'a> {
+        FrameTable {
+            profile,
+            frames: Vec::new(),
+            of_function: HashMap::new(),
+        }
+    }
+
+    /// A frame of wasmprof's own, not a function's.
+    fn named(&mut self, name: &'static str) -> usize {
+        match self
+            .frames
+            .iter()
+            .position(|f| f.name == name && f.file.is_none())
+        {
+            Some(index) => index,
+            None => {
+                self.frames.push(Frame {
+                    name,
+                    file: None,
+                    line: None,
+                    col: None,
+                });
+                self.frames.len() - 1
+            }
+        }
+    }
+
+    fn index(&mut self, function: Option<usize>) -> usize {
+        let profile = self.profile;
+        let frames = &mut self.frames;
+        *self.of_function.entry(function).or_insert_with(|| {
+            let function = function.and_then(|f| profile.functions.get(f));
+            frames.push(Frame {
+                name: match function {
+                    Some(f) => f.name.as_str(),
+                    None => super::callgraph::OVERFLOW_NAME,
+                },
+                file: function.map(|f| f.file.as_str()),
+                line: function.map(|f| f.line),
+                col: function.and_then(|f| f.column),
+            });
+            frames.len() - 1
+        })
+    }
+}
+
+/// A node closes at its start plus its time, and its last callee at the sum
+/// of its callees' times, added one by one: in floating point the two can
+/// differ in the last bit, and speedscope refuses a file whose events step
+/// back ("Samples must be provided in increasing order", seen on a Leptos
+/// app's profile). Holding each event at least where the previous one was
+/// moves none by more than that bit.
+fn monotonic(events: &mut [Event]) {
+    let mut latest = 0.0f64;
+    for event in events {
+        latest = latest.max(event.at);
+        event.at = latest;
+    }
+}
+
+/// The root of a slow frame's profile: the callback, as long as it took;
+/// its self time is what ran outside instrumented code (the page's own
+/// JavaScript, the browser's calls, functions not instrumented).
+const FRAME_CALLBACK: &str = "(animation frame callback)";
+
+/// One profile for each of the slowest frames, slowest first: the frame's
+/// callback, and in it the frame's own call paths, each as long as its time
+/// in that frame.
+fn slow_frames(profile: &Profile, table: &mut FrameTable) -> Vec<Evented> {
+    let Some(frames) = &profile.frames else {
+        return Vec::new();
+    };
+    let mut worst: Vec<&crate::profile::Frame> = frames.worst.iter().collect();
+    worst.sort_by(|a, b| b.duration_nanos.total_cmp(&a.duration_nanos));
+    worst
+        .into_iter()
+        .map(|frame| {
+            let lines = super::frames::tree(profile, frame);
+            let mut events = Vec::with_capacity(lines.len() * 2 + 2);
+            let callback = table.named(FRAME_CALLBACK);
+            events.push(Event {
+                kind: "O",
+                frame: callback,
+                at: 0.0,
+            });
+            // The paths open: (depth, shared frame, where it closes, where
+            // its next callee opens).
+            let mut open: Vec<(usize, usize, f64, f64)> = Vec::new();
+            let mut next_root = 0.0;
+            for line in &lines {
+                while open.last().is_some_and(|o| o.0 >= line.depth) {
+                    let (_, index, closes, _) = open.pop().unwrap_or_default();
+                    events.push(Event {
+                        kind: "C",
+                        frame: index,
+                        at: closes,
+                    });
+                }
+                let start = match open.last_mut() {
+                    Some(parent) => {
+                        let start = parent.3;
+                        parent.3 += line.inclusive_nanos;
+                        start
+                    }
+                    None => {
+                        let start = next_root;
+                        next_root += line.inclusive_nanos;
+                        start
+                    }
+                };
+                let index = table.index(profile.nodes[line.node].function);
+                events.push(Event {
+                    kind: "O",
+                    frame: index,
+                    at: start,
+                });
+                open.push((line.depth, index, start + line.inclusive_nanos, start));
+            }
+            while let Some((_, index, closes, _)) = open.pop() {
+                events.push(Event {
+                    kind: "C",
+                    frame: index,
+                    at: closes,
+                });
+            }
+            // The callback closes after its calls, even where rounding made
+            // them a little longer than it.
+            let end = frame.duration_nanos.max(next_root);
+            events.push(Event {
+                kind: "C",
+                frame: callback,
+                at: end,
+            });
+            monotonic(&mut events);
+            Evented {
+                kind: "evented",
+                name: format!(
+                    "frame {} ({}), one of the slowest: its own calls",
+                    frame.index,
+                    super::units::human_duration(frame.duration_nanos)
+                ),
+                unit: "nanoseconds",
+                start_value: 0.0,
+                end_value: end,
+                events,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -306,5 +451,94 @@ mod tests {
             }
         }
         assert!(open.is_empty());
+    }
+
+    #[test]
+    fn each_slow_frame_is_a_profile_of_its_own_calls() {
+        use crate::profile::{Frame as PageFrame, FrameCalls, Frames};
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main"], 1, 10.0)
+            .path(&["main", "frame"], 3, 9.0)
+            .path(&["main", "frame", "row"], 120, 6.0)
+            .path(&["main", "frame", "paint"], 3, 2.0)
+            .build();
+        let node = |name: &str| {
+            (profile.nodes.iter().enumerate())
+                .find(|(_, n)| n.function.map(|f| profile.functions[f].name.as_str()) == Some(name))
+                .map(|(i, _)| i)
+                .unwrap()
+        };
+        let calls = |name: &str, calls: u64, nanos: f64| FrameCalls {
+            node: node(name),
+            calls,
+            inclusive_nanos: nanos,
+        };
+        let slow = PageFrame {
+            index: 7,
+            start_nanos: 100e6,
+            duration_nanos: 5e6,
+            calls: vec![
+                calls("frame", 1, 4e6),
+                calls("row", 40, 2e6),
+                calls("paint", 1, 1e6),
+            ],
+        };
+        let slower = PageFrame {
+            index: 2,
+            duration_nanos: 8e6,
+            ..slow.clone()
+        };
+        profile.frames = Some(Frames {
+            count: 10,
+            span_nanos: 160e6,
+            median_nanos: 1e6,
+            p95_nanos: 5e6,
+            p99_nanos: 8e6,
+            worst_nanos: 8e6,
+            worst: vec![slow, slower],
+        });
+        let file = speedscope(&profile);
+        let profiles = file["profiles"].as_array().unwrap();
+        assert_eq!(profiles.len(), 3, "the whole run, then each slow frame");
+        assert!(
+            profiles[1]["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("frame 2 (8.00 ms)"),
+            "slowest first: {}",
+            profiles[1]["name"]
+        );
+        let names: Vec<&str> = file["shared"]["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap())
+            .collect();
+        let shape: Vec<(&str, &str, f64)> = profiles[2]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["type"].as_str().unwrap(),
+                    names[e["frame"].as_u64().unwrap() as usize],
+                    e["at"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("O", FRAME_CALLBACK, 0.0),
+                ("O", "frame", 0.0),
+                ("O", "row", 0.0),
+                ("C", "row", 2e6),
+                ("O", "paint", 2e6),
+                ("C", "paint", 3e6),
+                ("C", "frame", 4e6),
+                ("C", FRAME_CALLBACK, 5e6),
+            ]
+        );
+        assert_eq!(profiles[2]["endValue"], 5e6);
     }
 }

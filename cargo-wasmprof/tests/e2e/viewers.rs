@@ -164,3 +164,44 @@ fn speedscope_sandwich_shows_the_report_s_times() {
         );
     }
 }
+
+/// A page's slowest frames come as profiles of their own after the whole
+/// run's; speedscope opens the file at the whole run, with every function.
+#[test]
+fn speedscope_opens_a_profile_with_its_slow_frames() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "image-kernels",
+        "--release",
+        "--host",
+        "browser",
+        "--invoke",
+        "animate",
+        "--",
+        "30",
+        "0",
+    ]);
+    run.assert_success();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("frames.speedscope.json");
+    report_as(&run.profile_path(), "speedscope", &file);
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let profiles = written["profiles"].as_array().unwrap();
+    assert!(profiles.len() > 1, "{}", written["profiles"]);
+    assert!(
+        profiles[1]["name"]
+            .as_str()
+            .unwrap()
+            .contains("one of the slowest"),
+        "{}",
+        profiles[1]["name"]
+    );
+    let (imported_as, rows) = sandwich_rows(&file);
+    assert_eq!(imported_as, "speedscope json file");
+    assert!(
+        rows.iter().any(|r| r.name == "image_kernels::draw_frame"),
+        "{rows:?}"
+    );
+}

@@ -22,10 +22,13 @@ const SANDWICH: &str = "(() => { \
        const tab = Array.from(document.querySelectorAll('div')).find(d => d.textContent === '🥪Sandwich'); \
        if (!tab) return null; tab.click(); \
        const rows = Array.from(document.querySelectorAll('table tr')).slice(1) \
-         .map(tr => Array.from(tr.cells).map(td => td.textContent)); \
+         .map(tr => Array.from(tr.cells).map(td => td.textContent)) \
+         .filter(cells => /^[0-9.,]+ *(ms|µs|μs|ns|s)/.test(cells[0] || '')); \
        return rows.length ? rows : null; })()";
 
-/// Imports `file` in speedscope and returns the Sandwich view's rows,
+/// Imports `file` in speedscope and returns the Sandwich view's rows (a
+/// file of several profiles also has the table of profiles, whose first
+/// column is a number, not a time),
 /// with the name of the importer speedscope chose.
 pub(crate) fn sandwich_rows(file: &Path) -> (String, Vec<Row>) {
     let url = format!("file://{}", app().display());
