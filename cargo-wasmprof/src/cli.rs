@@ -74,7 +74,8 @@ pub enum Command {
     /// output, no progress of an instrumented future) for `--grace`; with
     /// `--until-exit`, when the program calls
     /// `wasmprof::exit(code)`. `--serve` serves the page for a browser of
-    /// your own instead, with a button that saves the profile.
+    /// your own instead, with buttons that save the profile, or the
+    /// profile of a window you start and stop.
     Run(RunArgs),
     /// Measure what instrumentation costs your program: plain vs. instrumented.
     ///
@@ -506,7 +507,10 @@ pub struct RunArgs {
     ///
     /// Prints the URL; the page has a "Save profile" button (or call
     /// `wasmprof.save()` in its console) that sends the profile back, and
-    /// each one saved is named in the terminal. Ctrl-C ends it.
+    /// each one saved is named in the terminal. "Start recording", then
+    /// "Stop and save" (`wasmprof.start()`, `wasmprof.stop()`), saves the
+    /// profile of what ran in between alone: one interaction, a few
+    /// seconds of a game. Ctrl-C ends it.
     #[arg(long, help_heading = "Browser")]
     pub serve: bool,
     /// With --serve: the address to listen on [default: 127.0.0.1]

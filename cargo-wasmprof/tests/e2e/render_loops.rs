@@ -189,7 +189,8 @@ fn duration_and_after_are_for_the_browser_host() {
 fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
     // eframe 0.37 on WebGL: its loop never ends, so --duration does. The
     // app lays out 40 rows a frame for 60 frames and logs its own count.
-    // A workspace of its own (see its Cargo.toml).
+    // A workspace of its own (see its Cargo.toml). egui itself is
+    // instrumented crate-wide, every count held against the oracle's.
     let run = wasmprof_in(
         &examples_dir().join("egui-rows"),
         &[
@@ -199,11 +200,17 @@ fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
             "--release",
             "--host",
             "browser",
+            "--instrument-crate",
+            "egui",
+            "--verify-counts",
             "--duration",
             "45s",
         ],
     );
     run.assert_success();
+    let check = run.profile().run.count_check.expect("--verify-counts");
+    assert!(check.functions > 300, "{} functions checked", check.functions);
+    assert_eq!(check.differences, [], "every count agrees with the oracle's");
     assert!(
         run.stdout.contains("egui-rows: 60 frames, 2400 rows"),
         "the app's own count:\n{}\n{}",
