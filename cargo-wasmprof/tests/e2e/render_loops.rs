@@ -209,8 +209,16 @@ fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
     );
     run.assert_success();
     let check = run.profile().run.count_check.expect("--verify-counts");
-    assert!(check.functions > 300, "{} functions checked", check.functions);
-    assert_eq!(check.differences, [], "every count agrees with the oracle's");
+    assert!(
+        check.functions > 300,
+        "{} functions checked",
+        check.functions
+    );
+    assert_eq!(
+        check.differences,
+        [],
+        "every count agrees with the oracle's"
+    );
     assert!(
         run.stdout.contains("egui-rows: 60 frames, 2400 rows"),
         "the app's own count:\n{}\n{}",
