@@ -201,6 +201,14 @@ pub(crate) fn save_profile(
                 "no profile could be collected: {}",
                 result.message.as_deref().unwrap_or(result.status.as_str())
             )),
+            // A large module compiles for long in the optimizing tier: the
+            // window can close before the page has it.
+            None if result.window.is_some() => terminal::warning(&format!(
+                "the page had not instantiated the instrumented module when the window closed, \
+                 {} into the run (a large module takes long to compile): open the window later \
+                 (--after) or record longer (--duration)",
+                seconds_or_millis(result.window.map_or(0, |w| w.end_nanos))
+            )),
             None => terminal::warning(
                 "the module has no wasmprof data: no #[wasmprof::instrument] function was compiled in, \
                  or the program failed before the module was loaded",
