@@ -117,29 +117,24 @@ mod tests {
             .path(&["main", "frame", "row"], 120, 6.0)
             .path(&["main", "frame", "paint"], 3, 2.0)
             .build();
-        let node = |name: &str| {
-            (profile.nodes.iter().enumerate())
-                .find(|(_, n)| n.function.map(|f| profile.functions[f].name.as_str()) == Some(name))
-                .map(|(i, _)| i)
-                .unwrap()
-        };
+        let node = |path: &[&str]| crate::testing::node_at(&profile, path);
         let frame = Frame {
             index: 1,
             start_nanos: 16e6,
             duration_nanos: 5e6,
             calls: vec![
                 FrameCalls {
-                    node: node("paint"),
+                    node: node(&["main", "frame", "paint"]),
                     calls: 1,
                     inclusive_nanos: 1e6,
                 },
                 FrameCalls {
-                    node: node("frame"),
+                    node: node(&["main", "frame"]),
                     calls: 1,
                     inclusive_nanos: 4e6,
                 },
                 FrameCalls {
-                    node: node("row"),
+                    node: node(&["main", "frame", "row"]),
                     calls: 40,
                     inclusive_nanos: 2e6,
                 },

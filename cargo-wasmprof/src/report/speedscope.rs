@@ -462,14 +462,9 @@ mod tests {
             .path(&["main", "frame", "row"], 120, 6.0)
             .path(&["main", "frame", "paint"], 3, 2.0)
             .build();
-        let node = |name: &str| {
-            (profile.nodes.iter().enumerate())
-                .find(|(_, n)| n.function.map(|f| profile.functions[f].name.as_str()) == Some(name))
-                .map(|(i, _)| i)
-                .unwrap()
-        };
-        let calls = |name: &str, calls: u64, nanos: f64| FrameCalls {
-            node: node(name),
+        let node = |path: &[&str]| crate::testing::node_at(&profile, path);
+        let calls = |path: &[&str], calls: u64, nanos: f64| FrameCalls {
+            node: node(path),
             calls,
             inclusive_nanos: nanos,
         };
@@ -478,9 +473,9 @@ mod tests {
             start_nanos: 100e6,
             duration_nanos: 5e6,
             calls: vec![
-                calls("frame", 1, 4e6),
-                calls("row", 40, 2e6),
-                calls("paint", 1, 1e6),
+                calls(&["main", "frame"], 1, 4e6),
+                calls(&["main", "frame", "row"], 40, 2e6),
+                calls(&["main", "frame", "paint"], 1, 1e6),
             ],
         };
         let slower = PageFrame {
