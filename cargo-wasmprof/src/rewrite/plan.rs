@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use super::manifest::{self, RuntimeSource};
 use super::modules::normalize;
 use super::shadow::{self, ShadowRoot};
+use super::shadow_lock::ShadowLock;
 use super::size::DEFAULT_MIN_SIZE;
 use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, CORE_RUNTIME, RENAMED_RUNTIME};
 use crate::terminal;
@@ -188,6 +189,8 @@ pub struct ShadowBuild {
     /// Every other function instrumented, with its crate's name: what a
     /// compile error in a rewritten crate is traced back to.
     pub functions: Vec<(String, super::Planned)>,
+    /// Keeps other commands out of the copy until the build is over.
+    _lock: ShadowLock,
 }
 
 impl ShadowBuild {
@@ -276,6 +279,7 @@ pub(crate) fn prepare(
         });
     }
     let shadow = ShadowRoot::new(mode_dir.join("shadow").join(shadow_key(settings)));
+    let lock = ShadowLock::acquire(&shadow.root)?;
     let runtime_source = runtime_source(metadata, &workspace_root, &copied, &shadow);
 
     let mut rewritten = rewrite_in_memory(&chosen, settings.memory, &mut messages)?;
@@ -330,6 +334,7 @@ pub(crate) fn prepare(
             crates: rewritten.reports,
             tests: rewritten.tests,
             functions: rewritten.functions,
+            _lock: lock,
         }),
         messages,
     })

@@ -92,8 +92,15 @@ pub(crate) fn bottom_up_rows(cpuprofile: &Path) -> Vec<Row> {
         let rows = page.eval(&format!(
             "new Promise(r => setTimeout(() => r({BOTTOM_UP_ROWS}), 1000))"
         ));
+        // The grid may still be filling: the rows count once two reads a
+        // second apart agree.
         if rows.is_array() {
-            break rows;
+            let again = page.eval(&format!(
+                "new Promise(r => setTimeout(() => r({BOTTOM_UP_ROWS}), 1000))"
+            ));
+            if again == rows {
+                break rows;
+            }
         }
     };
     assert!(page.errors.is_empty(), "DevTools: {:?}", page.errors);

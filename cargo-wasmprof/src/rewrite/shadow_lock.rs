@@ -1,0 +1,79 @@
+//! One command at a time in a shadow copy.
+//!
+//! Every command with the same rewrite settings writes and builds the same
+//! shadow copy. Two at once (two terminals, an editor's task beside a
+//! test run) would each write the copy while the other's cargo reads it:
+//! a test binary could be compiled from another command's sources, whose
+//! tests are not marked. Like cargo's own lock on its build directory, an
+//! exclusive lock on a file in the shadow's root is held from before the
+//! first write until the build is over; a second command waits, and says
+//! so.
+
+use std::fs::{File, TryLockError};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+
+/// Held while the shadow copy is written and built; released when the
+/// last clone is dropped.
+#[derive(Debug, Clone)]
+pub(crate) struct ShadowLock {
+    _file: Arc<File>,
+}
+
+impl ShadowLock {
+    /// Locks the shadow copy at `root`, waiting for another command that
+    /// holds it.
+    pub(crate) fn acquire(root: &Path) -> Result<ShadowLock> {
+        std::fs::create_dir_all(root)
+            .with_context(|| format!("could not create {}", root.display()))?;
+        let path = root.join(".lock");
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("could not open {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                crate::terminal::status(
+                    "Blocking",
+                    &format!(
+                        "waiting for another cargo wasmprof command to finish with {}",
+                        root.display()
+                    ),
+                );
+                file.lock()
+                    .with_context(|| format!("could not lock {}", path.display()))?;
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("could not lock {}", path.display()))
+            }
+        }
+        Ok(ShadowLock {
+            _file: Arc::new(file),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_command_waits_until_the_first_is_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ShadowLock::acquire(dir.path()).unwrap();
+        let clone = first.clone();
+        let other = File::open(dir.path().join(".lock")).unwrap();
+        assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
+        drop(first);
+        // A clone still holds it.
+        assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
+        drop(clone);
+        other.try_lock().unwrap();
+    }
+}
