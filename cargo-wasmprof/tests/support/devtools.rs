@@ -73,6 +73,8 @@ pub(crate) fn bottom_up_rows(cpuprofile: &Path) -> Vec<Row> {
     // shows nothing, so click again until the rows come.
     let deadline = Instant::now() + LOAD_TIMEOUT;
     page.choose_file("__panel.fileSelectorElement", cpuprofile);
+    let rows_a_second_later =
+        format!("new Promise(r => setTimeout(() => r({BOTTOM_UP_ROWS}), 1000))");
     let rows = loop {
         if Instant::now() > deadline {
             let shot = std::env::temp_dir().join("wasmprof-devtools-failure.png");
@@ -89,18 +91,11 @@ pub(crate) fn bottom_up_rows(cpuprofile: &Path) -> Vec<Row> {
             continue;
         };
         page.click_at(tab[0].as_f64().unwrap(), tab[1].as_f64().unwrap());
-        let rows = page.eval(&format!(
-            "new Promise(r => setTimeout(() => r({BOTTOM_UP_ROWS}), 1000))"
-        ));
+        let rows = page.eval(&rows_a_second_later);
         // The grid may still be filling: the rows count once two reads a
         // second apart agree.
-        if rows.is_array() {
-            let again = page.eval(&format!(
-                "new Promise(r => setTimeout(() => r({BOTTOM_UP_ROWS}), 1000))"
-            ));
-            if again == rows {
-                break rows;
-            }
+        if rows.is_array() && page.eval(&rows_a_second_later) == rows {
+            break rows;
         }
     };
     assert!(page.errors.is_empty(), "DevTools: {:?}", page.errors);
