@@ -202,9 +202,8 @@ fn a_mismatched_wasm_bindgen_offline_names_the_version_and_the_command() {
     std::fs::write(&fake, "#!/bin/sh\necho 'wasm-bindgen 0.2.99'\n").unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let output = std::process::Command::new(cargo_wasmprof_bin())
-        .args(["wasmprof", "build", "-p", "fib", "--offline"])
-        .current_dir(examples_dir())
+    let output = wasmprof_command(&examples_dir())
+        .args(["build", "-p", "fib", "--offline"])
         .env("PATH", path)
         .env("WASMPROF_CACHE_DIR", dir.join("cache"))
         .env_remove("WASM_BINDGEN")

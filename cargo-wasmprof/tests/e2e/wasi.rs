@@ -4,8 +4,6 @@
 //! passed through (`examples/wordcount`); in every WASI host, Node and the
 //! embedded wasmtime, with the same output and the same exact counts.
 
-use std::process::Command;
-
 use crate::support::*;
 
 const WHOLE_POEM: &str = "wordcount: 4 lines, 28 words of at least 1 letters";
@@ -77,18 +75,8 @@ fn stdin_and_environment_in(host: &str) {
 #[test]
 fn only_the_variables_given_are_seen() {
     // WORDCOUNT_MIN_LEN is set here but not given with --env.
-    let output = Command::new(cargo_wasmprof_bin())
-        .args([
-            "wasmprof",
-            "run",
-            "-p",
-            "wordcount",
-            "--",
-            "wordcount/poem.txt",
-        ])
-        .current_dir(examples_dir())
-        .env_remove("RUSTFLAGS")
-        .env_remove("WASMPROF_INSTRUMENT")
+    let output = wasmprof_command(&examples_dir())
+        .args(["run", "-p", "wordcount", "--", "wordcount/poem.txt"])
         .env("WORDCOUNT_MIN_LEN", "99")
         .output()
         .unwrap();

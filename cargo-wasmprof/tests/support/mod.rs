@@ -32,6 +32,23 @@ pub(crate) fn cargo_wasmprof_bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_cargo-wasmprof"))
 }
 
+/// `cargo wasmprof` in `dir`, in the environment every test gives it: none
+/// of the caller's build settings, and debug builds without debug info.
+///
+/// The profiles need the names section, which debug info does not touch; a
+/// debug wasm build with DWARF is several times larger, and the tests'
+/// builds together ran a CI machine's disk out.
+pub(crate) fn wasmprof_command(dir: &Path) -> Command {
+    let mut command = Command::new(cargo_wasmprof_bin());
+    command
+        .arg("wasmprof")
+        .current_dir(dir)
+        .env_remove("RUSTFLAGS")
+        .env_remove("WASMPROF_INSTRUMENT")
+        .env("CARGO_PROFILE_DEV_DEBUG", "false");
+    command
+}
+
 /// The outcome of one `cargo wasmprof …` call.
 pub(crate) struct Run {
     pub output: Output,
@@ -83,12 +100,8 @@ impl Run {
 
 /// Runs `cargo wasmprof ARGS` in `dir`.
 pub(crate) fn wasmprof_in(dir: &Path, args: &[&str]) -> Run {
-    let output = Command::new(cargo_wasmprof_bin())
-        .arg("wasmprof")
+    let output = wasmprof_command(dir)
         .args(args)
-        .current_dir(dir)
-        .env_remove("RUSTFLAGS")
-        .env_remove("WASMPROF_INSTRUMENT")
         .output()
         .expect("run cargo-wasmprof");
     Run::from_output(output)
@@ -98,12 +111,8 @@ pub(crate) fn wasmprof_in(dir: &Path, args: &[&str]) -> Run {
 /// its standard input and `env` in its environment.
 pub(crate) fn wasmprof_with_stdin(args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
     use std::io::Write;
-    let mut child = Command::new(cargo_wasmprof_bin())
-        .arg("wasmprof")
+    let mut child = wasmprof_command(&examples_dir())
         .args(args)
-        .current_dir(examples_dir())
-        .env_remove("RUSTFLAGS")
-        .env_remove("WASMPROF_INSTRUMENT")
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -362,12 +371,8 @@ pub(crate) fn spawn_wasmprof(args: &[&str]) -> std::process::Child {
 
 /// [`spawn_wasmprof`] with `env` added to its environment.
 pub(crate) fn spawn_wasmprof_with_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
-    Command::new(cargo_wasmprof_bin())
-        .arg("wasmprof")
+    wasmprof_command(&examples_dir())
         .args(args)
-        .current_dir(examples_dir())
-        .env_remove("RUSTFLAGS")
-        .env_remove("WASMPROF_INSTRUMENT")
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
