@@ -17,9 +17,14 @@ fn main() {
     println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
     // WebAssembly without the atomics feature has exactly one thread, which
     // lets the hot paths use plain memory where they would need atomics.
+    // Stable rustc leaves `atomics` out of the target features it reports
+    // (the feature is unstable) even for `wasm32-wasip1-threads`, whose
+    // threads are real: the target's name says so there.
     let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
     let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
-    if family.split(',').any(|f| f == "wasm") && !features.split(',').any(|f| f == "atomics") {
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let atomics = features.split(',').any(|f| f == "atomics") || target.ends_with("-threads");
+    if family.split(',').any(|f| f == "wasm") && !atomics {
         println!("cargo::rustc-cfg=one_thread");
     }
     println!("cargo::rerun-if-env-changed=WASMPROF_MAX_NODES");

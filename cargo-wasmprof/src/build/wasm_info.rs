@@ -21,6 +21,8 @@ pub struct WasmInfo {
     /// wasm-bindgen-test's `__wasm_bindgen_test_unstable` section: where the
     /// tests are configured to run (1: browser, 2-4: workers, 5: Node).
     pub bindgen_test_mode: Option<Vec<u8>>,
+    /// Whether its memory is shared: a module built for threads.
+    pub shared_memory: bool,
 }
 
 pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
@@ -50,8 +52,16 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
             Payload::ImportSection(imports) => {
                 for import in imports {
                     let import = import?;
+                    if let wasmparser::TypeRef::Memory(memory) = import.ty {
+                        info.shared_memory |= memory.shared;
+                    }
                     info.imports
                         .push(format!("{}.{}", import.module, import.name));
+                }
+            }
+            Payload::MemorySection(memories) => {
+                for memory in memories {
+                    info.shared_memory |= memory?.shared;
                 }
             }
             _ => {}

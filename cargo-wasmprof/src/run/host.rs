@@ -25,6 +25,12 @@ pub(crate) trait Host {
         true
     }
 
+    /// Whether the host starts the threads of a module built for them
+    /// (a shared memory and wasi-threads).
+    fn threads(&self) -> bool {
+        false
+    }
+
     /// Runs the module once with `run_dir` as its scratch space. The
     /// program's output reaches the terminal as it happens, or with
     /// `capture` comes back in [`Captured`]. A program that fails is a

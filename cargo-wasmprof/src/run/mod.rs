@@ -15,7 +15,10 @@ pub(crate) mod process_tree;
 mod rustc_names;
 mod serve;
 pub(crate) mod snapshot_to_profile;
+mod threaded;
 pub(crate) mod wasi;
+#[cfg(feature = "wasmtime")]
+mod wasi_threads;
 #[cfg(feature = "wasmtime")]
 mod wasmtime_host;
 #[cfg(feature = "wasmtime")]
@@ -47,7 +50,11 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     for unit in workspace.units(&build_options.cargo)? {
         host.check_kind(unit.kind)?;
     }
+    threaded::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
     let (module, entry) = build_module_for(&build_options, &host_options, workspace)?;
+    let wasm = std::fs::read(&module.wasm)
+        .with_context(|| format!("could not read {}", module.wasm.display()))?;
+    threaded::check_module(&build::wasm_info::inspect(&wasm)?, host.as_ref())?;
     let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, &host_options, &run_dir)?;

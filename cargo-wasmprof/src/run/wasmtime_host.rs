@@ -8,7 +8,8 @@
 //! ([`super::wasmtime_sampler`]).
 
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -18,12 +19,15 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use super::host::{Captured, Host, HostConfig, HostResult};
+use super::wasi_threads::{ThreadEnd, Threads};
 use super::wasmtime_sampler::Samples;
 use crate::build::ModuleKind;
 use crate::run::host::{LoadAs, RunStatus};
 
 /// The wasmtime this binary embeds (kept with the pin in Cargo.toml).
 const WASMTIME_VERSION: &str = "48.0.8";
+/// How long threads still exiting when the main thread is done may take.
+const THREAD_EXIT_GRACE: Duration = Duration::from_millis(500);
 /// Output a captured run may print (a benchmark's).
 const CAPTURE_BYTES: usize = 64 << 20;
 
@@ -31,9 +35,21 @@ pub(super) struct Wasmtime {
     engine: Engine,
 }
 
+/// The output pipes of a captured run, shared by its threads.
+type Outputs = (MemoryOutputPipe, MemoryOutputPipe);
+
+/// What a thread the program spawns is made from.
+struct Spawner {
+    threads: Arc<Threads>,
+    config: HostConfig,
+    outputs: Option<Outputs>,
+}
+
 /// What the host functions reach.
 struct State {
     wasi: WasiP1Ctx,
+    /// A threaded module's threads (`wasm32-wasip1-threads`).
+    spawner: Option<Arc<Spawner>>,
     started: Instant,
     exit_code: Option<i32>,
     /// The guest's stacks, one at each epoch tick, with `--sample`.
@@ -50,6 +66,8 @@ impl Wasmtime {
         config.epoch_interruption(true);
         // A sample needs the whole stack, not the innermost frames alone.
         config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(1 << 16));
+        // `wasm32-wasip1-threads`: a shared memory and atomics.
+        config.wasm_threads(true).shared_memory(true);
         Ok(Wasmtime {
             engine: Engine::new(&config)
                 .map_err(anyhow::Error::from)
@@ -64,6 +82,10 @@ impl Host for Wasmtime {
     }
 
     fn samples(&self) -> bool {
+        true
+    }
+
+    fn threads(&self) -> bool {
         true
     }
 
@@ -94,10 +116,18 @@ impl Host for Wasmtime {
             config,
             wasi_context(config, outputs.as_ref())?,
         );
-        let linker = host_api(&self.engine)?;
         let module = Module::from_file(&self.engine, &config.wasm)
             .map_err(anyhow::Error::from)
             .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
+        let threads = Threads::for_module(&self.engine, &module)?;
+        if let Some(threads) = &threads {
+            store.data_mut().spawner = Some(Arc::new(Spawner {
+                threads: threads.clone(),
+                config: config.clone(),
+                outputs: outputs.clone(),
+            }));
+        }
+        let linker = host_api(&store, threads.as_deref())?;
 
         let wall = Instant::now();
         store.data_mut().deadline = wall + Duration::from_millis(config.timeout_ms);
@@ -119,11 +149,29 @@ impl Host for Wasmtime {
         };
         let program_started = Instant::now();
         let outcome = enter(&mut store, &instance, config);
+        // Threads still running when the main one is done end with it.
+        if let Some(threads) = &threads {
+            threads.end(THREAD_EXIT_GRACE);
+        }
         result.program_nanos = program_started.elapsed().as_nanos() as u64;
         ticker.stop();
-        match outcome {
-            Ok(value) => result.return_value = value,
-            Err(error) => classify(&error, config.timeout_ms, &mut result)?,
+        let thread_end = threads.as_ref().and_then(|t| t.first_end());
+        match (outcome, thread_end) {
+            // Another thread's trap or `proc_exit` ended the program.
+            (_, Some(ThreadEnd::Exit(code))) => {
+                result.status = RunStatus::of_exit_code(code);
+                result.exit_code = code;
+            }
+            (_, Some(ThreadEnd::Trap { thread, message })) => {
+                result.status = RunStatus::Trap;
+                result.exit_code = 101;
+                result.message = Some(format!(
+                    "thread {thread}: {message} (a WebAssembly trap: a Rust panic, an \
+                     out-of-bounds access or an abort)"
+                ));
+            }
+            (Ok(value), None) => result.return_value = value,
+            (Err(error), None) => classify(&error, config.timeout_ms, &mut result)?,
         }
         if let Some(code) = store.data().exit_code {
             if result.status == RunStatus::Ok {
@@ -146,10 +194,7 @@ impl Host for Wasmtime {
 
 /// What the program may see: its arguments, environment and preopened
 /// directories, and its output, captured or the terminal's.
-fn wasi_context(
-    config: &HostConfig,
-    outputs: Option<&(MemoryOutputPipe, MemoryOutputPipe)>,
-) -> Result<WasiP1Ctx> {
+fn wasi_context(config: &HostConfig, outputs: Option<&Outputs>) -> Result<WasiP1Ctx> {
     let mut wasi = WasiCtxBuilder::new();
     wasi.args(&config.argv);
     for (name, value) in &config.wasi.env {
@@ -178,6 +223,7 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
         engine,
         State {
             wasi,
+            spawner: None,
             started: Instant::now(),
             exit_code: None,
             samples: config.sample_interval_micros.map(|_| Samples::new()),
@@ -189,7 +235,7 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
     store.set_epoch_deadline(1);
     if config.sample_interval_micros.is_some() {
         store.epoch_deadline_callback(|mut context| {
-            if Instant::now() >= context.data().deadline {
+            if Instant::now() >= context.data().deadline || context.data().ending() {
                 return Ok(wasmtime::UpdateDeadline::Interrupt);
             }
             let trace = wasmtime::WasmBacktrace::capture(&context);
@@ -207,10 +253,33 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
     store
 }
 
-/// WASI and the host API (module "prof": `getTime`, `exit`).
-fn host_api(engine: &Engine) -> Result<Linker<State>> {
-    let mut linker: Linker<State> = Linker::new(engine);
+impl State {
+    /// The run is over for every thread.
+    fn ending(&self) -> bool {
+        self.spawner
+            .as_ref()
+            .is_some_and(|s| s.threads.ending.load(Ordering::Relaxed))
+    }
+}
+
+/// WASI and the host API (module "prof": `getTime`, `exit`); for a
+/// threaded module, its shared memory and `wasi.thread-spawn`.
+fn host_api(store: &Store<State>, threads: Option<&Threads>) -> Result<Linker<State>> {
+    let mut linker: Linker<State> = Linker::new(store.engine());
     p1::add_to_linker_sync(&mut linker, |state| &mut state.wasi)?;
+    if let Some(threads) = threads {
+        linker.define(store, "env", "memory", threads.memory.clone())?;
+        linker.func_wrap(
+            "wasi",
+            "thread-spawn",
+            |caller: wasmtime::Caller<'_, State>, start_arg: i32| -> i32 {
+                match &caller.data().spawner {
+                    Some(spawner) => spawn(spawner, caller.data(), start_arg),
+                    None => -1,
+                }
+            },
+        )?;
+    }
     linker.func_wrap("prof", "getTime", |caller: wasmtime::Caller<'_, State>| {
         caller.data().started.elapsed().as_secs_f64() * 1e3
     })?;
@@ -222,6 +291,87 @@ fn host_api(engine: &Engine) -> Result<Linker<State>> {
         },
     )?;
     Ok(linker)
+}
+
+/// `wasi.thread-spawn`: a new thread running `wasi_thread_start(tid,
+/// start_arg)` in a store of its own; its id, or -1 when none could start.
+fn spawn(spawner: &Arc<Spawner>, parent: &State, start_arg: i32) -> i32 {
+    let Some(id) = spawner.threads.next_id() else {
+        return -1;
+    };
+    let (started, deadline) = (parent.started, parent.deadline);
+    let own = spawner.clone();
+    let thread = std::thread::Builder::new()
+        .name(format!("wasm thread {id}"))
+        .spawn(move || {
+            if let Err(end) = run_thread(&own, id, start_arg, started, deadline) {
+                // One thread's trap or exit ends them all.
+                own.threads.record(end);
+                own.threads.stop_all();
+            }
+        });
+    match thread {
+        Ok(handle) => {
+            spawner.threads.keep(handle);
+            id
+        }
+        Err(_) => -1,
+    }
+}
+
+/// One spawned thread, from instantiation to the return of its start
+/// function; how it ended the program if it did not return.
+fn run_thread(
+    spawner: &Arc<Spawner>,
+    id: i32,
+    start_arg: i32,
+    started: Instant,
+    deadline: Instant,
+) -> std::result::Result<(), ThreadEnd> {
+    let trap = |message: String| ThreadEnd::Trap {
+        thread: id,
+        message,
+    };
+    let threads = &spawner.threads;
+    let wasi = wasi_context(&spawner.config, spawner.outputs.as_ref())
+        .map_err(|e| trap(format!("{e:#}")))?;
+    let mut store = new_store(&threads.engine, &spawner.config, wasi);
+    {
+        let state = store.data_mut();
+        state.spawner = Some(spawner.clone());
+        state.started = started;
+        state.deadline = deadline;
+        // The sampler follows the main thread.
+        state.samples = None;
+    }
+    let linker = host_api(&store, Some(threads)).map_err(|e| trap(format!("{e:#}")))?;
+    let instance = linker
+        .instantiate(&mut store, &threads.module)
+        .map_err(|e| {
+            trap(format!(
+                "could not instantiate the module for a new thread: {e:#}"
+            ))
+        })?;
+    let start = instance
+        .get_typed_func::<(i32, i32), ()>(&mut store, "wasi_thread_start")
+        .map_err(|_| trap("the module exports no `wasi_thread_start`".to_owned()))?;
+    match start.call(&mut store, (id, start_arg)) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            if let Some(exit) = error.downcast_ref::<I32Exit>() {
+                Err(ThreadEnd::Exit(exit.0))
+            } else if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+                // Stopped: the run is over, or timed out.
+                Ok(())
+            } else {
+                let message = error
+                    .downcast_ref::<Trap>()
+                    .map(ToString::to_string)
+                    .unwrap_or_else(|| format!("{error:#}"));
+                Err(trap(message))
+            }
+        }
+    }
 }
 
 /// The thread that ticks the engine's epoch: one tick at the timeout ends
@@ -297,7 +447,12 @@ fn save_what_it_left(
         )
         .with_context(|| format!("could not write {}", config.cpuprofile_out.display()))?;
     }
-    match pull_snapshot(store, instance) {
+    let shared = store
+        .data()
+        .spawner
+        .as_ref()
+        .map(|s| s.threads.memory.clone());
+    match pull_snapshot(store, instance, shared.as_ref()) {
         Ok(Some(bytes)) => {
             std::fs::write(&config.snapshot_out, bytes)
                 .with_context(|| format!("could not write {}", config.snapshot_out.display()))?;
@@ -399,16 +554,31 @@ fn invoke(
 fn pull_snapshot(
     store: &mut Store<State>,
     instance: &wasmtime::Instance,
+    shared: Option<&wasmtime::SharedMemory>,
 ) -> Result<Option<Vec<u8>>> {
     let Ok(snapshot) = instance.get_typed_func::<(), i32>(&mut *store, "__wasmprof_snapshot")
     else {
         return Ok(None);
     };
     let pointer = snapshot.call(&mut *store, ())? as u32 as usize;
-    let memory = instance
-        .get_memory(&mut *store, "memory")
-        .context("the module exports no memory")?;
-    let data = memory.data(&*store);
+    // A threaded module's memory is the shared one it imports; every
+    // thread has stopped, so a plain copy of it is what they left.
+    let copied: Vec<u8>;
+    let data: &[u8] = match shared {
+        Some(memory) => {
+            copied = memory
+                .data()
+                .iter()
+                // SAFETY: no thread of the program runs any more.
+                .map(|cell| unsafe { *cell.get() })
+                .collect();
+            &copied
+        }
+        None => instance
+            .get_memory(&mut *store, "memory")
+            .context("the module exports no memory")?
+            .data(&*store),
+    };
     let length = data
         .get(pointer + 4..pointer + 8)
         .map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize)

@@ -30,6 +30,8 @@ use session::{Session, SESSION_VAR};
 
 /// The two targets tests build for.
 const WASI: &str = "wasm32-wasip1";
+/// WASI with threads (wasi-threads): only wasmtime starts them.
+const WASI_THREADS: &str = "wasm32-wasip1-threads";
 const BINDGEN: &str = "wasm32-unknown-unknown";
 
 pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
@@ -52,8 +54,13 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     check_host_for_target(args.host, &target)?;
     // Before the long build: is the host there? (Node at least, without
     // --host: a run_in_browser binary finds out about Chromium when it runs.)
+    let default_host = if target == WASI_THREADS {
+        HostKind::Wasmtime
+    } else {
+        HostKind::Node
+    };
     drop(hosts::select(
-        args.host.unwrap_or(HostKind::Node),
+        args.host.unwrap_or(default_host),
         &host_options,
     )?);
     let root = workspace.metadata.workspace_root.as_std_path();
@@ -153,10 +160,10 @@ fn refuse_run_only_flags(args: &TestArgs) -> Result<()> {
 /// wasm-bindgen-test and wasm32-wasip1 for the others.
 fn target_for(args: &TestArgs, packages: &[&cargo_metadata::Package]) -> Result<String> {
     if let Some(target) = &args.cargo.target {
-        if target != WASI && target != BINDGEN {
+        if target != WASI && target != WASI_THREADS && target != BINDGEN {
             bail!(
-                "--target {target}: `cargo wasmprof test` runs tests built for {WASI} (the \
-                 standard harness) or {BINDGEN} (wasm-bindgen-test)"
+                "--target {target}: `cargo wasmprof test` runs tests built for {WASI} or \
+                 {WASI_THREADS} (the standard harness) or {BINDGEN} (wasm-bindgen-test)"
             );
         }
         return Ok(target.clone());
@@ -180,6 +187,17 @@ fn target_for(args: &TestArgs, packages: &[&cargo_metadata::Package]) -> Result<
 
 /// Refuses a host that cannot run what the target builds.
 fn check_host_for_target(host: Option<HostKind>, target: &str) -> Result<()> {
+    if target == WASI_THREADS {
+        return match host {
+            None | Some(HostKind::Wasmtime) => Ok(()),
+            Some(other) => bail!(
+                "--target {WASI_THREADS} builds tests with threads, and --host {} cannot start \
+                 threads (it has no wasi-threads): leave --host out or give --host wasmtime, \
+                 which starts every thread and profiles each",
+                host_name(other)
+            ),
+        };
+    }
     let binary = if target == WASI {
         runner::Binary::Wasi
     } else {

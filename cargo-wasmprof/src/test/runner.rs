@@ -83,8 +83,21 @@ pub fn run(args: &[OsString]) -> Result<i32> {
     let cwd = std::env::current_dir().context("the current directory is unreadable")?;
     let (result, config) = match binary {
         Binary::Wasi => {
-            let kind = session.host.unwrap_or(HostKind::Node);
+            // Only wasmtime starts a threaded binary's threads.
+            let default = if info.shared_memory {
+                HostKind::Wasmtime
+            } else {
+                HostKind::Node
+            };
+            let kind = session.host.unwrap_or(default);
             check_host(kind, binary, &wasm.display().to_string())?;
+            if info.shared_memory && kind != HostKind::Wasmtime {
+                bail!(
+                    "{}: a test binary with threads (its memory is shared) runs only in \
+                     --host wasmtime, which starts its threads",
+                    wasm.display()
+                );
+            }
             let mut host = hosts::select(kind, &session.host_args)?;
             let config = HostConfig {
                 argv: std::iter::once(name.clone())

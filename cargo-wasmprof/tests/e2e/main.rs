@@ -30,6 +30,7 @@ mod report_formats;
 mod runtime_on_wasm;
 mod sampled;
 mod test_command;
+mod threads;
 mod viewers;
 mod wasi;
 mod zero_cost;

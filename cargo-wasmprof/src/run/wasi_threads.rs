@@ -1,0 +1,124 @@
+//! wasi-threads in the embedded wasmtime: programs built for
+//! `wasm32-wasip1-threads`.
+//!
+//! Such a module imports its linear memory (`env.memory`, shared) and one
+//! host function, `wasi.thread-spawn(start_arg) -> tid`; each new thread
+//! instantiates the same module against the same memory in a store of its
+//! own and calls its export `wasi_thread_start(tid, start_arg)`. wasmtime
+//! dropped its own implementation (`wasmtime-wasi-threads`, with the
+//! `wasi-common` WASI it needed) after version 46; this is the same
+//! protocol over `wasmtime-wasi`, whose WASI context cannot be shared
+//! between stores: each thread gets a context of its own with the run's
+//! arguments, environment, directories and output, so a file opened on one
+//! thread is not open on another (the program's own threads rarely pass
+//! file descriptors around; their results come back through memory).
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use wasmtime::{Engine, Module, SharedMemory};
+
+/// Thread ids the protocol allows: positive, below 2^29.
+const MAX_THREAD_ID: i32 = 0x1FFF_FFFF;
+
+/// What every thread of one run shares.
+pub(super) struct Threads {
+    pub engine: Engine,
+    pub module: Module,
+    pub memory: SharedMemory,
+    next_id: AtomicI32,
+    /// The run is over: threads still running stop at their next epoch
+    /// check.
+    pub ending: AtomicBool,
+    /// How a thread that did not return ended (a trap, `proc_exit`), the
+    /// first such.
+    pub failure: Mutex<Option<ThreadEnd>>,
+    spawned: Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+/// How a thread other than the main one ended the program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ThreadEnd {
+    Exit(i32),
+    Trap { thread: i32, message: String },
+}
+
+impl Threads {
+    /// The shared memory a threaded module imports, made to its type; `None`
+    /// for a module without one.
+    pub fn for_module(engine: &Engine, module: &Module) -> Result<Option<Arc<Threads>>> {
+        let Some(memory_type) = module.imports().find_map(|import| {
+            let ty = import.ty();
+            let memory = ty.memory()?;
+            (memory.is_shared() && import.module() == "env" && import.name() == "memory")
+                .then(|| memory.clone())
+        }) else {
+            return Ok(None);
+        };
+        let memory = SharedMemory::new(engine, memory_type)
+            .map_err(anyhow::Error::from)
+            .context("wasmtime could not make the module's shared memory")?;
+        Ok(Some(Arc::new(Threads {
+            engine: engine.clone(),
+            module: module.clone(),
+            memory,
+            next_id: AtomicI32::new(1),
+            ending: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            spawned: Mutex::new(Vec::new()),
+        })))
+    }
+
+    /// A new thread's id, or `None` when they have run out.
+    pub fn next_id(&self) -> Option<i32> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        (id <= MAX_THREAD_ID).then_some(id)
+    }
+
+    /// How many threads the program started.
+    pub fn started(&self) -> usize {
+        (self.next_id.load(Ordering::Relaxed) - 1).max(0) as usize
+    }
+
+    pub fn keep(&self, handle: std::thread::JoinHandle<()>) {
+        self.spawned.lock().expect("not poisoned").push(handle);
+    }
+
+    /// Records the first way a thread ended the program.
+    pub fn record(&self, end: ThreadEnd) {
+        self.failure
+            .lock()
+            .expect("not poisoned")
+            .get_or_insert(end);
+    }
+
+    /// The first way a thread ended the program, if one did.
+    pub fn first_end(&self) -> Option<ThreadEnd> {
+        self.failure.lock().expect("not poisoned").clone()
+    }
+
+    /// Tells every thread to stop at its next epoch check.
+    pub fn stop_all(&self) {
+        self.ending.store(true, Ordering::SeqCst);
+        self.engine.increment_epoch();
+    }
+
+    /// Ends the threads still running (a detached thread, or every thread
+    /// when the main one trapped) and waits for them. A thread the program
+    /// joined may still be in its exit (its thread-locals' destructors, one
+    /// of which hands its call tree over): it is given `grace` to finish on
+    /// its own before it is stopped.
+    pub fn end(&self, grace: Duration) {
+        let handles = std::mem::take(&mut *self.spawned.lock().expect("not poisoned"));
+        let until = Instant::now() + grace;
+        while handles.iter().any(|h| !h.is_finished()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.stop_all();
+        for handle in handles {
+            let _ = handle.join();
+        }
+    }
+}

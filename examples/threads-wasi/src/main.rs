@@ -1,0 +1,52 @@
+//! Four named worker threads, each hashing `RANGES` ranges of `RANGE_LEN`
+//! numbers: per thread 1 `worker`, 25 `hash_range` and 25 × 400 `mix`
+//! calls. The main thread's own count of each is printed, for the profile
+//! to be checked against.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const WORKERS: u64 = 4;
+const RANGES: u64 = 25;
+const RANGE_LEN: u64 = 400;
+
+static MIXES: AtomicU64 = AtomicU64::new(0);
+
+#[wasmprof::instrument]
+fn mix(x: u64) -> u64 {
+    MIXES.fetch_add(1, Ordering::Relaxed);
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[wasmprof::instrument]
+fn hash_range(start: u64) -> u64 {
+    (start..start + RANGE_LEN).fold(0, |acc, n| acc ^ mix(n))
+}
+
+#[wasmprof::instrument]
+fn worker(index: u64) -> u64 {
+    (0..RANGES)
+        .map(|r| hash_range((index * RANGES + r) * RANGE_LEN))
+        .fold(0, |acc, h| acc ^ h)
+}
+
+fn main() {
+    let handles: Vec<_> = (0..WORKERS)
+        .map(|index| {
+            std::thread::Builder::new()
+                .name(format!("worker-{index}"))
+                .spawn(move || worker(index))
+                .expect("a thread")
+        })
+        .collect();
+    let hash = handles
+        .into_iter()
+        .map(|h| h.join().expect("a worker"))
+        .fold(0, |acc, h| acc ^ h);
+    println!(
+        "threads-wasi: {WORKERS} workers, {} hash_range, {} mix, hash {hash:016x}",
+        WORKERS * RANGES,
+        MIXES.load(Ordering::Relaxed)
+    );
+}
