@@ -31,3 +31,36 @@ fn wasmtime_runs_every_thread_and_counts_every_call() {
     assert_eq!(calls["threads_wasi::hash_range"], 100);
     assert_eq!(calls["threads_wasi::mix"], 40_000);
 }
+
+/// Node's WASI has no wasi-threads: the run is refused before the build,
+/// naming the host that can run it, instead of Node's own stack trace.
+#[test]
+fn node_refuses_a_threaded_target_before_building_and_names_wasmtime() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "threads-wasi",
+        "--target",
+        THREADED,
+        "--host",
+        "node",
+    ]);
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot start threads") && run.stderr.contains("--host wasmtime"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+    let test = wasmprof(&[
+        "test",
+        "-p",
+        "threads-wasi",
+        "--target",
+        THREADED,
+        "--host",
+        "node",
+    ]);
+    assert_eq!(test.code(), Some(1), "{}", test.stderr);
+    assert!(test.stderr.contains("--host wasmtime"), "{}", test.stderr);
+}
