@@ -25,16 +25,16 @@ const MAX_THREAD_ID: i32 = 0x1FFF_FFFF;
 
 /// What every thread of one run shares.
 pub(super) struct Threads {
-    pub engine: Engine,
-    pub module: Module,
-    pub memory: SharedMemory,
+    pub(super) engine: Engine,
+    pub(super) module: Module,
+    pub(super) memory: SharedMemory,
     next_id: AtomicI32,
     /// The run is over: threads still running stop at their next epoch
     /// check.
-    pub ending: AtomicBool,
+    pub(super) ending: AtomicBool,
     /// How a thread that did not return ended (a trap, `proc_exit`), the
     /// first such.
-    pub failure: Mutex<Option<ThreadEnd>>,
+    pub(super) failure: Mutex<Option<ThreadEnd>>,
     spawned: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
@@ -48,7 +48,7 @@ pub(super) enum ThreadEnd {
 impl Threads {
     /// The shared memory a threaded module imports, made to its type; `None`
     /// for a module without one.
-    pub fn for_module(engine: &Engine, module: &Module) -> Result<Option<Arc<Threads>>> {
+    pub(super) fn for_module(engine: &Engine, module: &Module) -> Result<Option<Arc<Threads>>> {
         let Some(memory_type) = module.imports().find_map(|import| {
             let ty = import.ty();
             let memory = ty.memory()?;
@@ -72,22 +72,17 @@ impl Threads {
     }
 
     /// A new thread's id, or `None` when they have run out.
-    pub fn next_id(&self) -> Option<i32> {
+    pub(super) fn next_id(&self) -> Option<i32> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         (id <= MAX_THREAD_ID).then_some(id)
     }
 
-    /// How many threads the program started.
-    pub fn started(&self) -> usize {
-        (self.next_id.load(Ordering::Relaxed) - 1).max(0) as usize
-    }
-
-    pub fn keep(&self, handle: std::thread::JoinHandle<()>) {
+    pub(super) fn keep(&self, handle: std::thread::JoinHandle<()>) {
         self.spawned.lock().expect("not poisoned").push(handle);
     }
 
     /// Records the first way a thread ended the program.
-    pub fn record(&self, end: ThreadEnd) {
+    pub(super) fn record(&self, end: ThreadEnd) {
         self.failure
             .lock()
             .expect("not poisoned")
@@ -95,12 +90,12 @@ impl Threads {
     }
 
     /// The first way a thread ended the program, if one did.
-    pub fn first_end(&self) -> Option<ThreadEnd> {
+    pub(super) fn first_end(&self) -> Option<ThreadEnd> {
         self.failure.lock().expect("not poisoned").clone()
     }
 
     /// Tells every thread to stop at its next epoch check.
-    pub fn stop_all(&self) {
+    pub(super) fn stop_all(&self) {
         self.ending.store(true, Ordering::SeqCst);
         self.engine.increment_epoch();
     }
@@ -110,7 +105,7 @@ impl Threads {
     /// joined may still be in its exit (its thread-locals' destructors, one
     /// of which hands its call tree over): it is given `grace` to finish on
     /// its own before it is stopped.
-    pub fn end(&self, grace: Duration) {
+    pub(super) fn end(&self, grace: Duration) {
         let handles = std::mem::take(&mut *self.spawned.lock().expect("not poisoned"));
         let until = Instant::now() + grace;
         while handles.iter().any(|h| !h.is_finished()) && Instant::now() < until {
