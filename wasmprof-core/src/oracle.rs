@@ -171,6 +171,7 @@ pub(crate) fn snapshot() -> wasmprof_wire::Snapshot {
         // Its functions' counts are the oracle's: nothing to hold them against.
         oracle: None,
         frames: None,
+        threads: None,
     }
 }
 

@@ -10,7 +10,7 @@
 
 pub use wasmprof_wire::{
     DecodeError, MAGIC, NEVER_RETURNED, NodeTiming, Snapshot, SnapshotFunction, SnapshotFuture,
-    SnapshotNode, Tier, VERSION,
+    SnapshotNode, SnapshotThread, ThreadNode, Tier, VERSION,
 };
 
 use crate::clock::TIMED;
@@ -19,13 +19,29 @@ use crate::state::{lock_finished, with_thread};
 use crate::tree::{CallTree, ROOT};
 
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
-/// the trees of finished threads merged in.
+/// the trees of finished threads merged in, and each thread's share when
+/// more than one recorded calls.
 pub fn take() -> Snapshot {
     // The snapshot's own allocations are the runtime's.
     let _untracked = crate::memory::Untracked::begin();
-    let (mut tree, current, clock_cost, frames) =
-        with_thread(|t| (t.tree.clone(), t.current, t.clock_cost, t.frames.snapshot()))
-            .unwrap_or_else(|| (CallTree::new(crate::tree::DEFAULT_CAP), ROOT, 0.0, None));
+    let (mut tree, current, clock_cost, frames, name) = with_thread(|t| {
+        (
+            t.tree.clone(),
+            t.current,
+            t.clock_cost,
+            t.frames.snapshot(),
+            t.name.clone(),
+        )
+    })
+    .unwrap_or_else(|| {
+        (
+            CallTree::new(crate::tree::DEFAULT_CAP),
+            ROOT,
+            0.0,
+            None,
+            None,
+        )
+    });
     let mut counted: Vec<u64> = Vec::new();
     for (id, calls) in crate::count::counted_calls() {
         let id = id as usize;
@@ -34,7 +50,7 @@ pub fn take() -> Snapshot {
         }
         counted[id] = calls;
     }
-    tree.merge_from(&lock_finished());
+    let threads = merge_finished(&mut tree, name);
     let nodes: Vec<SnapshotNode> = tree
         .nodes()
         .iter()
@@ -81,12 +97,51 @@ pub fn take() -> Snapshot {
         memory: memory(nodes.len()),
         oracle: oracle(),
         frames,
+        threads,
         nodes,
         current,
         overflow: tree.overflow(),
         cap: tree.cap() as u32,
         clock_cost: clock_cost.max(0.0),
     }
+}
+
+/// Merges the finished threads' trees into `tree` (this thread's), and
+/// says what each thread did on its paths: `None` when only this thread
+/// recorded calls.
+fn merge_finished(tree: &mut CallTree, name: Option<String>) -> Option<Vec<SnapshotThread>> {
+    let finished = lock_finished();
+    if finished.is_empty() {
+        return None;
+    }
+    let share = |nodes: &[crate::tree::Node], map: &dyn Fn(usize) -> u32| {
+        nodes
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, n)| n.calls > 0)
+            .map(|(index, n)| ThreadNode {
+                node: map(index),
+                flags: u32::from(n.untimed_short) | if n.abandoned { NEVER_RETURNED } else { 0 },
+                calls: n.calls,
+                timed_calls: n.timed_calls,
+                inclusive: n.inclusive,
+            })
+            .collect::<Vec<_>>()
+    };
+    // This thread's nodes keep their places: merging only adds to them.
+    let mut threads = vec![SnapshotThread {
+        name: name.unwrap_or_else(|| "main".to_owned()),
+        nodes: share(tree.nodes(), &|index| index as u32),
+    }];
+    for thread in finished.iter() {
+        let map = tree.merge_from(&thread.tree);
+        threads.push(SnapshotThread {
+            name: thread.name.clone(),
+            nodes: share(thread.tree.nodes(), &|index| map[index]),
+        });
+    }
+    Some(threads)
 }
 
 /// The oracle's counts, when the build has it (`--verify-counts`).
@@ -185,6 +240,64 @@ pub extern "C" fn __wasmprof_pending_futures() -> u32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn __wasmprof_future_polls() -> u32 {
     crate::future::polls() as u32
+}
+
+/// Threads: each finished thread's share of the merged tree, by its name.
+#[cfg(test)]
+mod thread_tests {
+    use crate::guard::enter;
+    use crate::site::Site;
+
+    use super::*;
+
+    static WORK: Site = Site::new("thread_tests", "work", "src/snapshot.rs", 1);
+
+    fn work(n: u32) {
+        for _ in 0..n {
+            let _g = enter(&WORK, None);
+        }
+    }
+
+    fn spawn_named(name: &str, n: u32) {
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || work(n))
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn each_thread_s_calls_are_its_own_and_the_merged_tree_sums_them() {
+        spawn_named("wasmprof-test-a", 3);
+        spawn_named("wasmprof-test-b", 5);
+        // Taken on a thread that recorded nothing itself.
+        let s = std::thread::spawn(take).join().unwrap();
+        let work_node = (0..s.nodes.len())
+            .find(|&i| s.path_names(i) == ["thread_tests::work"])
+            .expect("the path");
+        assert_eq!(s.nodes[work_node].calls, 8);
+        let threads = s.threads.expect("threads recorded calls");
+        let share = |name: &str| {
+            let thread = threads.iter().find(|t| t.name == name).expect(name);
+            thread
+                .nodes
+                .iter()
+                .filter(|n| n.node as usize == work_node)
+                .map(|n| n.calls)
+                .sum::<u64>()
+        };
+        assert_eq!(share("wasmprof-test-a"), 3);
+        assert_eq!(share("wasmprof-test-b"), 5);
+        // The wire carries them.
+        let read = Snapshot::decode(&take().encode()).unwrap();
+        assert!(
+            read.threads
+                .unwrap()
+                .iter()
+                .any(|t| t.name == "wasmprof-test-b")
+        );
+    }
 }
 
 /// Counted functions: exact calls, and no node.

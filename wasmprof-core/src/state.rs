@@ -1,9 +1,11 @@
 //! Per-thread profiling state, and the trees of threads that have finished.
 //!
 //! Each thread records into a tree of its own, so guards never take a lock;
-//! on WebAssembly without threads that is simply one tree. Natively, a
-//! thread's tree is merged into [`FINISHED`] when the thread exits, so a
-//! multi-threaded program neither corrupts nor loses anything.
+//! on WebAssembly without threads that is simply one tree. With threads
+//! (natively, or `wasm32-wasip1-threads`), a thread's tree goes to
+//! [`FINISHED`] with its name when the thread exits, so a multi-threaded
+//! program neither corrupts nor loses anything, and the snapshot can say
+//! which thread did what.
 
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
@@ -47,6 +49,8 @@ pub(crate) struct ThreadState {
     /// without it.
     #[cfg(wasmprof_memory)]
     pub memory: crate::memory::Ledger,
+    /// The thread's name, taken when it first records a new call path.
+    pub name: Option<String>,
 }
 
 impl ThreadState {
@@ -65,20 +69,54 @@ impl ThreadState {
             frames: crate::frames::FrameRecord::new(),
             #[cfg(wasmprof_memory)]
             memory: crate::memory::Ledger::new(),
+            name: None,
+        }
+    }
+
+    /// Names the thread, the first time it records a new call path: the
+    /// name the program gave it, else `thread N` in the order threads are
+    /// first seen.
+    #[inline]
+    pub(crate) fn name_once(&mut self) {
+        if self.name.is_none() {
+            self.name = Some(current_thread_name());
         }
     }
 }
 
-impl Drop for ThreadState {
-    fn drop(&mut self) {
-        lock_finished().merge_from(&self.tree);
+/// The running thread's name (`main` for Rust's main thread).
+fn current_thread_name() -> String {
+    static UNNAMED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    match std::thread::current().name() {
+        Some(name) => name.to_owned(),
+        None => format!(
+            "thread {}",
+            UNNAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ),
     }
 }
 
-/// Trees of threads that have exited.
-static FINISHED: Mutex<CallTree> = Mutex::new(CallTree::new(DEFAULT_CAP));
+/// A thread that has exited, and what it recorded.
+pub(crate) struct FinishedThread {
+    pub name: String,
+    pub tree: CallTree,
+}
 
-pub(crate) fn lock_finished() -> std::sync::MutexGuard<'static, CallTree> {
+impl Drop for ThreadState {
+    fn drop(&mut self) {
+        if self.tree.nodes().len() <= 1 {
+            return;
+        }
+        let name = self.name.take().unwrap_or_else(|| "thread".to_owned());
+        let tree = std::mem::replace(&mut self.tree, CallTree::new(DEFAULT_CAP));
+        lock_finished().push(FinishedThread { name, tree });
+    }
+}
+
+/// Threads that have exited, in the order they did.
+static FINISHED: Mutex<Vec<FinishedThread>> = Mutex::new(Vec::new());
+
+pub(crate) fn lock_finished() -> std::sync::MutexGuard<'static, Vec<FinishedThread>> {
     FINISHED
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -318,9 +318,10 @@ impl CallTree {
             .filter(|&p| p != NONE)
     }
 
-    /// Adds every path of `other` into this tree (used to gather the trees of
-    /// finished threads on native targets).
-    pub(crate) fn merge_from(&mut self, other: &CallTree) {
+    /// Adds `other`'s calls and time to this tree, path by path (the trees
+    /// of finished threads, at a snapshot); returns where each of `other`'s
+    /// nodes went.
+    pub(crate) fn merge_from(&mut self, other: &CallTree) -> Vec<NodeId> {
         let mut map = vec![ROOT; other.nodes.len()];
         for (index, node) in other.nodes.iter().enumerate().skip(1) {
             let target = self.child(map[node.parent as usize], node.function);
@@ -332,6 +333,7 @@ impl CallTree {
             merged.inclusive += node.inclusive;
             map[index] = target;
         }
+        map
     }
 }
 

@@ -25,6 +25,8 @@
 //! memory   only when flags bit 1 is set: see [`memory`]
 //! oracle   only when flags bit 2 is set (version 7):
 //!          n_counts:u32, then n_counts times: marker:u32 calls:u64
+//! frames   only when flags bit 3 is set (version 8): see [`frames`]
+//! threads  only when flags bit 4 is set (version 9): see [`threads`]
 //! ```
 //!
 //! `inclusive_ms` is the node's time with the clock's own cost taken out:
@@ -62,13 +64,15 @@
 pub const NEVER_RETURNED: u32 = 4;
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 
 pub mod frames;
 pub mod memory;
+pub mod threads;
 mod window;
 pub use frames::{FrameNode, SnapshotFrame, SnapshotFrames};
 pub use memory::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
+pub use threads::{SnapshotThread, ThreadNode};
 pub use window::WindowError;
 
 /// The oldest version [`Snapshot::decode`] reads.
@@ -114,6 +118,9 @@ pub struct Snapshot {
     pub oracle: Option<Vec<OracleCount>>,
     /// The animation frames a page host marked, when there were any.
     pub frames: Option<SnapshotFrames>,
+    /// Each thread's share of the nodes, when more than one thread recorded
+    /// calls (version 9).
+    pub threads: Option<Vec<SnapshotThread>>,
 }
 
 /// The oracle's count of one function's calls: see [`Snapshot::oracle`].
@@ -242,7 +249,8 @@ impl Snapshot {
             u32::from(self.timed)
                 | u32::from(self.memory.is_some()) << 1
                 | u32::from(self.oracle.is_some()) << 2
-                | u32::from(self.frames.is_some()) << 3,
+                | u32::from(self.frames.is_some()) << 3
+                | u32::from(self.threads.is_some()) << 4,
             self.functions.len() as u32,
             self.nodes.len() as u32,
             self.current,
@@ -301,6 +309,9 @@ impl Snapshot {
         }
         if let Some(frames) = &self.frames {
             frames.encode(&mut out);
+        }
+        if let Some(threads) = &self.threads {
+            threads::encode(threads, &mut out);
         }
         let total = out.len() as u32;
         out[4..8].copy_from_slice(&total.to_le_bytes());
@@ -376,6 +387,11 @@ impl Snapshot {
         } else {
             None
         };
+        let threads = if flags & 16 == 16 {
+            Some(threads::decode(&mut r, nodes.len())?)
+        } else {
+            None
+        };
         if r.at != bytes.len() {
             return Err(DecodeError("snapshot has trailing bytes".into()));
         }
@@ -394,6 +410,7 @@ impl Snapshot {
             memory,
             oracle,
             frames,
+            threads,
         })
     }
 }
@@ -577,6 +594,7 @@ mod tests {
             memory: None,
             oracle: None,
             frames: None,
+            threads: None,
         }
     }
 
@@ -724,6 +742,38 @@ mod tests {
         bad.frames.as_mut().unwrap().worst[0].nodes[0].node = 99;
         let error = Snapshot::decode(&bad.encode()).unwrap_err();
         assert!(error.0.contains("node 99"), "{error:?}");
+    }
+
+    #[test]
+    fn threads_round_trip_and_their_truncations_and_bad_nodes_are_errors() {
+        let thread = |name: &str, calls| SnapshotThread {
+            name: name.into(),
+            nodes: vec![ThreadNode {
+                node: 1,
+                flags: 0,
+                calls,
+                timed_calls: calls,
+                inclusive: 2.5,
+            }],
+        };
+        let s = Snapshot {
+            threads: Some(vec![thread("main", 1), thread("worker-0", 3)]),
+            ..with_memory()
+        };
+        let bytes = s.encode();
+        assert_eq!(Snapshot::decode(&bytes).unwrap(), s);
+        for len in 0..bytes.len() {
+            assert!(Snapshot::decode(&bytes[..len]).is_err(), "len {len}");
+        }
+        for node in [0, 99] {
+            let mut bad = s.clone();
+            bad.threads.as_mut().unwrap()[1].nodes[0].node = node;
+            let error = Snapshot::decode(&bad.encode()).unwrap_err();
+            assert!(
+                error.0.contains(&format!("worker-0 names node {node}")),
+                "{error:?}"
+            );
+        }
     }
 
     #[test]

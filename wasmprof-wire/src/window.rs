@@ -60,6 +60,9 @@ impl Snapshot {
         if let (Some(oracle), Some(before)) = (&mut window.oracle, &earlier.oracle) {
             oracle_since(oracle, before);
         }
+        if let Some(threads) = &mut window.threads {
+            threads_since(threads, earlier.threads.as_deref().unwrap_or_default());
+        }
         Ok(window)
     }
 
@@ -122,6 +125,27 @@ fn oracle_since(oracle: &mut [OracleCount], before: &[OracleCount]) {
     }
 }
 
+/// Each thread's counters less what the same thread (the same place in the
+/// list, the same name) had at the earlier snapshot; a thread the earlier
+/// one did not have ran entirely in the window.
+fn threads_since(threads: &mut [crate::SnapshotThread], earlier: &[crate::SnapshotThread]) {
+    for (index, thread) in threads.iter_mut().enumerate() {
+        let Some(before) = earlier.get(index).filter(|b| b.name == thread.name) else {
+            continue;
+        };
+        let before: std::collections::HashMap<u32, &crate::ThreadNode> =
+            before.nodes.iter().map(|n| (n.node, n)).collect();
+        for node in &mut thread.nodes {
+            if let Some(b) = before.get(&node.node) {
+                node.calls = node.calls.saturating_sub(b.calls);
+                node.timed_calls = node.timed_calls.saturating_sub(b.timed_calls);
+                node.inclusive = (node.inclusive - b.inclusive).max(0.0);
+            }
+        }
+        thread.nodes.retain(|n| n.calls > 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,7 +192,43 @@ mod tests {
                 calls: 40,
             }]),
             frames: None,
+            threads: None,
         }
+    }
+
+    #[test]
+    fn a_window_has_each_thread_s_calls_in_it_and_threads_new_in_it_whole() {
+        let share = |name: &str, node, calls| crate::SnapshotThread {
+            name: name.into(),
+            nodes: vec![crate::ThreadNode {
+                node,
+                flags: 0,
+                calls,
+                timed_calls: calls,
+                inclusive: calls as f64,
+            }],
+        };
+        let functions = vec![function("app::work", 0)];
+        let mut earlier = snapshot(
+            vec![node(0, NO_FUNCTION, 0, 0.0), node(0, 0, 3, 3.0)],
+            functions.clone(),
+        );
+        earlier.threads = Some(vec![share("main", 1, 2), share("worker-0", 1, 1)]);
+        let mut later = snapshot(
+            vec![node(0, NO_FUNCTION, 0, 0.0), node(0, 0, 10, 10.0)],
+            functions,
+        );
+        later.threads = Some(vec![
+            share("main", 1, 5),
+            share("worker-0", 1, 1),
+            share("worker-1", 1, 4),
+        ]);
+        let window = later.since(&earlier).unwrap();
+        let threads = window.threads.unwrap();
+        assert_eq!(threads[0].nodes[0].calls, 3);
+        assert!(threads[1].nodes.is_empty(), "worker-0 ran nothing in it");
+        assert_eq!(threads[2].nodes[0].calls, 4);
+        assert_eq!(threads[2].nodes[0].inclusive, 4.0);
     }
 
     #[test]

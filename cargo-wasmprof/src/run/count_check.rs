@@ -188,6 +188,7 @@ mod tests {
                     .collect(),
             ),
             frames: None,
+            threads: None,
         }
     }
 

@@ -275,6 +275,7 @@ mod tests {
             memory: None,
             oracle: None,
             frames: None,
+            threads: None,
             timed: true,
             functions: vec![
                 SnapshotFunction {
