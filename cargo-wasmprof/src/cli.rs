@@ -744,6 +744,13 @@ pub struct ReportArgs {
     /// written in place, as the shell's `>` would; `-` is standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// One thread of a threaded program alone, by its name or number (the run's summary lists them)
+    ///
+    /// By default every report merges the threads' calls, as gprof and
+    /// pprof do; with this, the same paths hold only that thread's calls
+    /// and time.
+    #[arg(long, value_name = "NAME")]
+    pub thread: Option<String>,
     /// Flame graph: callers above their callees (top-down)
     #[arg(long)]
     pub icicle: bool,

@@ -76,6 +76,7 @@ impl ProfileBuilder {
             functions: Vec::new(),
             nodes: vec![Node::root()],
             overflow_calls: 0,
+            threads: Vec::new(),
             frames: None,
             futures: Vec::new(),
         };
@@ -510,6 +511,7 @@ pub(crate) fn demo_profile() -> Profile {
             },
         ],
         overflow_calls: 0,
+        threads: Vec::new(),
         frames: None,
         futures: Vec::new(),
     }

@@ -105,6 +105,7 @@ fn merge_into(into: &mut Profile, other: &Profile) {
     for future in &other.futures {
         merge_future(into, node_map[future.node], future);
     }
+    into.merge_threads(other, &node_map);
     match (&mut into.memory, &other.memory) {
         (Some(into), Some(other)) => into.merge_from(other, &node_map),
         (None, Some(other)) => {

@@ -8,6 +8,7 @@ mod memory;
 mod merge;
 mod model;
 mod store;
+mod threads;
 
 pub use frames::{Frame, FrameCalls, Frames};
 pub use io::{parse_profile, read_profile, validate, write_profile, ProfileError};
@@ -19,3 +20,4 @@ pub use model::{
     FORMAT_MAJOR,
 };
 pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};
+pub use threads::{Thread, ThreadNode};

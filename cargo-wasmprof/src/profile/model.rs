@@ -45,6 +45,10 @@ pub struct Profile {
     /// The animation frames, when a page ran any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frames: Option<super::Frames>,
+    /// Each thread's share of `nodes`, when more than one thread made
+    /// instrumented calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<super::Thread>,
 }
 
 /// The futures of one async function on one call path: its node's calls

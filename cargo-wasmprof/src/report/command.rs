@@ -29,6 +29,10 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         None => options,
     };
     let (profile, timeline) = load(&inputs, &options)?;
+    let profile = match &args.thread {
+        Some(which) => profile.thread_view(profile.find_thread(which)?),
+        None => profile,
+    };
     let base = if args.diff.is_empty() {
         None
     } else {

@@ -82,7 +82,48 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
     }
     memory_lines(profile, &mut text);
     frame_lines(profile, &mut text);
+    thread_lines(profile, &mut text);
     text
+}
+
+/// A threaded program: each thread's calls and busy time (inside
+/// instrumented calls) against the run's wall time, so that an idle
+/// worker or one overloaded thread shows.
+fn thread_lines(profile: &Profile, text: &mut String) {
+    if profile.threads.is_empty() {
+        return;
+    }
+    let timed = profile.timer.mode.timed();
+    text.push_str(&format!(
+        "threads: {}{}; `cargo wasmprof report --thread NAME` shows one alone\n",
+        profile.threads.len(),
+        if timed {
+            format!(
+                ", each one's time inside instrumented calls of the run's {}",
+                human_duration(profile.run.wall_nanos as f64)
+            )
+        } else {
+            String::new()
+        }
+    ));
+    let width = profile
+        .threads
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(0);
+    for thread in &profile.threads {
+        let busy = if timed {
+            format!("  {:>9}", human_duration(thread.busy_nanos(profile)))
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "  {:<width$}{busy}  {:>12} calls\n",
+            thread.name,
+            thread.calls()
+        ));
+    }
 }
 
 /// A page with animation frames: their rate and distribution, and what

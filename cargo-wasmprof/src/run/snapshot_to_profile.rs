@@ -115,6 +115,25 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
         functions,
         memory: snapshot.memory.as_ref().map(memory),
         frames: snapshot.frames.as_ref().map(profile::Frames::from_snapshot),
+        threads: snapshot
+            .threads
+            .iter()
+            .flatten()
+            .map(|thread| profile::Thread {
+                name: thread.name.clone(),
+                nodes: thread
+                    .nodes
+                    .iter()
+                    .map(|n| profile::ThreadNode {
+                        node: n.node as usize,
+                        calls: n.calls,
+                        inclusive_nanos: n.inclusive.max(0.0) * NANOS_PER_MS,
+                        partly_timed: snapshot.timed && n.flags & 1 != 0,
+                        open: n.flags & wasmprof_wire::NEVER_RETURNED != 0,
+                    })
+                    .collect(),
+            })
+            .collect(),
         futures: snapshot
             .futures
             .iter()

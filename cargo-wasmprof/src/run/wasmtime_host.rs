@@ -562,18 +562,13 @@ fn pull_snapshot(
     };
     let pointer = snapshot.call(&mut *store, ())? as u32 as usize;
     // A threaded module's memory is the shared one it imports; every
-    // thread has stopped, so a plain copy of it is what they left.
-    let copied: Vec<u8>;
+    // thread has stopped, so nothing writes it while it is read.
     let data: &[u8] = match shared {
-        Some(memory) => {
-            copied = memory
-                .data()
-                .iter()
-                // SAFETY: no thread of the program runs any more.
-                .map(|cell| unsafe { *cell.get() })
-                .collect();
-            &copied
-        }
+        // SAFETY: `UnsafeCell<u8>` has the layout of `u8`, and no thread of
+        // the program runs any more.
+        Some(memory) => unsafe {
+            std::slice::from_raw_parts(memory.data().as_ptr().cast::<u8>(), memory.data().len())
+        },
         None => instance
             .get_memory(&mut *store, "memory")
             .context("the module exports no memory")?

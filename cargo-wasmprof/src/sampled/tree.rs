@@ -287,6 +287,7 @@ pub(crate) fn sampled_profile(
         functions,
         nodes,
         overflow_calls: 0,
+        threads: Vec::new(),
         frames: None,
         futures: Vec::new(),
     }

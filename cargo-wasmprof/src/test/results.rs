@@ -370,6 +370,7 @@ pub(super) fn subtree(profile: &Profile, top: usize) -> Profile {
                     .flatten()
             })
         });
+    one.remap_threads(|node| node_map.get(&node).copied());
     one.nodes = nodes;
     one.functions = functions;
     one.overflow_calls = 0;

@@ -26,10 +26,54 @@ fn wasmtime_runs_every_thread_and_counts_every_call() {
     ]);
     run.assert_success();
     assert!(run.stdout.contains(OWN_COUNT), "{}", run.stdout);
-    let calls = calls_by_function(&run.profile());
+    let profile = run.profile();
+    let calls = calls_by_function(&profile);
     assert_eq!(calls["threads_wasi::worker"], 4);
     assert_eq!(calls["threads_wasi::hash_range"], 100);
     assert_eq!(calls["threads_wasi::mix"], 40_000);
+    // Each worker by its name, with its own share; the main thread first,
+    // with none.
+    let names: Vec<&str> = profile.threads.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names[0], "main", "{names:?}");
+    let mut workers = names[1..].to_vec();
+    workers.sort();
+    assert_eq!(workers, ["worker-0", "worker-1", "worker-2", "worker-3"]);
+    assert_eq!(profile.threads[0].calls(), 0);
+    for index in 1..5 {
+        let alone = profile.thread_view(index);
+        let calls = calls_by_function(&alone);
+        assert_eq!(calls["threads_wasi::worker"], 1, "{}", names[index]);
+        assert_eq!(calls["threads_wasi::hash_range"], 25, "{}", names[index]);
+        assert_eq!(calls["threads_wasi::mix"], 10_000, "{}", names[index]);
+    }
+    assert!(run.stderr.contains("threads: 5"), "{}", run.stderr);
+    // One thread alone, by name.
+    let report = wasmprof(&[
+        "report",
+        "--input",
+        run.profile_path().to_str().unwrap(),
+        "--thread",
+        "worker-2",
+    ]);
+    report.assert_success();
+    assert!(
+        report.stdout.contains("(thread worker-2)"),
+        "{}",
+        report.stdout
+    );
+    let unknown = wasmprof(&[
+        "report",
+        "--input",
+        run.profile_path().to_str().unwrap(),
+        "--thread",
+        "worker-9",
+    ]);
+    assert_eq!(unknown.code(), Some(1));
+    assert!(
+        unknown.stderr.contains("main, worker-"),
+        "{}",
+        unknown.stderr
+    );
 }
 
 /// Node's WASI has no wasi-threads: the run is refused before the build,

@@ -1,0 +1,150 @@
+//! The threads of a threaded program: the profile's tree is every thread's
+//! calls merged (what gprof and pprof show by default), and each thread's
+//! own share of it is kept beside it, so that one thread can be shown
+//! alone (`report --thread NAME`).
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use super::Profile;
+
+/// One thread, and what it alone did on each call path it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Thread {
+    /// The name the program gave it, else `thread N`; the thread the
+    /// profile was taken on (the main one) comes first.
+    pub name: String,
+    pub nodes: Vec<ThreadNode>,
+}
+
+/// A thread's calls and time on one node of [`Profile::nodes`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThreadNode {
+    pub node: usize,
+    pub calls: u64,
+    pub inclusive_nanos: f64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partly_timed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
+}
+
+impl Thread {
+    /// Time inside instrumented calls: the calls it made from outside
+    /// every other (its top-level paths), which hold the rest.
+    pub fn busy_nanos(&self, profile: &Profile) -> f64 {
+        self.nodes
+            .iter()
+            .filter(|n| profile.nodes.get(n.node).and_then(|p| p.parent) == Some(Profile::ROOT))
+            .map(|n| n.inclusive_nanos)
+            .fold(0.0, |sum, t| sum + t)
+    }
+
+    /// Calls of every instrumented function on this thread.
+    pub fn calls(&self) -> u64 {
+        self.nodes.iter().map(|n| n.calls).sum()
+    }
+}
+
+impl Profile {
+    /// The thread named `which`, or the `which`th (from 0) when it is a
+    /// number.
+    pub fn find_thread(&self, which: &str) -> Result<usize> {
+        if self.threads.is_empty() {
+            bail!("--thread {which}: this profile has one thread (the program started no other)");
+        }
+        let named = self.threads.iter().position(|t| t.name == which);
+        let numbered = which
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n < self.threads.len());
+        match named.or(numbered) {
+            Some(index) => Ok(index),
+            None => bail!(
+                "--thread {which}: no such thread; this profile has {} (or their numbers, 0 to {})",
+                self.threads
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.threads.len() - 1
+            ),
+        }
+    }
+
+    /// The profile of one thread alone: the same paths, with that thread's
+    /// calls and time on each and nothing on the others.
+    pub fn thread_view(&self, index: usize) -> Profile {
+        let mut view = self.clone();
+        let thread = &self.threads[index];
+        for node in view.nodes.iter_mut() {
+            node.calls = 0;
+            node.inclusive_nanos = 0.0;
+            node.partly_timed = false;
+            node.open = false;
+            node.samples = 0;
+        }
+        for share in &thread.nodes {
+            if let Some(node) = view.nodes.get_mut(share.node) {
+                node.calls = share.calls;
+                node.inclusive_nanos = share.inclusive_nanos;
+                node.partly_timed = share.partly_timed;
+                node.open = share.open;
+            }
+        }
+        // Counted functions' calls are not kept per thread.
+        view.run.entry = format!("{} (thread {})", self.run.entry, thread.name);
+        view.threads = Vec::new();
+        view.futures = Vec::new();
+        view.memory = None;
+        view.frames = None;
+        view
+    }
+
+    /// Moves every thread's shares through `map` (old node → new node),
+    /// leaving out the nodes it drops.
+    pub(crate) fn remap_threads(&mut self, map: impl Fn(usize) -> Option<usize>) {
+        for thread in &mut self.threads {
+            thread.nodes = thread
+                .nodes
+                .iter()
+                .filter_map(|n| {
+                    Some(ThreadNode {
+                        node: map(n.node)?,
+                        ..*n
+                    })
+                })
+                .collect();
+        }
+    }
+
+    /// Adds `other`'s threads, whose nodes `node_map` moves into this
+    /// profile, to this one's: a thread of the same name gets the calls.
+    pub(crate) fn merge_threads(&mut self, other: &Profile, node_map: &[usize]) {
+        for thread in &other.threads {
+            let index = match self.threads.iter().position(|t| t.name == thread.name) {
+                Some(index) => index,
+                None => {
+                    self.threads.push(Thread {
+                        name: thread.name.clone(),
+                        nodes: Vec::new(),
+                    });
+                    self.threads.len() - 1
+                }
+            };
+            let into = &mut self.threads[index];
+            for share in &thread.nodes {
+                let node = node_map[share.node];
+                match into.nodes.iter_mut().find(|n| n.node == node) {
+                    Some(n) => {
+                        n.calls += share.calls;
+                        n.inclusive_nanos += share.inclusive_nanos;
+                        n.partly_timed |= share.partly_timed;
+                        n.open |= share.open;
+                    }
+                    None => into.nodes.push(ThreadNode { node, ..*share }),
+                }
+            }
+        }
+    }
+}
