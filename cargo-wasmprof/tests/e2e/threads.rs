@@ -39,12 +39,12 @@ fn wasmtime_runs_every_thread_and_counts_every_call() {
     workers.sort();
     assert_eq!(workers, ["worker-0", "worker-1", "worker-2", "worker-3"]);
     assert_eq!(profile.threads[0].calls(), 0);
-    for index in 1..5 {
+    for (index, name) in names.iter().enumerate().skip(1) {
         let alone = profile.thread_view(index);
         let calls = calls_by_function(&alone);
-        assert_eq!(calls["threads_wasi::worker"], 1, "{}", names[index]);
-        assert_eq!(calls["threads_wasi::hash_range"], 25, "{}", names[index]);
-        assert_eq!(calls["threads_wasi::mix"], 10_000, "{}", names[index]);
+        assert_eq!(calls["threads_wasi::worker"], 1, "{name}");
+        assert_eq!(calls["threads_wasi::hash_range"], 25, "{name}");
+        assert_eq!(calls["threads_wasi::mix"], 10_000, "{name}");
     }
     assert!(run.stderr.contains("threads: 5"), "{}", run.stderr);
     // One thread alone, by name.
