@@ -148,3 +148,80 @@ impl Profile {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{node_at, ProfileBuilder};
+
+    /// `work` called 3 times by `worker-0` and 5 times by `worker-1`.
+    fn two_workers() -> Profile {
+        let mut profile = ProfileBuilder::timed()
+            .package("threads")
+            .path(&["work"], 8, 8_000.0)
+            .build();
+        let work = node_at(&profile, &["work"]);
+        let share = |calls: u64| ThreadNode {
+            node: work,
+            calls,
+            inclusive_nanos: calls as f64 * 1_000.0,
+            partly_timed: false,
+            open: false,
+        };
+        profile.threads = vec![
+            Thread {
+                name: "main".into(),
+                nodes: Vec::new(),
+            },
+            Thread {
+                name: "worker-0".into(),
+                nodes: vec![share(3)],
+            },
+            Thread {
+                name: "worker-1".into(),
+                nodes: vec![share(5)],
+            },
+        ];
+        profile
+    }
+
+    #[test]
+    fn a_thread_alone_has_its_own_calls_on_the_same_paths() {
+        let profile = two_workers();
+        let index = profile.find_thread("worker-1").unwrap();
+        let alone = profile.thread_view(index);
+        let work = node_at(&alone, &["work"]);
+        assert_eq!(alone.nodes[work].calls, 5);
+        assert_eq!(alone.nodes[work].inclusive_nanos, 5_000.0);
+        assert!(alone.threads.is_empty());
+        assert!(alone.run.entry.ends_with("(thread worker-1)"));
+        assert_eq!(profile.find_thread("1").unwrap(), 1);
+        assert_eq!(profile.threads[1].busy_nanos(&profile), 3_000.0);
+        assert_eq!(
+            profile.threads[0].busy_nanos(&profile).to_bits(),
+            0.0f64.to_bits()
+        );
+    }
+
+    #[test]
+    fn an_unknown_thread_is_refused_naming_those_there_are() {
+        let error = two_workers()
+            .find_thread("worker-7")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("main, worker-0, worker-1"), "{error}");
+        let one = ProfileBuilder::timed().path(&["work"], 1, 1.0).build();
+        let error = one.find_thread("main").unwrap_err().to_string();
+        assert!(error.contains("one thread"), "{error}");
+    }
+
+    #[test]
+    fn merged_profiles_add_the_calls_of_threads_of_the_same_name() {
+        let merged = crate::profile::merge(vec![two_workers(), two_workers()]).unwrap();
+        assert_eq!(merged.threads.len(), 3);
+        let work = node_at(&merged, &["work"]);
+        assert_eq!(merged.nodes[work].calls, 16);
+        let alone = merged.thread_view(merged.find_thread("worker-0").unwrap());
+        assert_eq!(alone.nodes[work].calls, 6);
+    }
+}
