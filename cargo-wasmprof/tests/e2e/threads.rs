@@ -108,3 +108,16 @@ fn node_refuses_a_threaded_target_before_building_and_names_wasmtime() {
     assert_eq!(test.code(), Some(1), "{}", test.stderr);
     assert!(test.stderr.contains("--host wasmtime"), "{}", test.stderr);
 }
+
+/// `cargo wasmprof test` on the threaded target runs the test binary in
+/// wasmtime (its default there), with the spawned thread's calls counted.
+#[test]
+fn a_threaded_test_binary_runs_in_wasmtime_with_every_thread_counted() {
+    let run = wasmprof(&["test", "-p", "threads-wasi", "--target", THREADED]);
+    run.assert_success();
+    assert!(run.stderr.contains("host wasmtime"), "{}", run.stderr);
+    let calls = calls_by_function(&run.profile());
+    assert_eq!(calls["threads_wasi::worker"], 2);
+    assert_eq!(calls["threads_wasi::mix"], 20_000);
+    assert!(run.stderr.contains("threads: 2"), "{}", run.stderr);
+}

@@ -50,3 +50,16 @@ fn main() {
         MIXES.load(Ordering::Relaxed)
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two workers on threads of their own hash what one does alone.
+    #[test]
+    fn a_worker_hashes_the_same_on_any_thread() {
+        let here = worker(1);
+        let there = std::thread::spawn(|| worker(1)).join().unwrap();
+        assert_eq!(here, there);
+    }
+}
