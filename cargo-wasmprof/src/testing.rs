@@ -266,6 +266,34 @@ const MILLI: f64 = 1e6;
 /// appendix-b.c: `main` calls the `f_*` functions, which call `add`
 /// 52,500,000 times in all. Self times are made up (2 ns per `add`, 0.5 ns
 /// per loop iteration in the callers) so that the report has something to show.
+/// A threaded program's profile: `work` called 3 times (3 µs) by
+/// `worker-0` and 5 times (5 µs) by `worker-1`, nothing on `main`.
+pub(crate) fn two_workers() -> Profile {
+    use crate::profile::{Thread, ThreadNode};
+    let mut profile = ProfileBuilder::timed()
+        .package("threads")
+        .path(&["work"], 8, 8_000.0)
+        .build();
+    let work = node_at(&profile, &["work"]);
+    let share = |calls: u64| ThreadNode {
+        node: work,
+        calls,
+        inclusive_nanos: calls as f64 * 1_000.0,
+        partly_timed: false,
+        open: false,
+    };
+    let thread = |name: &str, nodes: Vec<ThreadNode>| Thread {
+        name: name.into(),
+        nodes,
+    };
+    profile.threads = vec![
+        thread("main", Vec::new()),
+        thread("worker-0", vec![share(3)]),
+        thread("worker-1", vec![share(5)]),
+    ];
+    profile
+}
+
 pub(crate) fn appendix_b(timed: bool) -> Profile {
     let builder = if timed {
         ProfileBuilder::timed()

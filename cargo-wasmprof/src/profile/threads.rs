@@ -152,38 +152,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{node_at, ProfileBuilder};
-
-    /// `work` called 3 times by `worker-0` and 5 times by `worker-1`.
-    fn two_workers() -> Profile {
-        let mut profile = ProfileBuilder::timed()
-            .package("threads")
-            .path(&["work"], 8, 8_000.0)
-            .build();
-        let work = node_at(&profile, &["work"]);
-        let share = |calls: u64| ThreadNode {
-            node: work,
-            calls,
-            inclusive_nanos: calls as f64 * 1_000.0,
-            partly_timed: false,
-            open: false,
-        };
-        profile.threads = vec![
-            Thread {
-                name: "main".into(),
-                nodes: Vec::new(),
-            },
-            Thread {
-                name: "worker-0".into(),
-                nodes: vec![share(3)],
-            },
-            Thread {
-                name: "worker-1".into(),
-                nodes: vec![share(5)],
-            },
-        ];
-        profile
-    }
+    use crate::testing::{node_at, two_workers, ProfileBuilder};
 
     #[test]
     fn a_thread_alone_has_its_own_calls_on_the_same_paths() {

@@ -131,6 +131,37 @@ struct Tables {
     memory: Option<Vec<PathMemory>>,
     /// The frame of allocations outside any instrumented call.
     outside_location: u64,
+    /// A threaded program's threads: each node's calls and time are split
+    /// into one sample per thread, labelled with its name, so that
+    /// `-tagfocus thread=…` shows one and `-tags` lists them.
+    threads: Vec<ThreadSamples>,
+}
+
+/// One thread's share of every node.
+struct ThreadSamples {
+    label: proto::Label,
+    calls: Vec<u64>,
+    self_nanos: Vec<f64>,
+}
+
+impl ThreadSamples {
+    fn of_profile(profile: &Profile, strings: &mut StringTable) -> Vec<ThreadSamples> {
+        let key = strings.intern("thread");
+        (0..profile.threads.len())
+            .map(|index| {
+                let view = profile.thread_view(index);
+                ThreadSamples {
+                    label: proto::Label {
+                        key,
+                        str: strings.intern(&profile.threads[index].name),
+                        ..Default::default()
+                    },
+                    calls: view.nodes.iter().map(|n| n.calls).collect(),
+                    self_nanos: NodeTimes::compute(&view).self_nanos,
+                }
+            })
+            .collect()
+    }
 }
 
 impl Tables {
@@ -221,6 +252,7 @@ impl Tables {
             str: strings.intern("counted"),
             ..Default::default()
         });
+        let threads = ThreadSamples::of_profile(profile, &mut strings);
         let mut comment = vec![strings.intern(&preamble::run_line(profile))];
         for warning in preamble::warnings(profile) {
             comment.push(strings.intern(&warning));
@@ -251,6 +283,7 @@ impl Tables {
             futures,
             memory,
             outside_location: outside_id,
+            threads,
         }
     }
 }
@@ -441,17 +474,57 @@ fn for_each_sample<E>(
         {
             continue;
         }
-        let mut value = vec![saturating_i64(calls)];
-        if tables.timed {
-            value.push(times.self_nanos[child].round() as i64);
+        let location_id = leaf_first(&path, tables.elided_location);
+        if tables.threads.is_empty() {
+            let mut value = vec![saturating_i64(calls)];
+            if tables.timed {
+                value.push(times.self_nanos[child].round() as i64);
+            }
+            tables.push_future_values(&mut value, Some(child));
+            tables.push_memory_values(&mut value, Some(child));
+            emit(proto::Sample {
+                location_id,
+                value,
+                label: Vec::new(),
+            })?;
+            continue;
         }
-        tables.push_future_values(&mut value, Some(child));
-        tables.push_memory_values(&mut value, Some(child));
-        emit(proto::Sample {
-            location_id: leaf_first(&path, tables.elided_location),
-            value,
-            label: Vec::new(),
-        })?;
+        for thread in &tables.threads {
+            let (calls, time) = (thread.calls[child], thread.self_nanos[child]);
+            if calls == 0 && !(tables.timed && time > 0.0) {
+                continue;
+            }
+            let mut value = vec![saturating_i64(calls)];
+            if tables.timed {
+                value.push(time.round() as i64);
+            }
+            tables.push_future_values(&mut value, None);
+            tables.push_memory_values(&mut value, None);
+            emit(proto::Sample {
+                location_id: location_id.clone(),
+                value,
+                label: vec![thread.label.clone()],
+            })?;
+        }
+        // Polls and memory are the path's, not a thread's: one sample of
+        // their own, without calls or time.
+        let polled = tables
+            .futures
+            .as_ref()
+            .is_some_and(|futures| futures[child].0 > 0);
+        if polled || tables.allocated(child) {
+            let mut value = vec![0];
+            if tables.timed {
+                value.push(0);
+            }
+            tables.push_future_values(&mut value, Some(child));
+            tables.push_memory_values(&mut value, Some(child));
+            emit(proto::Sample {
+                location_id,
+                value,
+                label: Vec::new(),
+            })?;
+        }
     }
     for &(location, calls) in &tables.count_only {
         let mut value = vec![saturating_i64(calls)];

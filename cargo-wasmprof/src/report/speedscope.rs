@@ -89,47 +89,7 @@ struct Event {
 
 impl<'a> File<'a> {
     fn from_profile(profile: &'a Profile) -> File<'a> {
-        let stacks = Stacks::build(profile).in_first_call_order();
         let mut table = FrameTable::new(profile);
-        let mut events = Vec::with_capacity(stacks.frames.len() * 2);
-        if !stacks.frames.is_empty() {
-            // (node, start, closing): each child opens where the previous
-            // one closed.
-            let mut work: Vec<(usize, f64, bool)> = Vec::new();
-            let mut at = 0.0;
-            let mut roots = Vec::new();
-            for &child in &stacks.frames[0].children {
-                roots.push((child, at, false));
-                at += stacks.frames[child].inclusive;
-            }
-            work.extend(roots.into_iter().rev());
-            while let Some((node, start, closing)) = work.pop() {
-                let frame = &stacks.frames[node];
-                let index = table.index(frame.function);
-                if closing {
-                    events.push(Event {
-                        kind: "C",
-                        frame: index,
-                        at: start + frame.inclusive,
-                    });
-                    continue;
-                }
-                events.push(Event {
-                    kind: "O",
-                    frame: index,
-                    at: start,
-                });
-                work.push((node, start, true));
-                let mut at = start;
-                let mut children = Vec::with_capacity(frame.children.len());
-                for &child in &frame.children {
-                    children.push((child, at, false));
-                    at += stacks.frames[child].inclusive;
-                }
-                work.extend(children.into_iter().rev());
-            }
-        }
-        monotonic(&mut events);
         let name = profile
             .run
             .package
@@ -137,21 +97,19 @@ impl<'a> File<'a> {
             .unwrap_or_else(|| "wasmprof profile".to_owned());
         // speedscope shows the profile's name above its views: the place to
         // say what "Time Order" means here.
-        let profile_name = format!("{name} (call paths in first-call order, not a timeline)");
-        let mut profiles = vec![Evented {
-            kind: "evented",
-            name: profile_name,
-            unit: match stacks.unit {
-                Unit::Nanoseconds => "nanoseconds",
-                Unit::Bytes => "bytes",
-                Unit::Calls | Unit::Blocks => "none",
-            },
-            start_value: 0.0,
-            end_value: stacks.total(),
-            events,
-        }];
+        let order = "call paths in first-call order, not a timeline";
+        let merged = call_paths(profile, &mut table, format!("{name} ({order})"));
+        let unit = merged.unit;
+        let mut profiles = vec![merged];
+        // A threaded program: each thread's own calls follow, one profile
+        // each, after the merged one.
+        for (index, thread) in profile.threads.iter().enumerate() {
+            let view = profile.thread_view(index);
+            let title = format!("{name}, thread {} ({order})", thread.name);
+            profiles.push(call_paths(&view, &mut table, title));
+        }
         // Frames are timed: they have no place in a profile of bytes.
-        if stacks.unit == Unit::Nanoseconds {
+        if unit == "nanoseconds" {
             profiles.extend(slow_frames(profile, &mut table));
         }
         File {
@@ -164,6 +122,65 @@ impl<'a> File<'a> {
             active_profile_index: 0,
             exporter: format!("wasmprof {}", env!("CARGO_PKG_VERSION")),
         }
+    }
+}
+
+/// `profile`'s calling-context tree as one evented profile named `name`:
+/// each node opens where its previous sibling closed and stays open for its
+/// inclusive weight. `profile` may be a view of the one `table` names
+/// functions for (the same functions, other figures).
+fn call_paths(profile: &Profile, table: &mut FrameTable, name: String) -> Evented {
+    let stacks = Stacks::build(profile).in_first_call_order();
+    let mut events = Vec::with_capacity(stacks.frames.len() * 2);
+    if !stacks.frames.is_empty() {
+        // (node, start, closing): each child opens where the previous one
+        // closed.
+        let mut work: Vec<(usize, f64, bool)> = Vec::new();
+        let mut at = 0.0;
+        let mut roots = Vec::new();
+        for &child in &stacks.frames[0].children {
+            roots.push((child, at, false));
+            at += stacks.frames[child].inclusive;
+        }
+        work.extend(roots.into_iter().rev());
+        while let Some((node, start, closing)) = work.pop() {
+            let frame = &stacks.frames[node];
+            let index = table.index(frame.function);
+            if closing {
+                events.push(Event {
+                    kind: "C",
+                    frame: index,
+                    at: start + frame.inclusive,
+                });
+                continue;
+            }
+            events.push(Event {
+                kind: "O",
+                frame: index,
+                at: start,
+            });
+            work.push((node, start, true));
+            let mut at = start;
+            let mut children = Vec::with_capacity(frame.children.len());
+            for &child in &frame.children {
+                children.push((child, at, false));
+                at += stacks.frames[child].inclusive;
+            }
+            work.extend(children.into_iter().rev());
+        }
+    }
+    monotonic(&mut events);
+    Evented {
+        kind: "evented",
+        name,
+        unit: match stacks.unit {
+            Unit::Nanoseconds => "nanoseconds",
+            Unit::Bytes => "bytes",
+            Unit::Calls | Unit::Blocks => "none",
+        },
+        start_value: 0.0,
+        end_value: stacks.total(),
+        events,
     }
 }
 
@@ -451,6 +468,27 @@ mod tests {
             }
         }
         assert!(open.is_empty());
+    }
+
+    #[test]
+    fn a_threaded_program_has_a_profile_per_thread_after_the_merged_one() {
+        let file = speedscope(&crate::testing::two_workers());
+        let profiles = file["profiles"].as_array().unwrap();
+        let names: Vec<&str> = profiles
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert!(names[0].starts_with("threads (call paths"), "{names:?}");
+        assert!(
+            names[2].starts_with("threads, thread worker-0 ("),
+            "{names:?}"
+        );
+        let lengths: Vec<f64> = profiles
+            .iter()
+            .map(|p| p["endValue"].as_f64().unwrap())
+            .collect();
+        assert_eq!(lengths, [8_000.0, 0.0, 3_000.0, 5_000.0]);
     }
 
     #[test]

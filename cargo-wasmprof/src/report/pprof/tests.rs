@@ -7,7 +7,7 @@ use std::process::Command;
 
 use super::*;
 use crate::report::callgraph::CallGraph;
-use crate::testing::{appendix_b, recursion, FullDisk, ProfileBuilder};
+use crate::testing::{appendix_b, recursion, two_workers, FullDisk, ProfileBuilder};
 
 fn encode(profile: &Profile) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -323,6 +323,38 @@ fn go_tool_pprof_reads_the_file_and_shows_the_exact_numbers() {
             assert_eq!(calls["is_even"].0, 10_200);
         }
     }
+}
+
+#[test]
+fn a_threaded_program_s_samples_are_labelled_by_thread_and_sum_to_the_merged_figures() {
+    let profile = two_workers();
+    let message = decode(&encode(&profile));
+    let mut by_thread = HashMap::new();
+    for sample in &message.sample {
+        assert_eq!(sample.label.len(), 1, "{sample:?}");
+        let label = &sample.label[0];
+        assert_eq!(string(&message, label.key), "thread");
+        by_thread.insert(string(&message, label.str).to_owned(), sample.value.clone());
+    }
+    assert_eq!(by_thread.len(), 2, "{by_thread:?}");
+    assert_eq!(by_thread["worker-0"], vec![3, 3_000]);
+    assert_eq!(by_thread["worker-1"], vec![5, 5_000]);
+
+    // The real pprof lists the threads and shows one alone.
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let file = scratch.path().join("threads.pb.gz");
+    std::fs::write(&file, encode(&profile)).expect("write");
+    let tags = go_tool_pprof(&["-tags", "-sample_index=calls"], &file, scratch.path())
+        .expect("go tool pprof checks the file: install golang-go");
+    assert!(tags.contains("thread: Total 8.0"), "{tags}");
+    assert!(tags.contains("5.0 (62.50%): worker-1"), "{tags}");
+    let alone = go_tool_pprof(
+        &["-top", "-sample_index=calls", "-tagfocus=thread=worker-0"],
+        &file,
+        scratch.path(),
+    )
+    .expect("go is installed");
+    assert_eq!(parse_top(&alone)["work"].0, 3, "{alone}");
 }
 
 #[test]
