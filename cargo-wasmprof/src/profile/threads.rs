@@ -151,7 +151,6 @@ impl Profile {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::testing::{node_at, two_workers, ProfileBuilder};
 
     #[test]
