@@ -15,15 +15,25 @@
 // Without `--memory` the book is kept in the state but never written.
 #[cfg_attr(not(wasmprof_memory), allow(dead_code))]
 mod ledger;
+#[cfg(wasmprof_memory)]
+mod merge;
 mod recording;
+// Without threads no block is freed on another thread.
+#[cfg(wasmprof_memory)]
+#[cfg_attr(one_thread, allow(dead_code))]
+mod remote;
 
 pub use recording::Recording;
 
 #[cfg(wasmprof_memory)]
-pub(crate) use ledger::Ledger;
+pub(crate) use ledger::{Ledger, LedgerView};
 #[cfg(wasmprof_memory)]
-pub(crate) use recording::runtime_live_bytes;
+pub(crate) use merge::{ThreadBook, merge};
 pub(crate) use recording::{Untracked, untracked};
+#[cfg(wasmprof_memory)]
+pub(crate) use recording::{runtime_live_bytes, thread_tag};
+#[cfg(wasmprof_memory)]
+pub(crate) use remote::releases;
 
 /// With `--memory` and std's allocator (the program declares none of its
 /// own): std's allocator, recorded.
@@ -125,6 +135,45 @@ mod recorded_tests {
         assert_eq!((grown.live_blocks, grown.live_bytes), (0, 0));
         // Freed outside any instrumented call: by the root.
         assert_eq!(freed_at_root(&s) - root_before, 1024);
+    }
+
+    static MAKER: Site = Site::new("memory_tests", "maker", "src/memory.rs", 4);
+    static TAKER: Site = Site::new("memory_tests", "taker", "src/memory.rs", 5);
+
+    /// A block made on one thread and freed on another: live for the path
+    /// that made it until then, and then a free of the freeing path's.
+    #[cfg(not(one_thread))]
+    #[test]
+    fn a_block_freed_on_another_thread_leaves_the_path_that_allocated_it() {
+        std::thread::spawn(|| {
+            let block = std::thread::Builder::new()
+                .name("maker".into())
+                .spawn(|| {
+                    let _g = enter(&MAKER, None);
+                    std::hint::black_box(Box::new([7u8; 300]))
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+            let made = path_of(&take(), "memory_tests::maker");
+            assert_eq!(
+                (made.allocs, made.live_blocks, made.live_bytes),
+                (1, 1, 300)
+            );
+            {
+                let _g = enter(&TAKER, None);
+                drop(block);
+            }
+            let s = take();
+            let made = path_of(&s, "memory_tests::maker");
+            assert_eq!((made.allocs, made.live_blocks, made.live_bytes), (1, 0, 0));
+            let taken = path_of(&s, "memory_tests::taker");
+            assert_eq!((taken.frees, taken.freed_bytes, taken.allocs), (1, 300, 0));
+            let threads = s.threads.expect("two threads recorded calls");
+            assert!(threads.iter().any(|t| t.name == "maker"), "{threads:?}");
+        })
+        .join()
+        .unwrap();
     }
 
     /// On a thread of its own natively, for a fresh book whatever the

@@ -15,7 +15,7 @@ pub use wasmprof_wire::{
 
 use crate::clock::TIMED;
 use crate::site::functions;
-use crate::state::{lock_finished, with_thread};
+use crate::state::{FinishedThread, lock_finished, with_thread};
 use crate::tree::{CallTree, ROOT};
 
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
@@ -50,7 +50,10 @@ pub fn take() -> Snapshot {
         }
         counted[id] = calls;
     }
-    let threads = merge_finished(&mut tree, name);
+    // Held to the end: a thread that finishes meanwhile waits to be in
+    // the next snapshot, its tree and its book together.
+    let finished = lock_finished();
+    let (threads, maps) = merge_finished(&mut tree, name, &finished);
     let nodes: Vec<SnapshotNode> = tree
         .nodes()
         .iter()
@@ -94,7 +97,7 @@ pub fn take() -> Snapshot {
                 latency_max_ms: f.latency.max,
             })
             .collect(),
-        memory: memory(nodes.len()),
+        memory: memory(nodes.len(), &finished, &maps),
         oracle: oracle(),
         frames,
         threads,
@@ -109,10 +112,14 @@ pub fn take() -> Snapshot {
 /// Merges the finished threads' trees into `tree` (this thread's), and
 /// says what each thread did on its paths: `None` when only this thread
 /// recorded calls.
-fn merge_finished(tree: &mut CallTree, name: Option<String>) -> Option<Vec<SnapshotThread>> {
-    let finished = lock_finished();
+/// The second value is, for each finished thread, where its nodes went.
+fn merge_finished(
+    tree: &mut CallTree,
+    name: Option<String>,
+    finished: &[FinishedThread],
+) -> (Option<Vec<SnapshotThread>>, Vec<Vec<u32>>) {
     if finished.is_empty() {
-        return None;
+        return (None, Vec::new());
     }
     let share = |nodes: &[crate::tree::Node], map: &dyn Fn(usize) -> u32| {
         nodes
@@ -134,14 +141,16 @@ fn merge_finished(tree: &mut CallTree, name: Option<String>) -> Option<Vec<Snaps
         name: name.unwrap_or_else(|| "main".to_owned()),
         nodes: share(tree.nodes(), &|index| index as u32),
     }];
-    for thread in finished.iter() {
+    let mut maps = Vec::with_capacity(finished.len());
+    for thread in finished {
         let map = tree.merge_from(&thread.tree);
         threads.push(SnapshotThread {
             name: thread.name.clone(),
             nodes: share(thread.tree.nodes(), &|index| map[index]),
         });
+        maps.push(map);
     }
-    Some(threads)
+    (Some(threads), maps)
 }
 
 /// The oracle's counts, when the build has it (`--verify-counts`).
@@ -156,14 +165,36 @@ fn oracle() -> Option<Vec<wasmprof_wire::OracleCount>> {
     None
 }
 
-/// This thread's memory per call path, when the build records memory.
-/// Paths are this thread's nodes, which merging other threads' trees in
-/// leaves where they are; a block allocated on one thread and freed on
-/// another stays live for the first.
+/// Memory per call path, when the build records memory: this thread's
+/// book and the finished threads' (`maps` says where their nodes went in
+/// the merged tree), less what other threads freed of each path's blocks.
 #[cfg(wasmprof_memory)]
-fn memory(n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
+fn memory(
+    n_nodes: usize,
+    finished: &[FinishedThread],
+    maps: &[Vec<u32>],
+) -> Option<wasmprof_wire::SnapshotMemory> {
+    use crate::memory::{ThreadBook, merge};
     use wasmprof_wire::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
-    let view = with_thread(|t| t.memory.view())?;
+    let own = with_thread(|t| t.memory.view())?;
+    let same = |node: u32| node;
+    let mut books = vec![ThreadBook {
+        thread: crate::memory::thread_tag(),
+        view: &own,
+        map: &same,
+    }];
+    let mapped: Vec<_> = maps
+        .iter()
+        .map(|map| move |node: u32| map.get(node as usize).copied().unwrap_or(ROOT))
+        .collect();
+    for (thread, map) in finished.iter().zip(&mapped) {
+        books.push(ThreadBook {
+            thread: thread.tag,
+            view: &thread.memory,
+            map,
+        });
+    }
+    let view = merge(&books, &crate::memory::releases());
     // A node the tree does not have (none should be missing) is the root's.
     let known = |node: u32| {
         if (node as usize) < n_nodes {
@@ -207,7 +238,11 @@ fn memory(n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
 
 /// Memory is not recorded in this build.
 #[cfg(not(wasmprof_memory))]
-fn memory(_n_nodes: usize) -> Option<wasmprof_wire::SnapshotMemory> {
+fn memory(
+    _n_nodes: usize,
+    _finished: &[FinishedThread],
+    _maps: &[Vec<u32>],
+) -> Option<wasmprof_wire::SnapshotMemory> {
     None
 }
 

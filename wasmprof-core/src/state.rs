@@ -100,16 +100,34 @@ fn current_thread_name() -> String {
 pub(crate) struct FinishedThread {
     pub name: String,
     pub tree: CallTree,
+    /// Its book, and the tag its blocks carry (`--memory`).
+    #[cfg(wasmprof_memory)]
+    pub memory: crate::memory::LedgerView,
+    #[cfg(wasmprof_memory)]
+    pub tag: u32,
 }
 
 impl Drop for ThreadState {
     fn drop(&mut self) {
-        if self.tree.nodes().len() <= 1 {
+        #[cfg(wasmprof_memory)]
+        let memory = self.memory.view();
+        #[cfg(wasmprof_memory)]
+        let allocated = !memory.nodes.is_empty();
+        #[cfg(not(wasmprof_memory))]
+        let allocated = false;
+        if self.tree.nodes().len() <= 1 && !allocated {
             return;
         }
         let name = self.name.take().unwrap_or_else(|| "thread".to_owned());
         let tree = std::mem::replace(&mut self.tree, CallTree::new(DEFAULT_CAP));
-        lock_finished().push(FinishedThread { name, tree });
+        lock_finished().push(FinishedThread {
+            name,
+            tree,
+            #[cfg(wasmprof_memory)]
+            memory,
+            #[cfg(wasmprof_memory)]
+            tag: crate::memory::thread_tag(),
+        });
     }
 }
 

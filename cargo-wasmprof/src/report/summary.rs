@@ -113,8 +113,15 @@ fn thread_lines(profile: &Profile, text: &mut String) {
         .max()
         .unwrap_or(0);
     for thread in &profile.threads {
+        // The share of the run a thread was busy: an idle worker, or one
+        // thread doing all the work, shows in this column.
         let busy = if timed {
-            format!("  {:>9}", human_duration(thread.busy_nanos(profile)))
+            let nanos = thread.busy_nanos(profile);
+            let share = match profile.run.wall_nanos {
+                0 => String::new(),
+                wall => format!(" {:>5.1}%", 100.0 * nanos / wall as f64),
+            };
+            format!("  {:>9}{share}", human_duration(nanos))
         } else {
             String::new()
         };
@@ -283,6 +290,27 @@ mod tests {
         assert_golden("recursion.summary.txt", &text);
         assert!(text.contains("top 2 of 4 functions by calls"), "{text}");
         assert!(text.contains("     4378200  fib\n"), "{text}");
+    }
+
+    #[test]
+    fn a_threaded_run_lists_each_thread_s_busy_time_and_share_of_the_run() {
+        let mut profile = crate::testing::two_workers();
+        profile.run.wall_nanos = 10_000;
+        let text = render_summary(&profile, 5);
+        assert!(
+            text.contains(
+                "threads: 3, each one's time inside instrumented calls of the run's 10.0 µs"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  main           0 ns   0.0%             0 calls\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  worker-1    5.00 µs  50.0%             5 calls\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use cargo_wasmprof::profile::{PathMemory, Profile};
 use crate::support::*;
 
 /// Each function's figures, summed over its call paths.
-fn memory_of(profile: &Profile, function: &str) -> PathMemory {
+pub(crate) fn memory_of(profile: &Profile, function: &str) -> PathMemory {
     let memory = profile.memory.as_ref().expect("the profile has memory");
     let mut sum = PathMemory::default();
     for path in &memory.paths {

@@ -38,7 +38,8 @@ fn wasmtime_runs_every_thread_and_counts_every_call() {
     let mut workers = names[1..].to_vec();
     workers.sort();
     assert_eq!(workers, ["worker-0", "worker-1", "worker-2", "worker-3"]);
-    assert_eq!(profile.threads[0].calls(), 0);
+    // The main thread's one call: `combine`.
+    assert_eq!(profile.threads[0].calls(), 1);
     for (index, name) in names.iter().enumerate().skip(1) {
         let alone = profile.thread_view(index);
         let calls = calls_by_function(&alone);
@@ -74,6 +75,50 @@ fn wasmtime_runs_every_thread_and_counts_every_call() {
         "{}",
         unknown.stderr
     );
+}
+
+/// `--memory` across threads: each worker's vector of hashes (25 × 8
+/// bytes) is freed by `combine` on the main thread. The blocks stay the
+/// workers' `worker` path's until then, the frees are `combine`'s, and the
+/// merged books add up.
+#[test]
+fn a_block_freed_on_another_thread_is_released_from_the_path_that_allocated_it() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "threads-wasi",
+        "--release",
+        "--target",
+        THREADED,
+        "--host",
+        "wasmtime",
+        "--memory",
+    ]);
+    run.assert_success();
+    assert!(run.stdout.contains(OWN_COUNT), "{}", run.stdout);
+    let profile = run.profile();
+    let worker = crate::memory::memory_of(&profile, "threads_wasi::worker");
+    assert_eq!((worker.allocs, worker.alloc_bytes), (4, 800), "{worker:?}");
+    assert_eq!(
+        (worker.live_blocks, worker.live_bytes),
+        (0, 0),
+        "{worker:?}"
+    );
+    assert_eq!(worker.frees, 0, "{worker:?}");
+    let combine = crate::memory::memory_of(&profile, "threads_wasi::combine");
+    // The four vectors, and the outer one the main thread collected them
+    // in (4 × 12 bytes on wasm32).
+    assert_eq!(
+        (combine.frees, combine.freed_bytes),
+        (5, 848),
+        "{combine:?}"
+    );
+    let memory = profile.memory.as_ref().unwrap();
+    let (allocs, frees, live): (u64, u64, u64) = memory.paths.iter().fold((0, 0, 0), |s, p| {
+        (s.0 + p.allocs, s.1 + p.frees, s.2 + p.live_blocks)
+    });
+    assert_eq!(allocs - frees, live, "{memory:?}");
+    assert_eq!(live, memory.live_blocks, "{memory:?}");
 }
 
 /// Node's WASI has no wasi-threads: the run is refused before the build,

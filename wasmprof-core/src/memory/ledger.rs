@@ -190,6 +190,24 @@ impl Ledger {
         self.live_bytes = self.live_bytes.saturating_sub(bytes);
     }
 
+    /// `node` freed a block of `bytes` that another thread allocated: a
+    /// free of this path's, while the block's release is its owner's book's
+    /// (see `remote.rs`). This book's live bytes never held it.
+    #[inline(always)]
+    pub(crate) fn free_foreign(&mut self, node: NodeId, bytes: u64) {
+        let path = self.path(node);
+        path.frees += 1;
+        path.freed_bytes += bytes;
+    }
+
+    /// `node` reallocated another thread's block of `old_bytes` to
+    /// `new_bytes`, which are now `node`'s.
+    #[inline(always)]
+    pub(crate) fn realloc_foreign(&mut self, node: NodeId, old_bytes: u64, new_bytes: u64) {
+        self.free_foreign(node, old_bytes);
+        self.allocated(node, new_bytes, 1);
+    }
+
     /// `node` reallocated a block of `old_bytes` that `owner` allocated
     /// to `new_bytes`, which are now `node`'s: the free of the old block
     /// and the allocation of the new one.

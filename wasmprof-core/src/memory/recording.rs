@@ -91,6 +91,9 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Recording<A> {
 /// hash lookup on every allocation and free: 4 bytes more per block (the
 /// block's alignment, when that is larger), which the figures leave out.
 #[cfg(wasmprof_memory)]
+pub(crate) use record::thread_tag;
+
+#[cfg(wasmprof_memory)]
 mod record {
     use std::alloc::{GlobalAlloc, Layout};
 
@@ -149,17 +152,34 @@ mod record {
     #[cfg(not(one_thread))]
     const HEADER: usize = 8;
 
-    /// Each thread keeps its own book: a block freed on another thread
-    /// than the one that allocated it is left out of both (its owner's
-    /// book still counts it live), so that every book adds up.
+    /// Each thread keeps its own book, and tags the blocks it charges: a
+    /// block freed on another thread is that thread's path's free, and its
+    /// release is noted for the owner's book (`remote.rs`).
     #[cfg(not(one_thread))]
-    fn thread_tag() -> u32 {
+    pub(crate) fn thread_tag() -> u32 {
         use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
         static NEXT: AtomicU32 = AtomicU32::new(1);
         thread_local! {
             static TAG: u32 = NEXT.fetch_add(1, Relaxed);
         }
         TAG.try_with(|tag| *tag).unwrap_or(0)
+    }
+
+    /// Without threads every block is the one thread's.
+    #[cfg(one_thread)]
+    pub(crate) fn thread_tag() -> u32 {
+        0
+    }
+
+    /// The tag of the thread whose book holds the block at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` was handed out by [`hand_out`].
+    #[cfg(not(one_thread))]
+    #[inline(always)]
+    unsafe fn tag_of(ptr: *mut u8) -> u32 {
+        // SAFETY: see `hand_out`.
+        unsafe { ptr.sub(8).cast::<u32>().read_unaligned() }
     }
 
     /// Whether the block at `ptr` is in this thread's book.
@@ -176,7 +196,7 @@ mod record {
         #[cfg(not(one_thread))]
         // SAFETY: see `hand_out`.
         unsafe {
-            ptr.sub(8).cast::<u32>().read_unaligned() == thread_tag()
+            tag_of(ptr) == thread_tag()
         }
     }
 
@@ -221,6 +241,45 @@ mod record {
     unsafe fn owner_of(ptr: *mut u8) -> NodeId {
         // SAFETY: see `hand_out`.
         unsafe { ptr.sub(4).cast::<NodeId>().read_unaligned() }
+    }
+
+    /// The tag of the block at `ptr` (0 without threads).
+    ///
+    /// # Safety
+    /// `ptr` was handed out by [`hand_out`].
+    #[inline(always)]
+    unsafe fn block_tag(ptr: *mut u8) -> u32 {
+        #[cfg(one_thread)]
+        {
+            let _ = ptr;
+            0
+        }
+        #[cfg(not(one_thread))]
+        // SAFETY: the caller's contract.
+        unsafe {
+            tag_of(ptr)
+        }
+    }
+
+    /// Another thread's block, freed here: this path's free, and the
+    /// owner's release.
+    ///
+    /// # Safety
+    /// `ptr` was handed out by [`hand_out`].
+    #[cold]
+    unsafe fn free_foreign(ptr: *mut u8, owner: NodeId, bytes: u64) {
+        with_thread(|thread| {
+            let node = thread.current;
+            thread.memory.free_foreign(node, bytes);
+        });
+        // SAFETY: the caller's contract.
+        note_foreign_release(unsafe { block_tag(ptr) }, owner, bytes);
+    }
+
+    /// Notes that `owner` of thread `tag` lost a block of `bytes`.
+    #[cold]
+    fn note_foreign_release(tag: u32, owner: NodeId, bytes: u64) {
+        crate::memory::remote::release(tag, owner, bytes);
     }
 
     /// # Safety
@@ -285,13 +344,19 @@ mod record {
         if owner == RUNTIME {
             RUNTIME_LIVE.add(-(bytes as i64));
         // SAFETY: `ptr` came from `alloc` or `realloc`.
-        } else if !untracked_now() && unsafe { of_this_thread(ptr) } {
+        } else if !untracked_now() {
             // (A program's block the runtime frees, as when a thread's
             // state is torn down, keeps its owner's figures.)
-            with_thread(|thread| {
-                let node = thread.current;
-                thread.memory.free(node, owner, bytes);
-            });
+            // SAFETY: `ptr` came from `alloc` or `realloc`.
+            if unsafe { of_this_thread(ptr) } {
+                with_thread(|thread| {
+                    let node = thread.current;
+                    thread.memory.free(node, owner, bytes);
+                });
+            } else {
+                // SAFETY: as above.
+                unsafe { free_foreign(ptr, owner, bytes) };
+            }
         }
         // SAFETY: the block and its outer layout, as `alloc` made them.
         unsafe {
@@ -315,12 +380,11 @@ mod record {
         // SAFETY: the block was made for `layout`.
         let old_whole = unsafe { outer_of_live(layout, layout.size()) };
         // SAFETY: `ptr` came from `alloc` or `realloc`.
-        let owner = match unsafe { of_this_thread(ptr) } {
-            // SAFETY: as above.
-            true => unsafe { owner_of(ptr) },
-            // Another thread's: its book keeps it; here it is as new.
-            false => RUNTIME,
-        };
+        let owner = unsafe { owner_of(ptr) };
+        // SAFETY: as above.
+        let foreign = owner != RUNTIME && !unsafe { of_this_thread(ptr) };
+        // SAFETY: as above; read before the block moves.
+        let old_tag = unsafe { block_tag(ptr) };
         let untracked = untracked_now();
         let before = pages_before();
         // SAFETY: the block and its outer layout, as `alloc` made them; the
@@ -346,6 +410,7 @@ mod record {
                 let ledger = &mut thread.memory;
                 match owner {
                     RUNTIME => ledger.realloc_from_runtime(node, new_bytes),
+                    _ if foreign => ledger.realloc_foreign(node, old_bytes, new_bytes),
                     owner => ledger.realloc(node, owner, old_bytes, new_bytes),
                 }
                 if after > before {
@@ -354,6 +419,9 @@ mod record {
                 node
             })
         };
+        if foreign && !untracked {
+            note_foreign_release(old_tag, owner, old_bytes);
+        }
         let new_owner = node.unwrap_or(RUNTIME);
         match (owner == RUNTIME, new_owner == RUNTIME) {
             (true, true) => RUNTIME_LIVE.add(new_bytes as i64 - old_bytes as i64),
