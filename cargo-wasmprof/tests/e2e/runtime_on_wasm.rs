@@ -1,6 +1,8 @@
 //! The runtime's unit tests for what exists only on WebAssembly without
 //! threads (`cfg(one_thread)`): built for wasm32-wasip1 and run in Node's
-//! WASI, where natively they would not even compile.
+//! WASI, where natively they would not even compile. And the recording
+//! allocator's, which need a build of the runtime with memory recorded:
+//! there, and natively with real threads.
 
 use std::process::Command;
 
@@ -23,6 +25,31 @@ fn the_recording_allocator_s_unit_tests_pass_on_wasm32_wasip1() {
         ],
         "recorded_tests",
         1,
+    );
+}
+
+/// The recording allocator natively, installed in the test binary, with
+/// real std threads: a block freed on another thread than the one that
+/// allocated it.
+#[test]
+fn the_recording_allocator_s_unit_tests_pass_natively_with_threads() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let run = Command::new(cargo)
+        .args(["test", "-q", "-p", "wasmprof-core", "--lib", "--target-dir"])
+        .arg(repo_root().join("target").join("native-memory-tests"))
+        .args(["--", "recorded_tests"])
+        .current_dir(repo_root())
+        .env("WASMPROF_INSTRUMENT", "host")
+        .env("WASMPROF_INSTRUMENT_NATIVE", "1")
+        .env("WASMPROF_MEMORY", "system")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && stdout.contains("test result: ok. 2 passed; 0 failed"),
+        "the recording allocator's tests failed natively:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
     );
 }
 
