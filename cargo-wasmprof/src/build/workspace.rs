@@ -177,6 +177,14 @@ impl Workspace {
             };
             return Ok(unit(kind, None));
         }
+        // `default-run` chooses among several, as for `cargo run`.
+        let default_run = package
+            .default_run
+            .as_deref()
+            .filter(|name| bins.contains(name));
+        if let Some(name) = default_run {
+            return Ok(unit(ModuleKind::Wasi, Some(name)));
+        }
         match bins.as_slice() {
             [only] => Ok(unit(ModuleKind::Wasi, Some(only))),
             [] => bail!(
@@ -186,7 +194,8 @@ impl Workspace {
                 package.name
             ),
             many => bail!(
-                "package `{}` has several binaries ({}): choose one with --bin NAME",
+                "package `{}` has several binaries ({}): choose one with --bin NAME, or name \
+                 one in its Cargo.toml as `default-run`",
                 package.name,
                 many.join(", ")
             ),

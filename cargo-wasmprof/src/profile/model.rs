@@ -176,6 +176,11 @@ pub struct CountCheck {
     /// Those whose counts differ (none, when the profile is right).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<CountDifference>,
+    /// Threads still running when the profile was taken, whose calls the
+    /// independent count has and the profile has not: the differences'
+    /// cause, not a bug.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub threads_left_running: u64,
 }
 
 /// One function whose two counts differ.

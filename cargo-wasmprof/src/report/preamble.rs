@@ -98,8 +98,14 @@ fn count_differences(profile: &Profile) -> Vec<String> {
         })
         .collect();
     let more = check.differences.len().saturating_sub(MAX_NAMED);
+    let cause = if check.threads_left_running > 0 {
+        "the calls of threads still running when the profile was taken"
+    } else {
+        "a bug in wasmprof"
+    };
     vec![format!(
-        "WARNING: the call counts of {} of {} functions differ from a second, independent          count of the same run (--verify-counts), a bug in wasmprof: {}{}.",
+        "WARNING: the call counts of {} of {} functions differ from a second, independent \
+         count of the same run (--verify-counts), {cause}: {}{}.",
         check.differences.len(),
         check.functions,
         named.join(", "),

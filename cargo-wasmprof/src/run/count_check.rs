@@ -116,10 +116,19 @@ fn differences_error(check: &CountCheck, what: &str) -> Option<anyhow::Error> {
     if differences.len() > SHOWN {
         text.push_str(&format!("\n  and {} more", differences.len() - SHOWN));
     }
-    text.push_str(
-        "\nThe profile was saved all the same. This is a bug in wasmprof: please report it \
-         with the program, or the crate, that shows it.",
-    );
+    if check.threads_left_running > 0 {
+        text.push_str(&format!(
+            "\nThe profile was saved all the same. {} thread(s) of the program were still \
+             running when its main thread was done: the calls they made are counted \
+             independently but are not in the profile.",
+            check.threads_left_running
+        ));
+    } else {
+        text.push_str(
+            "\nThe profile was saved all the same. This is a bug in wasmprof: please report \
+             it with the program, or the crate, that shows it.",
+        );
+    }
     Some(anyhow::anyhow!(text))
 }
 

@@ -172,6 +172,10 @@ pub(crate) struct HostResult {
     /// from its runtime.
     #[serde(default)]
     pub display_frames: Option<u64>,
+    /// Threads of the program still running when its main thread was done
+    /// (a thread pool's idle workers): their calls are not in the profile.
+    #[serde(default)]
+    pub threads_left_running: usize,
     /// The tests the harness ran, in order: libtest's when the host watched
     /// for them (`HostConfig::harness_tests`), `None` for one it then
     /// ignored; wasm-bindgen-test's always.
@@ -260,6 +264,7 @@ impl HostResult {
             pending_work: None,
             window: None,
             display_frames: None,
+            threads_left_running: 0,
             harness_tests: Vec::new(),
         }
     }

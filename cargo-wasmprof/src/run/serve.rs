@@ -19,7 +19,6 @@ use crate::build::options::BuildOptions;
 use crate::build::{ModuleKind, Workspace};
 use crate::cli::RunArgs;
 use crate::profile::Window;
-use crate::run::host::RunStatus;
 use crate::run::options::HostKind;
 use crate::terminal;
 
@@ -100,25 +99,16 @@ pub(super) fn serve(
                 continue;
             }
         };
+        let host = upload
+            .user_agent
+            .as_deref()
+            .map(|ua| format!("browser {ua}"))
+            .unwrap_or_else(|| "browser".into());
         let result = HostResult {
-            status: RunStatus::Ok,
-            message: None,
-            exit_code: 0,
-            return_value: None,
-            host: upload
-                .user_agent
-                .as_deref()
-                .map(|ua| format!("browser {ua}"))
-                .unwrap_or_else(|| "browser".into()),
             timer_resolution_nanos: upload.resolution_nanos,
-            wall_nanos: 0,
-            program_nanos: 0,
             snapshot: true,
-            snapshot_error: None,
-            pending_work: None,
             window,
-            display_frames: None,
-            harness_tests: Vec::new(),
+            ..HostResult::started(host)
         };
         let context = run_context(&module, command_line.clone(), entry.clone())?;
         match save_profile(

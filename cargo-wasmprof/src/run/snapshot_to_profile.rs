@@ -9,8 +9,8 @@ use super::count_check;
 use super::host::HostResult;
 use super::rustc_names;
 use crate::profile::{
-    self, Function, FunctionTier, FutureStats, Latency, Node, Profile, RunInfo, TimerInfo,
-    TimerMode,
+    self, CountCheck, Function, FunctionTier, FutureStats, Latency, Node, Profile, RunInfo,
+    TimerInfo, TimerMode,
 };
 use crate::run::host::RunStatus;
 
@@ -25,6 +25,18 @@ pub(crate) struct RunContext {
     pub small: Option<crate::build::SmallFunctions>,
 }
 
+/// Why a run whose threads outlived its main one is incomplete.
+fn threads_left_running(count: usize) -> String {
+    format!(
+        "{count} thread{s} of the program {were} still running when its main thread was \
+         done, as a thread pool's workers wait for work until the process ends: the calls \
+         {they} made are not in this profile, which holds the threads that have ended",
+        s = if count == 1 { "" } else { "s" },
+        were = if count == 1 { "was" } else { "were" },
+        they = if count == 1 { "it" } else { "they" },
+    )
+}
+
 /// Builds the profile. Frames still running when the snapshot was taken are
 /// marked open, and the run incomplete.
 pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
@@ -35,7 +47,11 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
         snapshot,
         &functions,
         count_check::lazy_marker_names(std::path::Path::new(&context.module)),
-    );
+    )
+    .map(|check| CountCheck {
+        threads_left_running: host.threads_left_running as u64,
+        ..check
+    });
     let times = snapshot.inclusive_times();
     let nodes = snapshot
         .nodes
@@ -60,9 +76,13 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
     } else {
         nodes
     };
-    let complete = host.status == RunStatus::Ok && open.is_empty() && host.pending_work.is_none();
+    let complete = host.status == RunStatus::Ok
+        && open.is_empty()
+        && host.pending_work.is_none()
+        && host.threads_left_running == 0;
     let incomplete_reason = (!complete).then(|| match (&host.message, open.is_empty()) {
         (Some(message), _) => format!("{}: {message}", host.status),
+        _ if host.threads_left_running > 0 => threads_left_running(host.threads_left_running),
         (None, true) if host.status == RunStatus::Ok => format!(
             "the run ended by the grace period with {} still pending: what they would \
              have run is not in the profile (--until-exit waits for wasmprof::exit)",
@@ -275,18 +295,30 @@ mod tests {
             status,
             message: (status != RunStatus::Ok).then(|| "RuntimeError: unreachable".into()),
             exit_code: if status == RunStatus::Ok { 0 } else { 101 },
-            return_value: None,
-            host: "node v20".into(),
             timer_resolution_nanos: Some(100.0),
             wall_nanos: 5,
             program_nanos: 4,
             snapshot: true,
-            snapshot_error: None,
-            pending_work: None,
-            window: None,
-            display_frames: None,
-            harness_tests: Vec::new(),
+            ..HostResult::started("node v20".into())
         }
+    }
+
+    #[test]
+    fn threads_left_running_make_the_run_incomplete_and_are_the_count_check_s_reason() {
+        let mut snapshot = snapshot(0);
+        snapshot.oracle = Some(Vec::new());
+        let result = HostResult {
+            threads_left_running: 3,
+            ..host(RunStatus::Ok)
+        };
+        let p = to_profile(&snapshot, &result, context());
+        assert!(!p.run.complete);
+        let reason = p.run.incomplete_reason.unwrap();
+        assert!(
+            reason.starts_with("3 threads of the program were still running"),
+            "{reason}"
+        );
+        assert_eq!(p.run.count_check.unwrap().threads_left_running, 3);
     }
 
     fn snapshot(current: u32) -> Snapshot {

@@ -105,15 +105,33 @@ impl Threads {
     /// joined may still be in its exit (its thread-locals' destructors, one
     /// of which hands its call tree over): it is given `grace` to finish on
     /// its own before it is stopped.
-    pub(super) fn end(&self, grace: Duration) {
+    ///
+    /// A thread blocked in `memory.atomic.wait` (a thread pool's idle
+    /// worker, waiting for work until the process ends) cannot be stopped:
+    /// it is left behind, as the process's exit would leave it. Returns how
+    /// many were.
+    pub(super) fn end(&self, grace: Duration) -> usize {
         let handles = std::mem::take(&mut *self.spawned.lock().expect("not poisoned"));
         let until = Instant::now() + grace;
         while handles.iter().any(|h| !h.is_finished()) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.stop_all();
-        for handle in handles {
-            let _ = handle.join();
+        let until = Instant::now() + STOP_WAIT;
+        while handles.iter().any(|h| !h.is_finished()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
         }
+        let mut left = 0;
+        for handle in handles {
+            if handle.is_finished() {
+                let _ = handle.join();
+            } else {
+                left += 1;
+            }
+        }
+        left
     }
 }
+
+/// How long a stopped thread has to reach its next epoch check.
+const STOP_WAIT: Duration = Duration::from_millis(200);

@@ -151,7 +151,7 @@ impl Host for Wasmtime {
         let outcome = enter(&mut store, &instance, config);
         // Threads still running when the main one is done end with it.
         if let Some(threads) = &threads {
-            threads.end(THREAD_EXIT_GRACE);
+            result.threads_left_running = threads.end(THREAD_EXIT_GRACE);
         }
         result.program_nanos = program_started.elapsed().as_nanos() as u64;
         ticker.stop();

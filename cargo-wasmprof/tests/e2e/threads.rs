@@ -121,6 +121,55 @@ fn a_block_freed_on_another_thread_is_released_from_the_path_that_allocated_it()
     assert_eq!(live, memory.live_blocks, "{memory:?}");
 }
 
+/// rayon's global pool (`src/bin/pool.rs`): its workers wait for work
+/// until the process ends, as they would under `wasmtime run`. The run
+/// ends with `main` instead of waiting for them, and says that their calls
+/// are not in the profile; the independent count has them.
+#[test]
+fn a_pool_whose_workers_outlive_main_ends_with_it_and_says_what_is_missing() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "threads-wasi",
+        "--bin",
+        "pool",
+        "--release",
+        "--target",
+        THREADED,
+        "--host",
+        "wasmtime",
+        "--env",
+        "RAYON_NUM_THREADS=3",
+        "--verify-counts",
+        "--timeout",
+        "120s",
+    ]);
+    assert!(
+        run.stdout.contains("pool: 400 chunks on 3 threads"),
+        "{}",
+        run.stdout
+    );
+    // The counts differ, for a reason that is named.
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("3 threads of the program were still running when its main thread was done"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("counted independently but are not in the profile"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("a bug in wasmprof"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let check = profile.run.count_check.expect("counts verified");
+    assert_eq!(check.threads_left_running, 3);
+}
+
 /// Node's WASI has no wasi-threads: the run is refused before the build,
 /// naming the host that can run it, instead of Node's own stack trace.
 #[test]
