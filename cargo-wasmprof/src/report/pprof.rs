@@ -190,6 +190,26 @@ impl Tables {
         }
     }
 
+    /// A sample's values: its calls, its time when the profile is timed,
+    /// the polls (and latency) of `futures_of`'s futures and the memory
+    /// figures of `memory_of`, when the profile has those types (0 for
+    /// `None`).
+    fn values(
+        &self,
+        calls: u64,
+        nanos: f64,
+        futures_of: Option<usize>,
+        memory_of: Option<usize>,
+    ) -> Vec<i64> {
+        let mut value = vec![saturating_i64(calls)];
+        if self.timed {
+            value.push(nanos.round() as i64);
+        }
+        self.push_future_values(&mut value, futures_of);
+        self.push_memory_values(&mut value, memory_of);
+        value
+    }
+
     /// Whether `node` allocated anything (a sample is due even without
     /// calls or time).
     fn allocated(&self, node: usize) -> bool {
@@ -476,15 +496,9 @@ fn for_each_sample<E>(
         }
         let location_id = leaf_first(&path, tables.elided_location);
         if tables.threads.is_empty() {
-            let mut value = vec![saturating_i64(calls)];
-            if tables.timed {
-                value.push(times.self_nanos[child].round() as i64);
-            }
-            tables.push_future_values(&mut value, Some(child));
-            tables.push_memory_values(&mut value, Some(child));
             emit(proto::Sample {
                 location_id,
-                value,
+                value: tables.values(calls, times.self_nanos[child], Some(child), Some(child)),
                 label: Vec::new(),
             })?;
             continue;
@@ -494,15 +508,9 @@ fn for_each_sample<E>(
             if calls == 0 && !(tables.timed && time > 0.0) {
                 continue;
             }
-            let mut value = vec![saturating_i64(calls)];
-            if tables.timed {
-                value.push(time.round() as i64);
-            }
-            tables.push_future_values(&mut value, None);
-            tables.push_memory_values(&mut value, None);
             emit(proto::Sample {
                 location_id: location_id.clone(),
-                value,
+                value: tables.values(calls, time, None, None),
                 label: vec![thread.label.clone()],
             })?;
         }
@@ -513,42 +521,24 @@ fn for_each_sample<E>(
             .as_ref()
             .is_some_and(|futures| futures[child].0 > 0);
         if polled || tables.allocated(child) {
-            let mut value = vec![0];
-            if tables.timed {
-                value.push(0);
-            }
-            tables.push_future_values(&mut value, Some(child));
-            tables.push_memory_values(&mut value, Some(child));
             emit(proto::Sample {
                 location_id,
-                value,
+                value: tables.values(0, 0.0, Some(child), Some(child)),
                 label: Vec::new(),
             })?;
         }
     }
     for &(location, calls) in &tables.count_only {
-        let mut value = vec![saturating_i64(calls)];
-        if tables.timed {
-            value.push(0);
-        }
-        tables.push_future_values(&mut value, None);
-        tables.push_memory_values(&mut value, None);
         emit(proto::Sample {
             location_id: vec![location, tables.not_tracked_location],
-            value,
+            value: tables.values(calls, 0.0, None, None),
             label: tables.counted_label.iter().cloned().collect(),
         })?;
     }
     if tables.allocated(Profile::ROOT) {
-        let mut value = vec![0];
-        if tables.timed {
-            value.push(0);
-        }
-        tables.push_future_values(&mut value, None);
-        tables.push_memory_values(&mut value, Some(Profile::ROOT));
         emit(proto::Sample {
             location_id: vec![tables.outside_location],
-            value,
+            value: tables.values(0, 0.0, None, Some(Profile::ROOT)),
             label: Vec::new(),
         })?;
     }
