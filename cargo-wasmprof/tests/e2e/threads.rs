@@ -11,9 +11,10 @@ const THREADED: &str = "wasm32-wasip1-threads";
 /// The program's own line: 4 workers, 100 ranges, 40,000 mixes.
 const OWN_COUNT: &str = "threads-wasi: 4 workers, 100 hash_range, 40000 mix";
 
-#[test]
-fn wasmtime_runs_every_thread_and_counts_every_call() {
-    let run = wasmprof(&[
+/// `cargo wasmprof run` of `threads-wasi`, released, threaded, in wasmtime,
+/// with `extra`.
+fn run_in_wasmtime(extra: &[&str]) -> Run {
+    let mut args = vec![
         "run",
         "-p",
         "threads-wasi",
@@ -22,8 +23,14 @@ fn wasmtime_runs_every_thread_and_counts_every_call() {
         THREADED,
         "--host",
         "wasmtime",
-        "--verify-counts",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    wasmprof(&args)
+}
+
+#[test]
+fn wasmtime_runs_every_thread_and_counts_every_call() {
+    let run = run_in_wasmtime(&["--verify-counts"]);
     run.assert_success();
     assert!(run.stdout.contains(OWN_COUNT), "{}", run.stdout);
     let profile = run.profile();
@@ -83,17 +90,7 @@ fn wasmtime_runs_every_thread_and_counts_every_call() {
 /// merged books add up.
 #[test]
 fn a_block_freed_on_another_thread_is_released_from_the_path_that_allocated_it() {
-    let run = wasmprof(&[
-        "run",
-        "-p",
-        "threads-wasi",
-        "--release",
-        "--target",
-        THREADED,
-        "--host",
-        "wasmtime",
-        "--memory",
-    ]);
+    let run = run_in_wasmtime(&["--memory"]);
     run.assert_success();
     assert!(run.stdout.contains(OWN_COUNT), "{}", run.stdout);
     let profile = run.profile();
@@ -127,17 +124,9 @@ fn a_block_freed_on_another_thread_is_released_from_the_path_that_allocated_it()
 /// are not in the profile; the independent count has them.
 #[test]
 fn a_pool_whose_workers_outlive_main_ends_with_it_and_says_what_is_missing() {
-    let run = wasmprof(&[
-        "run",
-        "-p",
-        "threads-wasi",
+    let run = run_in_wasmtime(&[
         "--bin",
         "pool",
-        "--release",
-        "--target",
-        THREADED,
-        "--host",
-        "wasmtime",
         "--env",
         "RAYON_NUM_THREADS=3",
         "--verify-counts",
