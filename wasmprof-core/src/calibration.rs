@@ -20,6 +20,20 @@ pub(crate) fn calibrate(thread: &mut ThreadState) {
     thread.probe_cost = crate::count::measure_probe_cost(thread.clock_cost);
 }
 
+/// The clock's cost and a counted call's, measured for a thread whose
+/// state is behind its lock word (`threads.rs`) before the state is first
+/// used: counting calls uses the state, so the measurement cannot run
+/// inside a use of it, as [`calibrate`] does. `None` in an untimed build.
+#[cfg(not(one_thread))]
+#[cold]
+pub(crate) fn costs() -> Option<(f64, f64)> {
+    if !crate::clock::TIMED {
+        return None;
+    }
+    let clock_cost = least_read_cost(crate::clock::now);
+    Some((clock_cost, crate::count::measure_probe_cost(clock_cost)))
+}
+
 /// What one read of `clock` costs, in its units: the least, over a few
 /// rounds, of a round's reads back to back divided by their number.
 pub(crate) fn least_read_cost(mut clock: impl FnMut() -> f64) -> f64 {

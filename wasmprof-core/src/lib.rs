@@ -27,6 +27,8 @@ mod site;
 #[doc(hidden)]
 pub mod snapshot;
 mod state;
+#[cfg(not(one_thread))]
+mod threads;
 mod tree;
 
 pub use exit::exit;

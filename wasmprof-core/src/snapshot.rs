@@ -15,11 +15,11 @@ pub use wasmprof_wire::{
 
 use crate::clock::TIMED;
 use crate::site::functions;
-use crate::state::{FinishedThread, lock_finished, with_thread};
+use crate::state::{ThreadRecord, with_thread};
 use crate::tree::{CallTree, ROOT};
 
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
-/// the trees of finished threads merged in, and each thread's share when
+/// the trees of the other threads, finished or still running, merged in, and each thread's share when
 /// more than one recorded calls.
 pub fn take() -> Snapshot {
     // The snapshot's own allocations are the runtime's.
@@ -52,8 +52,15 @@ pub fn take() -> Snapshot {
     }
     // Held to the end: a thread that finishes meanwhile waits to be in
     // the next snapshot, its tree and its book together.
-    let finished = lock_finished();
-    let (threads, maps) = merge_finished(&mut tree, name, &finished);
+    #[cfg(not(one_thread))]
+    let registry = crate::threads::lock();
+    #[cfg(not(one_thread))]
+    let running = crate::threads::running(&registry);
+    #[cfg(not(one_thread))]
+    let others: Vec<&ThreadRecord> = registry.finished().iter().chain(&running).collect();
+    #[cfg(one_thread)]
+    let others: Vec<&ThreadRecord> = Vec::new();
+    let (threads, maps) = merge_others(&mut tree, name, &others);
     let nodes: Vec<SnapshotNode> = tree
         .nodes()
         .iter()
@@ -97,7 +104,7 @@ pub fn take() -> Snapshot {
                 latency_max_ms: f.latency.max,
             })
             .collect(),
-        memory: memory(nodes.len(), &finished, &maps),
+        memory: memory(nodes.len(), &others, &maps),
         oracle: oracle(),
         frames,
         threads,
@@ -109,14 +116,14 @@ pub fn take() -> Snapshot {
     }
 }
 
-/// Merges the finished threads' trees into `tree` (this thread's), and
-/// says what each thread did on its paths: `None` when only this thread
+/// Merges the other threads' trees into `tree` (this thread's), and says
+/// what each thread did on its paths: `None` when only this thread
 /// recorded calls.
-/// The second value is, for each finished thread, where its nodes went.
-fn merge_finished(
+/// The second value is, for each other thread, where its nodes went.
+fn merge_others(
     tree: &mut CallTree,
     name: Option<String>,
-    finished: &[FinishedThread],
+    finished: &[&ThreadRecord],
 ) -> (Option<Vec<SnapshotThread>>, Vec<Vec<u32>>) {
     if finished.is_empty() {
         return (None, Vec::new());
@@ -166,12 +173,12 @@ fn oracle() -> Option<Vec<wasmprof_wire::OracleCount>> {
 }
 
 /// Memory per call path, when the build records memory: this thread's
-/// book and the finished threads' (`maps` says where their nodes went in
+/// book and the other threads' (`maps` says where their nodes went in
 /// the merged tree), less what other threads freed of each path's blocks.
 #[cfg(wasmprof_memory)]
 fn memory(
     n_nodes: usize,
-    finished: &[FinishedThread],
+    finished: &[&ThreadRecord],
     maps: &[Vec<u32>],
 ) -> Option<wasmprof_wire::SnapshotMemory> {
     use crate::memory::{ThreadBook, merge};
@@ -240,7 +247,7 @@ fn memory(
 #[cfg(not(wasmprof_memory))]
 fn memory(
     _n_nodes: usize,
-    _finished: &[FinishedThread],
+    _finished: &[&ThreadRecord],
     _maps: &[Vec<u32>],
 ) -> Option<wasmprof_wire::SnapshotMemory> {
     None

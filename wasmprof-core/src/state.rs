@@ -1,14 +1,14 @@
 //! Per-thread profiling state, and the trees of threads that have finished.
 //!
-//! Each thread records into a tree of its own, so guards never take a lock;
-//! on WebAssembly without threads that is simply one tree. With threads
-//! (natively, or `wasm32-wasip1-threads`), a thread's tree goes to
-//! [`FINISHED`] with its name when the thread exits, so a multi-threaded
-//! program neither corrupts nor loses anything, and the snapshot can say
-//! which thread did what.
+//! Each thread records into a tree of its own, so guards never wait for
+//! one another; on WebAssembly without threads that is simply one tree.
+//! With threads (natively, `wasm32-wasip1-threads`, web workers), the
+//! states are kept where a snapshot can read them (`threads.rs`), so a
+//! multi-threaded program neither corrupts nor loses anything, and the
+//! snapshot can say which thread did what.
 
+#[cfg(one_thread)]
 use std::cell::UnsafeCell;
-use std::sync::Mutex;
 
 use crate::frame::TimedFrame;
 use crate::future_stats::Futures;
@@ -51,10 +51,14 @@ pub(crate) struct ThreadState {
     pub memory: crate::memory::Ledger,
     /// The thread's name, taken when it first records a new call path.
     pub name: Option<String>,
+    /// The tag this thread's blocks carry (`--memory`), taken when the
+    /// thread is first seen.
+    #[cfg(wasmprof_memory)]
+    pub tag: u32,
 }
 
 impl ThreadState {
-    const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         ThreadState {
             tree: CallTree::new(DEFAULT_CAP),
             current: ROOT,
@@ -70,6 +74,8 @@ impl ThreadState {
             #[cfg(wasmprof_memory)]
             memory: crate::memory::Ledger::new(),
             name: None,
+            #[cfg(wasmprof_memory)]
+            tag: 0,
         }
     }
 
@@ -96,8 +102,9 @@ fn current_thread_name() -> String {
     }
 }
 
-/// A thread that has exited, and what it recorded.
-pub(crate) struct FinishedThread {
+/// What a thread recorded, copied out for a snapshot: a thread that has
+/// exited, or one still running (a pool's idle worker).
+pub(crate) struct ThreadRecord {
     pub name: String,
     pub tree: CallTree,
     /// Its book, and the tag its blocks carry (`--memory`).
@@ -105,39 +112,6 @@ pub(crate) struct FinishedThread {
     pub memory: crate::memory::LedgerView,
     #[cfg(wasmprof_memory)]
     pub tag: u32,
-}
-
-impl Drop for ThreadState {
-    fn drop(&mut self) {
-        #[cfg(wasmprof_memory)]
-        let memory = self.memory.view();
-        #[cfg(wasmprof_memory)]
-        let allocated = !memory.nodes.is_empty();
-        #[cfg(not(wasmprof_memory))]
-        let allocated = false;
-        if self.tree.nodes().len() <= 1 && !allocated {
-            return;
-        }
-        let name = self.name.take().unwrap_or_else(|| "thread".to_owned());
-        let tree = std::mem::replace(&mut self.tree, CallTree::new(DEFAULT_CAP));
-        lock_finished().push(FinishedThread {
-            name,
-            tree,
-            #[cfg(wasmprof_memory)]
-            memory,
-            #[cfg(wasmprof_memory)]
-            tag: crate::memory::thread_tag(),
-        });
-    }
-}
-
-/// Threads that have exited, in the order they did.
-static FINISHED: Mutex<Vec<FinishedThread>> = Mutex::new(Vec::new());
-
-pub(crate) fn lock_finished() -> std::sync::MutexGuard<'static, Vec<FinishedThread>> {
-    FINISHED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Runs `f` on this thread's state; `None` while the thread is being torn
@@ -156,17 +130,7 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R>
 #[cfg(not(one_thread))]
 #[inline(always)]
 pub(crate) fn with_thread_as_is<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
-    thread_local! {
-        static THREAD: UnsafeCell<ThreadState> = const { UnsafeCell::new(ThreadState::new()) };
-    }
-    THREAD
-        .try_with(|cell| {
-            // SAFETY: the state is this thread's alone, and no caller of
-            // `with_thread` runs user code or calls `with_thread` again while
-            // it holds the reference, so the borrow is unique.
-            f(unsafe { &mut *cell.get() })
-        })
-        .ok()
+    crate::threads::with_own(f)
 }
 
 /// WebAssembly without the atomics feature has exactly one thread, so the

@@ -14,7 +14,8 @@
 //! calls, timed calls and time), so a thread's own tree is the merged one
 //! with the thread's counters. The first thread is the one the snapshot was
 //! taken on (the main thread, once the program is over); the others are
-//! the threads that had finished, in the order they finished.
+//! the threads that had finished, in the order they finished, then those
+//! still running (a pool's workers), in the order they were first seen.
 
 use crate::{DecodeError, NodeId, Reader};
 

@@ -99,7 +99,7 @@ fn count_differences(profile: &Profile) -> Vec<String> {
         .collect();
     let more = check.differences.len().saturating_sub(MAX_NAMED);
     let cause = if check.threads_left_running > 0 {
-        "the calls of threads still running when the profile was taken"
+        "perhaps a thread stopped while it recorded a call (see the profile's threads)"
     } else {
         "a bug in wasmprof"
     };

@@ -119,8 +119,9 @@ fn differences_error(check: &CountCheck, what: &str) -> Option<anyhow::Error> {
     if check.threads_left_running > 0 {
         text.push_str(&format!(
             "\nThe profile was saved all the same. {} thread(s) of the program were still \
-             running when its main thread was done: the calls they made are counted \
-             independently but are not in the profile.",
+             running when its main thread was done; their calls so far are read where they \
+             stand, but a thread stopped while it recorded a call is left out (the profile's \
+             threads name it).",
             check.threads_left_running
         ));
     } else {

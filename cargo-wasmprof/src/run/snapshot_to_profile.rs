@@ -25,16 +25,36 @@ pub(crate) struct RunContext {
     pub small: Option<crate::build::SmallFunctions>,
 }
 
-/// Why a run whose threads outlived its main one is incomplete.
-fn threads_left_running(count: usize) -> String {
+/// Why a run whose threads were cut in the middle of calls is incomplete.
+fn threads_cut(count: usize) -> String {
     format!(
-        "{count} thread{s} of the program {were} still running when its main thread was \
-         done, as a thread pool's workers wait for work until the process ends: the calls \
-         {they} made are not in this profile, which holds the threads that have ended",
+        "{count} thread{s} of the program {were} still inside instrumented calls when its \
+         main thread was done: those calls are counted and marked as not returned, and \
+         the time they had run is not in this profile",
         s = if count == 1 { "" } else { "s" },
         were = if count == 1 { "was" } else { "were" },
-        they = if count == 1 { "it" } else { "they" },
     )
+}
+
+/// The threads other than the snapshot's own that were in the middle of a
+/// call: the runtime marks their open calls as not returned. Only counted
+/// when the host saw threads outlive the main one.
+fn threads_in_calls(snapshot: &Snapshot, host: &HostResult) -> usize {
+    if host.threads_left_running == 0 {
+        return 0;
+    }
+    snapshot
+        .threads
+        .iter()
+        .flatten()
+        .skip(1)
+        .filter(|thread| {
+            thread
+                .nodes
+                .iter()
+                .any(|n| n.flags & wasmprof_wire::NEVER_RETURNED != 0)
+        })
+        .count()
 }
 
 /// Builds the profile. Frames still running when the snapshot was taken are
@@ -76,13 +96,12 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
     } else {
         nodes
     };
-    let complete = host.status == RunStatus::Ok
-        && open.is_empty()
-        && host.pending_work.is_none()
-        && host.threads_left_running == 0;
+    let cut = threads_in_calls(snapshot, host);
+    let complete =
+        host.status == RunStatus::Ok && open.is_empty() && host.pending_work.is_none() && cut == 0;
     let incomplete_reason = (!complete).then(|| match (&host.message, open.is_empty()) {
         (Some(message), _) => format!("{}: {message}", host.status),
-        _ if host.threads_left_running > 0 => threads_left_running(host.threads_left_running),
+        _ if cut > 0 => threads_cut(cut),
         (None, true) if host.status == RunStatus::Ok => format!(
             "the run ended by the grace period with {} still pending: what they would \
              have run is not in the profile (--until-exit waits for wasmprof::exit)",
@@ -304,21 +323,39 @@ mod tests {
     }
 
     #[test]
-    fn threads_left_running_make_the_run_incomplete_and_are_the_count_check_s_reason() {
+    fn threads_left_idle_leave_the_run_complete_and_threads_cut_in_a_call_do_not() {
+        use wasmprof_wire::{SnapshotThread, ThreadNode};
+        let thread = |name: &str, flags| SnapshotThread {
+            name: name.into(),
+            nodes: vec![ThreadNode {
+                node: 0,
+                flags,
+                calls: 1,
+                timed_calls: 0,
+                inclusive: 0.0,
+            }],
+        };
         let mut snapshot = snapshot(0);
         snapshot.oracle = Some(Vec::new());
         let result = HostResult {
             threads_left_running: 3,
             ..host(RunStatus::Ok)
         };
+        // Idle workers: everything they did is in.
+        snapshot.threads = Some(vec![thread("main", 0), thread("thread 1", 0)]);
+        let p = to_profile(&snapshot, &result, context());
+        assert!(p.run.complete, "{:?}", p.run.incomplete_reason);
+        assert_eq!(p.run.count_check.unwrap().threads_left_running, 3);
+        // A worker in the middle of a call.
+        let cut = thread("thread 2", wasmprof_wire::NEVER_RETURNED);
+        snapshot.threads.as_mut().unwrap().push(cut);
         let p = to_profile(&snapshot, &result, context());
         assert!(!p.run.complete);
         let reason = p.run.incomplete_reason.unwrap();
         assert!(
-            reason.starts_with("3 threads of the program were still running"),
+            reason.starts_with("1 thread of the program was still inside instrumented calls"),
             "{reason}"
         );
-        assert_eq!(p.run.count_check.unwrap().threads_left_running, 3);
     }
 
     fn snapshot(current: u32) -> Snapshot {
