@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use crate::site::{
     FunctionInfo, Tier, marker_slot, qualified_name, register_function, register_once,
 };
-use crate::state::with_thread;
 
 /// The static behind one count-only function.
 ///
@@ -157,7 +156,7 @@ pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) 
         site.register(self_type);
     }
     if crate::clock::TIMED {
-        with_thread(|thread| thread.counted_total += 1);
+        crate::state::counted::add();
     }
 }
 
@@ -178,7 +177,7 @@ pub fn count_bare(site: &'static CountSite, self_type: Option<fn() -> &'static s
         site.register(self_type);
     }
     if crate::clock::TIMED {
-        with_thread(|thread| thread.counted_total += 1);
+        crate::state::counted::add();
     }
 }
 
@@ -267,13 +266,13 @@ pub(crate) fn measure_probe_cost(clock_cost: f64) -> f64 {
     const PROBES: u32 = 20_000;
     // The first call registers; the calibration site must not.
     PROBE.calls.store(1, Relaxed);
-    let before = with_thread(|thread| thread.counted_total).unwrap_or(0);
+    let before = crate::state::counted::total();
     let start = crate::clock::now();
     for _ in 0..PROBES {
         count_bare(std::hint::black_box(&PROBE), None);
     }
     let end = crate::clock::now();
-    with_thread(|thread| thread.counted_total = before);
+    crate::state::counted::set(before);
     ((end - start - clock_cost) / f64::from(PROBES)).max(0.0)
 }
 

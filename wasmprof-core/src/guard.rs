@@ -114,7 +114,7 @@ pub(crate) fn begin_timed() -> u32 {
         thread.timed.push(TimedFrame {
             node: thread.current,
             timed_before: thread.timed_total,
-            counted_before: thread.counted_total,
+            counted_before: crate::state::counted::total(),
             start: 0.0,
             children: 0.0,
         });
@@ -252,7 +252,7 @@ pub(crate) fn end_frame(
     // The span between this call's two reads holds one whole read, and two
     // for every timed call made within it.
     let nested = (thread.timed_total - frame.timed_before - 1) as f64;
-    let counted = (thread.counted_total - frame.counted_before) as f64;
+    let counted = (crate::state::counted::total() - frame.counted_before) as f64;
     let elapsed =
         end - frame.start - thread.clock_cost * (1.0 + 2.0 * nested) - thread.probe_cost * counted;
     Some((frame, elapsed.max(frame.children)))

@@ -144,10 +144,17 @@ fn merge_others(
             .collect::<Vec<_>>()
     };
     // This thread's nodes keep their places: merging only adds to them.
-    let mut threads = vec![SnapshotThread {
-        name: name.unwrap_or_else(|| "main".to_owned()),
-        nodes: share(tree.nodes(), &|index| index as u32),
-    }];
+    // Like every thread, it is listed only if it recorded calls: a page
+    // that reads a program running on its workers is not one of its
+    // threads.
+    let own = share(tree.nodes(), &|index| index as u32);
+    let mut threads = Vec::with_capacity(finished.len() + 1);
+    if !own.is_empty() {
+        threads.push(SnapshotThread {
+            name: name.unwrap_or_else(|| "main".to_owned()),
+            nodes: own,
+        });
+    }
     let mut maps = Vec::with_capacity(finished.len());
     for thread in finished {
         let map = tree.merge_from(&thread.tree);

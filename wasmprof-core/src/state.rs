@@ -27,9 +27,6 @@ pub(crate) struct ThreadState {
     pub clock_cost: f64,
     /// What counting one call of a count-only function costs (ms).
     pub probe_cost: f64,
-    /// Calls of count-only functions so far, when timed: a timed call's
-    /// span holds their cost, which is taken out of its time.
-    pub counted_total: u64,
     /// Timed calls so far: a timed call's span holds the clock reads of the
     /// timed calls made within it, which are taken out of its time.
     pub timed_total: u64,
@@ -64,7 +61,6 @@ impl ThreadState {
             current: ROOT,
             clock_cost: -1.0,
             probe_cost: 0.0,
-            counted_total: 0,
             timed_total: 0,
             random: crate::tree::Random::new(0x2545_f491_4f6c_dd1d),
             timed: Vec::new(),
@@ -145,4 +141,50 @@ pub(crate) fn with_thread_as_is<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Opt
     // SAFETY: single-threaded, and no caller of `with_thread` runs user code
     // or calls `with_thread` again while it holds the reference.
     Some(f(unsafe { &mut *STATE.0.get() }))
+}
+
+/// Calls of count-only functions so far on this thread, when timed: a
+/// timed call's span holds their cost, which is taken out of its time.
+/// Only the thread itself reads them, so they are kept apart from its
+/// state, and counting one takes no lock (`threads.rs`).
+pub(crate) mod counted {
+    use std::cell::Cell;
+
+    #[cfg(not(one_thread))]
+    thread_local! {
+        static COUNTED: Cell<u64> = const { Cell::new(0) };
+    }
+
+    #[cfg(one_thread)]
+    struct OneThread(Cell<u64>);
+    // SAFETY: without the atomics feature there are no other threads.
+    #[cfg(one_thread)]
+    unsafe impl Sync for OneThread {}
+    #[cfg(one_thread)]
+    static COUNTED: OneThread = OneThread(Cell::new(0));
+
+    #[inline(always)]
+    fn with<R>(f: impl FnOnce(&Cell<u64>) -> R) -> Option<R> {
+        #[cfg(not(one_thread))]
+        return COUNTED.try_with(f).ok();
+        #[cfg(one_thread)]
+        Some(f(&COUNTED.0))
+    }
+
+    /// One more counted call.
+    #[inline(always)]
+    pub(crate) fn add() {
+        with(|c| c.set(c.get() + 1));
+    }
+
+    /// The counted calls so far.
+    #[inline(always)]
+    pub(crate) fn total() -> u64 {
+        with(Cell::get).unwrap_or(0)
+    }
+
+    /// Sets the count back (after the calibration's own counted calls).
+    pub(crate) fn set(total: u64) {
+        with(|c| c.set(total));
+    }
 }

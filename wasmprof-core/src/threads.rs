@@ -103,7 +103,7 @@ struct Held<'a>(&'a AtomicU32);
 impl Drop for Held<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.0.store(FREE, Ordering::Release);
+        self.0.swap(FREE, Ordering::Release);
     }
 }
 
