@@ -275,8 +275,11 @@ pub struct BuildArgs {
     #[arg(long, value_enum, default_value_t = Timer::Host)]
     pub timer: Timer,
     /// Where the module will run: wasm-bindgen's bindings are made for it
-    #[arg(long, value_enum, default_value_t = HostKind::Node)]
-    pub host: HostKind,
+    ///
+    /// Node by default; wasmtime for a `*-threads` target, the one host that
+    /// starts a WASI program's threads.
+    #[arg(long, value_enum)]
+    pub host: Option<HostKind>,
     /// Build without instrumentation, to compare with a plain build side by side
     #[arg(
         long,
@@ -455,10 +458,19 @@ impl CargoArgs {
 impl BuildArgs {
     /// The flags as plain options.
     pub fn options(&self) -> BuildOptions {
+        let cargo = self.cargo.options();
+        let threaded = cargo
+            .target
+            .as_deref()
+            .is_some_and(crate::build::options::is_threaded_target);
         BuildOptions {
-            cargo: self.cargo.options(),
+            host: self.host.unwrap_or(if threaded {
+                HostKind::Wasmtime
+            } else {
+                HostKind::Node
+            }),
+            cargo,
             timer: self.timer,
-            host: self.host,
             no_instrument: self.no_instrument,
             max_nodes: self.max_nodes,
             memory: self.memory,

@@ -12,8 +12,9 @@
 //! thread took is one node there. A thread's entries name those nodes and
 //! give what the thread alone did on each, as a node does (its flags,
 //! calls, timed calls and time), so a thread's own tree is the merged one
-//! with the thread's counters. The first thread is the one the snapshot was
-//! taken on (the main thread, once the program is over); the others are
+//! with the thread's counters. Only threads that recorded calls are listed.
+//! The first is the one the snapshot was taken on (the main thread, once
+//! the program is over), if it recorded any; the others are
 //! the threads that had finished, in the order they finished, then those
 //! still running (a pool's workers), in the order they were first seen.
 

@@ -43,13 +43,19 @@ pub(super) struct CargoBuild<'a> {
     /// manifests add the runtime and patches (the user's lock file was
     /// checked by `cargo metadata`).
     pub lock_respected: bool,
+    /// For web workers: nightly, with the standard library rebuilt.
+    pub web_threads: bool,
+    pub workspace_root: &'a Path,
 }
 
 impl CargoBuild<'_> {
     /// Builds and returns the path of the `.wasm` cargo produced.
     pub(super) fn run(&self) -> Result<PathBuf> {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut command = Command::new(cargo);
+        let mut command = if self.web_threads {
+            super::web_threads::cargo_command(self.workspace_root, self.cargo.offline)?
+        } else {
+            Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        };
         command.args(self.args());
         set_instrumentation_env(
             &mut command,
@@ -149,6 +155,9 @@ impl CargoBuild<'_> {
         }
         if c.offline {
             args.push("--offline".to_owned());
+        }
+        if self.web_threads {
+            args.extend(super::web_threads::cargo_args().map(str::to_owned));
         }
         if c.quiet {
             args.push("--quiet".to_owned());

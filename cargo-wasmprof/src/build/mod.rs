@@ -8,6 +8,7 @@ pub(crate) mod dir_walk;
 pub(crate) mod failure;
 pub mod options;
 mod toolchain;
+pub(crate) mod web_threads;
 
 pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
 pub use toolchain::ensure_target;
@@ -141,6 +142,9 @@ pub struct Prepared {
     pub small: Option<SmallFunctions>,
     /// `--memory`: the allocator recorded.
     pub memory: Option<allocator::RecordedAllocator>,
+    /// Built for web workers (`web_threads.rs`): nightly, the standard
+    /// library rebuilt with atomics, a shared memory.
+    pub web_threads: bool,
 }
 
 impl Prepared {
@@ -203,6 +207,21 @@ pub fn prepare(
         (Some(_), Oracle::Only) => "oracle".to_owned(),
         _ => mode,
     };
+    // A program with a thread pool on web workers is built for threads,
+    // by another toolchain: a directory of its own.
+    let web_threads = !tests
+        && args.host == crate::run::options::HostKind::Browser
+        && args
+            .cargo
+            .target
+            .as_deref()
+            .is_none_or(|t| t == "wasm32-unknown-unknown")
+        && web_threads::wanted(&workspace.metadata, packages);
+    let mode = if web_threads {
+        format!("{mode}-web-threads")
+    } else {
+        mode
+    };
     let mode_dir = wasmprof_dir(&target_dir).join(mode);
     let allocators = if memory_asked {
         allocator::Declarations::find(&workspace.metadata, packages)
@@ -236,11 +255,14 @@ pub fn prepare(
     };
     // The same flags for every instrumented build, shadow or not, so that
     // annotated builds in one directory share their artifacts.
-    let extra_rustflags = match (&shadow, instrument) {
+    let mut extra_rustflags = match (&shadow, instrument) {
         (Some(shadow), _) => shadow.rustflags.clone(),
         (None, Some(_)) => crate::rewrite::shadow::remap_flags(),
         (None, None) => Vec::new(),
     };
+    if web_threads {
+        extra_rustflags.extend(web_threads::rustflags());
+    }
     // The floor (and the oracle alone) counts every function alike,
     // whatever its size.
     let small = shadow
@@ -265,6 +287,7 @@ pub fn prepare(
         extra_rustflags,
         small,
         memory,
+        web_threads,
     })
 }
 
@@ -290,6 +313,7 @@ pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModu
         extra_rustflags,
         small,
         memory,
+        web_threads,
     } = &prepared;
     let (build_dir, extra_rustflags, small) = (build_dir.clone(), extra_rustflags, *small);
     units
@@ -338,6 +362,8 @@ pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModu
                 extra_rustflags,
                 max_nodes: args.max_nodes,
                 lock_respected: shadow.is_none(),
+                web_threads: *web_threads,
+                workspace_root: root,
             };
             let wasm = build
                 .run()

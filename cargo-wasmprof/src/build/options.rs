@@ -98,3 +98,9 @@ pub enum Oracle {
     /// (`--oracle-only`, for wasmprof's own tests).
     Only,
 }
+
+/// Whether `target` builds programs whose threads a host must start
+/// (`wasm32-wasip1-threads`).
+pub fn is_threaded_target(target: &str) -> bool {
+    target.ends_with("-threads")
+}

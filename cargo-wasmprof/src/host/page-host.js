@@ -4,8 +4,10 @@
 // binding `__wasmprofReport` (absent under --serve, where a person runs it).
 //
 // host-api.js has already run, and set `__wasmprofHost.config`:
-// { kind, jsUrl?, wasmUrl, invoke?, args[], test? } (for `bindgen-test`,
+// { kind, jsUrl?, wasmUrl, invoke?, args[], test?, threads? } (for `bindgen-test`,
 // bindgen-test.js has run too)
+import { runOnWorker, WorkerOutcome } from '/__wasmprof/page-threads.js';
+
 const host = globalThis.__wasmprofHost;
 const config = host.config;
 // A test harness ends the run itself; a program may leave work scheduled.
@@ -43,6 +45,10 @@ async function main() {
       programStarted = performance.now();
       return await host.invoke(bindings, config.invoke, config.args);
     }
+    case 'bindgen-threads':
+      return await runOnWorker(host, config, () => {
+        programStarted = performance.now();
+      });
     case 'bindgen-test': {
       const driver = host.bindgenTest;
       const print = console.log.bind(console);
@@ -152,8 +158,11 @@ main().then(
     if (!config.test) host.watchActivity(report);
   },
   (error) => {
-    const outcome = host.classify(error);
-    if (outcome.status !== 'usage') console.error(String((error && error.stack) || error));
+    // The worker's outcome was classified, and its stack printed, there.
+    const outcome = error instanceof WorkerOutcome ? error.outcome : host.classify(error);
+    if (outcome.status !== 'usage' && !(error instanceof WorkerOutcome)) {
+      console.error(String((error && error.stack) || error));
+    }
     report(
       Object.assign(
         {

@@ -37,6 +37,22 @@ pub(crate) fn run_context(
     })
 }
 
+/// How the host loads the module: a wasm-bindgen module with a shared
+/// memory has threads on web workers.
+fn load_as(module: &BuiltModule) -> Result<host::LoadAs> {
+    let kind = host::LoadAs::module(module.unit.kind);
+    if kind != host::LoadAs::Bindgen {
+        return Ok(kind);
+    }
+    let bytes = std::fs::read(&module.wasm)
+        .with_context(|| format!("could not read {}", module.wasm.display()))?;
+    Ok(if crate::build::wasm_info::inspect(&bytes)?.shared_memory {
+        host::LoadAs::BindgenThreads
+    } else {
+        kind
+    })
+}
+
 /// What the host script is told.
 pub(crate) fn host_config(
     module: &BuiltModule,
@@ -48,7 +64,7 @@ pub(crate) fn host_config(
         _ => Default::default(),
     };
     Ok(HostConfig {
-        kind: host::LoadAs::module(module.unit.kind),
+        kind: load_as(module)?,
         wasm: module.wasm.clone(),
         js: module.js.clone(),
         invoke: host.invoke.clone(),

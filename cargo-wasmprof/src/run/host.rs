@@ -51,6 +51,9 @@ pub(crate) trait Host {
 pub enum LoadAs {
     /// Through the JS wasm-bindgen generated.
     Bindgen,
+    /// The same, built for threads on web workers (a shared memory): run on
+    /// a worker, with the page as one more thread (`thread-host.js`).
+    BindgenThreads,
     /// A wasm-bindgen-test binary, through its harness.
     BindgenTest,
     /// A WASI program, entered at `_start`.

@@ -54,7 +54,8 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     let (module, entry) = build_module_for(&build_options, &host_options, workspace)?;
     let wasm = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
-    threaded::check_module(&build::wasm_info::inspect(&wasm)?, host.as_ref())?;
+    let info = build::wasm_info::inspect(&wasm)?;
+    threaded::check_module(&info, host.as_ref())?;
     let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, &host_options, &run_dir)?;

@@ -36,9 +36,9 @@ fn threads_cut(count: usize) -> String {
     )
 }
 
-/// The threads other than the snapshot's own that were in the middle of a
-/// call: the runtime marks their open calls as not returned. Only counted
-/// when the host saw threads outlive the main one.
+/// The threads that were in the middle of a call when the main one was
+/// done: the runtime marks a running thread's open calls as not returned.
+/// Only counted when the host saw threads outlive the main one.
 fn threads_in_calls(snapshot: &Snapshot, host: &HostResult) -> usize {
     if host.threads_left_running == 0 {
         return 0;
@@ -47,7 +47,6 @@ fn threads_in_calls(snapshot: &Snapshot, host: &HostResult) -> usize {
         .threads
         .iter()
         .flatten()
-        .skip(1)
         .filter(|thread| {
             thread
                 .nodes
@@ -342,7 +341,7 @@ mod tests {
             ..host(RunStatus::Ok)
         };
         // Idle workers: everything they did is in.
-        snapshot.threads = Some(vec![thread("main", 0), thread("thread 1", 0)]);
+        snapshot.threads = Some(vec![thread("thread 1", 0), thread("thread 2", 0)]);
         let p = to_profile(&snapshot, &result, context());
         assert!(p.run.complete, "{:?}", p.run.incomplete_reason);
         assert_eq!(p.run.count_check.unwrap().threads_left_running, 3);

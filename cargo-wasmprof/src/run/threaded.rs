@@ -5,12 +5,8 @@
 use anyhow::Result;
 
 use super::host::Host;
+use crate::build::options::is_threaded_target;
 use crate::build::wasm_info::WasmInfo;
-
-/// Whether `target` builds programs whose threads a host must start.
-pub(crate) fn is_threaded_target(target: &str) -> bool {
-    target.ends_with("-threads")
-}
 
 /// Refuses a threaded `--target` for a host without threads.
 pub(crate) fn check_target(target: Option<&str>, host: &dyn Host) -> Result<()> {

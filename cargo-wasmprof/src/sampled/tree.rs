@@ -50,7 +50,9 @@ impl Frame {
     }
 }
 
-/// `_ZN…E` and `_R…` demangled, `crate::f::h0123…` without its hash.
+/// `_ZN…E` and `_R…` demangled, `crate::f::h0123…` without its hash, and
+/// a name the linker already demangled from a v0 symbol without its
+/// crates' disambiguators (`app[5f1c…]::f`).
 pub(crate) fn rust_name(name: &str) -> String {
     if let Ok(demangled) = rustc_demangle::try_demangle(name) {
         return format!("{demangled:#}");
@@ -59,8 +61,34 @@ pub(crate) fn rust_name(name: &str) -> String {
         Some((path, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
             path.to_owned()
         }
-        _ => name.to_owned(),
+        _ => without_disambiguators(name),
     }
+}
+
+/// `app[5f1c2b3a4d5e6f70]::f` as `app::f`. A disambiguator is a long run
+/// of hex digits: a slice type's brackets (`[f32]`) stay.
+fn without_disambiguators(name: &str) -> String {
+    const SHORTEST: usize = 8;
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(open) = rest.find('[') {
+        let (before, from) = rest.split_at(open);
+        out.push_str(before);
+        let inner = &from[1..];
+        match inner.find(']') {
+            Some(close)
+                if close >= SHORTEST && inner[..close].chars().all(|c| c.is_ascii_hexdigit()) =>
+            {
+                rest = &inner[close + 1..];
+            }
+            _ => {
+                out.push('[');
+                rest = inner;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The tree as it grows.
@@ -304,6 +332,19 @@ mod tests {
             line,
             column,
         }
+    }
+
+    #[test]
+    fn names_the_linker_demangled_from_v0_symbols_lose_their_disambiguators() {
+        assert_eq!(
+            rust_name("<rayon_web[c113ec7d1800d415]::Mixer as core[2b3a]::Fn<[f32]>>::call"),
+            "<rayon_web::Mixer as core[2b3a]::Fn<[f32]>>::call"
+        );
+        assert_eq!(
+            rust_name("rayon_web[c113ec7d1800d415]::chunk"),
+            "rayon_web::chunk"
+        );
+        assert_eq!(rust_name("a[b"), "a[b");
     }
 
     #[test]

@@ -2,17 +2,19 @@
 //! spawns four named std threads on `wasm32-wasip1-threads`; the embedded
 //! wasmtime runs it with wasi-threads, and every call on every thread is
 //! in the profile, checked against the program's own count and the
-//! oracle's.
+//! oracle's. `examples/rayon-web` runs wasm-bindgen-rayon's pool on web
+//! workers in headless Chromium, read by the page from the shared memory.
 
 use crate::support::*;
+use cargo_wasmprof::profile::Profile;
 
 const THREADED: &str = "wasm32-wasip1-threads";
 
 /// The program's own line: 4 workers, 100 ranges, 40,000 mixes.
 const OWN_COUNT: &str = "threads-wasi: 4 workers, 100 hash_range, 40000 mix";
 
-/// `cargo wasmprof run` of `threads-wasi`, released, threaded, in wasmtime,
-/// with `extra`.
+/// `cargo wasmprof run` of `threads-wasi`, released, threaded, with
+/// `extra`: in wasmtime, the default host for a threaded target.
 fn run_in_wasmtime(extra: &[&str]) -> Run {
     let mut args = vec![
         "run",
@@ -21,11 +23,15 @@ fn run_in_wasmtime(extra: &[&str]) -> Run {
         "--release",
         "--target",
         THREADED,
-        "--host",
-        "wasmtime",
     ];
     args.extend_from_slice(extra);
-    wasmprof(&args)
+    let run = wasmprof(&args);
+    assert!(
+        run.stderr.contains("Running") && run.stderr.contains("in wasmtime"),
+        "{}",
+        run.stderr
+    );
+    run
 }
 
 #[test]
@@ -148,18 +154,34 @@ fn a_pool_whose_workers_outlive_main_is_read_where_it_stands_with_exact_counts()
     assert_eq!(calls_by_function(&profile)["pool::chunk"], 400);
     // The main thread waits in the pool's join while its workers run the
     // chunks: the workers' own shares add up to all of them.
-    let shares: Vec<u64> = (0..profile.threads.len())
+    assert_spread(&profile, "pool::chunk", 400);
+}
+
+/// Each thread's own calls of `function`, by name, in the profile's order.
+fn calls_per_thread(profile: &Profile, function: &str) -> Vec<(String, u64)> {
+    (0..profile.threads.len())
         .map(|index| {
-            calls_by_function(&profile.thread_view(index))
-                .get("pool::chunk")
+            let calls = calls_by_function(&profile.thread_view(index))
+                .get(function)
                 .copied()
-                .unwrap_or(0)
+                .unwrap_or(0);
+            (profile.threads[index].name.clone(), calls)
         })
-        .collect();
-    assert_eq!(shares.iter().sum::<u64>(), 400, "{shares:?}");
+        .collect()
+}
+
+/// The threads' own calls of `function` add up to `total`, and at least
+/// two threads made some.
+fn assert_spread(profile: &Profile, function: &str, total: u64) {
+    let shares = calls_per_thread(profile, function);
+    assert_eq!(
+        shares.iter().map(|(_, n)| n).sum::<u64>(),
+        total,
+        "{shares:?}"
+    );
     assert!(
-        shares.iter().filter(|&&n| n > 0).count() >= 2,
-        "at least two threads took chunks: {shares:?}"
+        shares.iter().filter(|(_, n)| *n > 0).count() >= 2,
+        "at least two threads called {function}: {shares:?}"
     );
 }
 
@@ -207,4 +229,102 @@ fn a_threaded_test_binary_runs_in_wasmtime_with_every_thread_counted() {
     assert_eq!(calls["threads_wasi::worker"], 2);
     assert_eq!(calls["threads_wasi::mix"], 20_000);
     assert!(run.stderr.contains("threads: 2"), "{}", run.stderr);
+}
+
+/// wasm-bindgen-rayon's pool on web workers in headless Chromium
+/// (`examples/rayon-web`): built with nightly, the standard library rebuilt
+/// with atomics and a shared memory, without the crate saying how; the
+/// program runs on a worker, the pool on its own, and the page reads every
+/// thread's tree from the shared memory. The counts are the program's own
+/// and the oracle's, summed over the workers, and at least two workers
+/// took chunks, each under its own root.
+#[test]
+fn a_wasm_bindgen_rayon_pool_on_web_workers_is_counted_exactly_per_worker() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "rayon-web",
+        "--release",
+        "--host",
+        "browser",
+        "--verify-counts",
+        "--invoke",
+        "hash_all",
+        "--",
+        "400",
+    ]);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("rayon-web: 400 chunk, 400000 mix on "),
+        "{}",
+        run.stdout
+    );
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let check = profile.run.count_check.as_ref().expect("counts verified");
+    assert!(check.differences.is_empty(), "{check:?}");
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["rayon_web::chunk"], 400);
+    assert_eq!(calls["rayon_web::mix"], 400_000);
+    assert_spread(&profile, "rayon_web::chunk", 400);
+    // Every `mix` call is under a `chunk` on the same worker.
+    let chunks = calls_per_thread(&profile, "rayon_web::chunk");
+    let mixes = calls_per_thread(&profile, "rayon_web::mix");
+    for ((name, chunks), (_, mixes)) in chunks.iter().zip(&mixes) {
+        assert_eq!(*mixes, 1000 * chunks, "{name}");
+    }
+}
+
+/// A panic on a pool worker (`panic = "abort"`, as threads are built)
+/// traps there and leaves the pool waiting for ever. The run ends at once
+/// with the trap, as a trap on any thread ends it in wasmtime, and the
+/// profile read from the shared memory has what every worker did up to
+/// it: the failing call, and any call the other worker was in, open.
+#[test]
+fn a_trap_on_a_pool_worker_ends_the_run_with_every_worker_s_calls_so_far() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "rayon-web",
+        "--release",
+        "--host",
+        "browser",
+        "--timeout",
+        "120s",
+        "--invoke",
+        "hash_all_failing",
+        "--",
+        "400",
+        "7",
+    ]);
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("a worker of the thread pool: unreachable"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let chunk = profile
+        .functions
+        .iter()
+        .position(|f| f.name == "rayon_web::chunk")
+        .expect("chunk");
+    assert!(
+        profile
+            .nodes
+            .iter()
+            .any(|n| n.function == Some(chunk) && n.open),
+        "the failing chunk never returned"
+    );
+    // Each worker finished every chunk it began but the one it was in.
+    let chunks = calls_per_thread(&profile, "rayon_web::chunk");
+    let mixes = calls_per_thread(&profile, "rayon_web::mix");
+    for ((name, chunks), (_, mixes)) in chunks.iter().zip(&mixes) {
+        assert!(
+            *chunks > 0 && (1000 * (chunks - 1)..=1000 * chunks).contains(mixes),
+            "{name}: {chunks} chunk, {mixes} mix"
+        );
+    }
 }

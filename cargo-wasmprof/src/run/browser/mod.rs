@@ -15,6 +15,7 @@ mod page_message;
 pub mod rpc;
 pub(crate) mod server;
 mod session;
+mod thread_page;
 pub(crate) mod window;
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -109,6 +110,12 @@ impl Host for Browser {
     /// Firefox's is not reachable over WebDriver BiDi.
     fn samples(&self) -> bool {
         matches!(self.exe, Exe::Chromium(_))
+    }
+
+    /// A wasm-bindgen program's threads on web workers: its own, or a
+    /// pool's (wasm-bindgen-rayon).
+    fn threads(&self) -> bool {
+        true
     }
 
     fn check_kind(&self, kind: ModuleKind) -> Result<()> {

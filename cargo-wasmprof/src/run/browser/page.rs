@@ -12,13 +12,20 @@ use serde_json::json;
 use super::server::{ServedFiles, Substitute};
 use crate::html_text::{escape, script_json};
 use crate::run::files::HOST_API_JS;
-use crate::run::host::HostConfig;
+use crate::run::host::{HostConfig, LoadAs};
 
 const PAGE_HOST_JS: &str = include_str!("../../host/page-host.js");
+const PAGE_THREADS_JS: &str = include_str!("../../host/page-threads.js");
 const PAGE_WATCH_JS: &str = include_str!("../../host/page-watch.js");
 const SAVE_OVERLAY_JS: &str = include_str!("../../host/save-overlay.js");
-/// What `import … from "prof"` resolves to through the page's import map.
-const PROF_MODULE_JS: &str = "const api = globalThis.__wasmprofHostApi;\n\
+/// What `import … from "prof"` resolves to: through the page's import map,
+/// or by its path (`thread_page.rs`). A worker without the host API (a
+/// thread pool's) reads its own clock: only durations are taken from it.
+const PROF_MODULE_JS: &str = "const api = globalThis.__wasmprofHostApi ?? {\n\
+  getTime: () => performance.now(),\n\
+  exit: (code) => postMessage({ type: 'wasmprof_exit', code }),\n\
+  clearResults() {}, addArcData() {}, setArcData() {}, printResults() {},\n\
+};\n\
 export const getTime = api.getTime;\n\
 export const exit = api.exit;\n\
 export const clearResults = api.clearResults;\n\
@@ -52,12 +59,16 @@ pub(crate) fn served_page(
             HOST_API_JS.as_bytes().to_vec(),
         ),
         (
-            "/__wasmprof/prof.js".to_owned(),
+            super::thread_page::PROF_PATH.to_owned(),
             PROF_MODULE_JS.as_bytes().to_vec(),
         ),
         (
             "/__wasmprof/page-host.js".to_owned(),
             PAGE_HOST_JS.as_bytes().to_vec(),
+        ),
+        (
+            "/__wasmprof/page-threads.js".to_owned(),
+            PAGE_THREADS_JS.as_bytes().to_vec(),
         ),
         (
             "/__wasmprof/bindgen-test.js".to_owned(),
@@ -92,6 +103,13 @@ pub(crate) fn served_page(
                 "test": config.test,
                 "token": token,
             });
+            if config.kind == LoadAs::BindgenThreads {
+                let js = config
+                    .js
+                    .as_deref()
+                    .context("a wasm-bindgen module has its JS")?;
+                super::thread_page::add_files(&mut generated, &module_dir, js)?;
+            }
             let mut head = head_snippet(&page_config, false, with_overlay);
             // A wasm-bindgen-test harness writes its report into #output.
             let body = if config.test.is_some() {
@@ -128,6 +146,14 @@ pub(crate) fn served_page(
             })
         }
         Some(page) => {
+            if config.kind == LoadAs::BindgenThreads {
+                bail!(
+                    "--page {}: a program whose threads run on web workers (its memory is \
+                     shared) runs only from the generated page for now; run it without \
+                     --page, with --invoke naming the function that does the parallel work",
+                    page.display()
+                );
+            }
             let (root, start_path) = user_root(page)?;
             let stem = config
                 .js

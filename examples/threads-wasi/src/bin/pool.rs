@@ -8,9 +8,34 @@ use rayon::prelude::*;
 
 static CHUNKS: AtomicU64 = AtomicU64::new(0);
 
+/// Threads that have begun a chunk.
+static BEGUN: AtomicU64 = AtomicU64::new(0);
+
+/// In the first chunk each thread takes, waits until two threads have begun
+/// one (or for long enough that one thread must do all): so that the work
+/// is spread over at least two workers even on a busy machine, where the
+/// first could otherwise take every chunk before another wakes up.
+fn meet_another_worker() {
+    thread_local! {
+        static HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if HERE.with(|here| here.replace(true)) {
+        return;
+    }
+    BEGUN.fetch_add(1, Ordering::SeqCst);
+    let wanted = rayon::current_num_threads().min(2) as u64;
+    for _ in 0..4_000_000_000u64 {
+        if BEGUN.load(Ordering::SeqCst) >= wanted {
+            return;
+        }
+        std::hint::spin_loop();
+    }
+}
+
 #[wasmprof::instrument]
 fn chunk(start: u64) -> u64 {
     CHUNKS.fetch_add(1, Ordering::Relaxed);
+    meet_another_worker();
     (start..start + 1000).fold(0u64, |acc, n| {
         acc.rotate_left(5) ^ n.wrapping_mul(0x9e37_79b9)
     })

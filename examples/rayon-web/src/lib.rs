@@ -1,0 +1,92 @@
+//! A parallel iterator on wasm-bindgen-rayon's pool of web workers, as an
+//! image or compression crate runs one: `initThreadPool(n)` starts the
+//! pool, then `hash_all(chunks)` hashes `chunks` chunks of 1,000 numbers,
+//! each through an annotated `chunk` that calls an annotated `mix` per
+//! number. It counts its own calls, to hold the profile against.
+//!
+//! `cargo wasmprof run -p rayon-web --host browser --invoke hash_all -- 400`
+
+use std::sync::atomic::{AtomicU64, Ordering, Ordering::Relaxed};
+
+use rayon::prelude::*;
+use wasm_bindgen::prelude::*;
+
+pub use wasm_bindgen_rayon::init_thread_pool;
+
+static CHUNKS: AtomicU64 = AtomicU64::new(0);
+static MIXES: AtomicU64 = AtomicU64::new(0);
+
+/// Threads that have begun a chunk.
+static BEGUN: AtomicU64 = AtomicU64::new(0);
+
+/// In the first chunk each thread takes, waits until two threads have begun
+/// one (or for long enough that one thread must do all): so that the work
+/// is spread over at least two workers even on a busy machine, where the
+/// first could otherwise take every chunk before another wakes up.
+fn meet_another_worker() {
+    thread_local! {
+        static HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if HERE.with(|here| here.replace(true)) {
+        return;
+    }
+    BEGUN.fetch_add(1, Ordering::SeqCst);
+    let wanted = rayon::current_num_threads().min(2) as u64;
+    for _ in 0..4_000_000_000u64 {
+        if BEGUN.load(Ordering::SeqCst) >= wanted {
+            return;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console)]
+    fn log(text: &str);
+}
+
+#[wasmprof::instrument]
+fn mix(x: u64) -> u64 {
+    MIXES.fetch_add(1, Relaxed);
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 31)
+}
+
+#[wasmprof::instrument]
+fn chunk(start: u64, failing: Option<u64>) -> u64 {
+    CHUNKS.fetch_add(1, Relaxed);
+    meet_another_worker();
+    if failing == Some(start / 1000) {
+        panic!("chunk {} failed", start / 1000);
+    }
+    (start..start + 1000).fold(0, |acc, n| acc ^ mix(n))
+}
+
+/// Hashes `chunks` chunks on the pool and prints the program's own counts.
+#[wasm_bindgen]
+pub fn hash_all(chunks: u32) -> String {
+    hash(chunks, None)
+}
+
+/// The same, but chunk number `failing` panics on the worker that takes it
+/// (and, built with `panic = "abort"` as threads need, traps there): the
+/// pool never finishes, and the run ends by its timeout.
+#[wasm_bindgen]
+pub fn hash_all_failing(chunks: u32, failing: u32) -> String {
+    hash(chunks, Some(u64::from(failing)))
+}
+
+fn hash(chunks: u32, failing: Option<u64>) -> String {
+    let hash = (0..u64::from(chunks))
+        .into_par_iter()
+        .map(|c| chunk(c * 1000, failing))
+        .reduce(|| 0, |a, b| a ^ b);
+    log(&format!(
+        "rayon-web: {} chunk, {} mix on {} threads, hash {hash:x}",
+        CHUNKS.load(Relaxed),
+        MIXES.load(Relaxed),
+        rayon::current_num_threads()
+    ));
+    format!("{hash:x}")
+}
