@@ -143,7 +143,6 @@ fn enter_slow(
 ) -> u64 {
     let function = site.id(self_type);
     crate::calibration::calibrate(thread);
-    thread.name_once();
     let node = thread.tree.child(parent, function);
     // An overflow node stands for many parents: never a site's cache.
     if !thread.tree.is_overflow(node) {

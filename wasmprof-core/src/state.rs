@@ -46,7 +46,8 @@ pub(crate) struct ThreadState {
     /// without it.
     #[cfg(wasmprof_memory)]
     pub memory: crate::memory::Ledger,
-    /// The thread's name, taken when it first records a new call path.
+    /// The thread's name, taken when it is first seen (`threads.rs`);
+    /// `None` on WebAssembly without threads, whose one thread is `main`.
     pub name: Option<String>,
     /// The tag this thread's blocks carry (`--memory`), taken when the
     /// thread is first seen.
@@ -74,24 +75,17 @@ impl ThreadState {
             tag: 0,
         }
     }
-
-    /// Names the thread, the first time it records a new call path: the
-    /// name the program gave it, else `thread N` in the order threads are
-    /// first seen.
-    #[inline]
-    pub(crate) fn name_once(&mut self) {
-        if self.name.is_none() {
-            self.name = Some(current_thread_name());
-        }
-    }
 }
 
-/// The running thread's name (`main` for Rust's main thread).
-fn current_thread_name() -> String {
+/// The running thread's name (`main` for Rust's main thread): the name
+/// the program gave it, else `thread N` in the order threads are first
+/// seen.
+#[cfg(not(one_thread))]
+pub(crate) fn current_thread_name() -> String {
     static UNNAMED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     match std::thread::current().name() {
-        Some(name) => name.to_owned(),
-        None => format!(
+        Some(name) if !name.is_empty() => name.to_owned(),
+        _ => format!(
             "thread {}",
             UNNAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ),

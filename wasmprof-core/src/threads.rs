@@ -116,11 +116,16 @@ impl Slot {
     fn register(&self) {
         let _untracked = crate::memory::Untracked::begin();
         self.registered.set(true);
+        // Named now, so that a snapshot names it whatever it recorded
+        // (a pool worker may allocate before it makes a call).
+        let name = crate::state::current_thread_name();
         // SAFETY: this thread's own state, not yet in the registry, so no
         // reader can see it.
+        let state = unsafe { &mut *self.state.get() };
+        state.name = Some(name);
         #[cfg(wasmprof_memory)]
-        unsafe {
-            (*self.state.get()).tag = crate::memory::thread_tag();
+        {
+            state.tag = crate::memory::thread_tag();
         }
         lock().live.push(SlotRef(self));
         if let Some((clock_cost, probe_cost)) = crate::calibration::costs() {
