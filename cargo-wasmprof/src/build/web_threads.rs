@@ -85,12 +85,13 @@ pub(crate) fn wanted(metadata: &Metadata, packages: &[&Package]) -> bool {
 /// `offline`.
 pub(crate) fn cargo_command(workspace_root: &Path, offline: bool) -> Result<Command> {
     let own = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let (mut command, sysroot) = if is_nightly(rustc_version(workspace_root, None)?.as_deref()) {
-        (Command::new(own), sysroot(workspace_root, None)?)
+    // The toolchain rustup is to name: none for the project's own.
+    let (mut command, toolchain) = if is_nightly(rustc_version(workspace_root, None)?.as_deref()) {
+        (Command::new(own), None)
     } else if is_nightly(rustc_version(workspace_root, Some(NIGHTLY))?.as_deref()) {
         let mut command = Command::new("rustup");
         command.args(["run", NIGHTLY, "cargo"]);
-        (command, sysroot(workspace_root, Some(NIGHTLY))?)
+        (command, Some(NIGHTLY))
     } else {
         bail!(
             "this program runs its threads on web workers ({POOL_CRATE}), which needs the \
@@ -99,8 +100,13 @@ pub(crate) fn cargo_command(workspace_root: &Path, offline: bool) -> Result<Comm
              nightly in the project's rust-toolchain.toml"
         );
     };
+    let sysroot = sysroot(workspace_root, toolchain)?;
     if !has_rust_src(&sysroot) {
-        let add = format!("rustup component add rust-src --toolchain {NIGHTLY}");
+        let mut args = vec!["component", "add", "rust-src"];
+        if let Some(toolchain) = toolchain {
+            args.extend(["--toolchain", toolchain]);
+        }
+        let add = format!("rustup {}", args.join(" "));
         if offline {
             bail!(
                 "the nightly toolchain has no rust-src, which rebuilding the standard library \
@@ -109,7 +115,7 @@ pub(crate) fn cargo_command(workspace_root: &Path, offline: bool) -> Result<Comm
         }
         terminal::status("Installing", &format!("rust-src for nightly (`{add}`)"));
         let status = Command::new("rustup")
-            .args(["component", "add", "rust-src", "--toolchain", NIGHTLY])
+            .args(&args)
             .current_dir(workspace_root)
             .stdout(Stdio::inherit())
             .status()
