@@ -277,9 +277,7 @@ pub(crate) fn measure_probe_cost(clock_cost: f64) -> f64 {
 }
 
 fn lock_sites() -> std::sync::MutexGuard<'static, Vec<&'static CountSite>> {
-    SITES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::spin::lock(&SITES)
 }
 
 /// With one thread, the first call of a site counted by [`count`] links it

@@ -26,6 +26,7 @@ mod oracle;
 mod site;
 #[doc(hidden)]
 pub mod snapshot;
+mod spin;
 mod state;
 #[cfg(not(one_thread))]
 mod threads;

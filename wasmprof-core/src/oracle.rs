@@ -182,7 +182,7 @@ pub(crate) fn snapshot() -> wasmprof_wire::Snapshot {
 pub(crate) extern "C" fn __wasmprof_snapshot() -> *const u8 {
     use std::sync::Mutex;
     static LAST: Mutex<Vec<u8>> = Mutex::new(Vec::new());
-    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    let mut last = crate::spin::lock(&LAST);
     *last = snapshot().encode();
     last.as_ptr()
 }

@@ -169,7 +169,7 @@ pub(crate) fn register_once(id: &AtomicU32, register: impl FnOnce() -> u32) -> u
     // The table is the runtime's memory, not the program's.
     let _untracked = crate::memory::Untracked::begin();
     static REGISTERING: Mutex<()> = Mutex::new(());
-    let _order = REGISTERING.lock().unwrap_or_else(|p| p.into_inner());
+    let _order = crate::spin::lock(&REGISTERING);
     if let known @ 1.. = id.load(Relaxed) {
         return known - 1;
     }
@@ -193,9 +193,7 @@ pub(crate) fn functions() -> Vec<FunctionInfo> {
 /// The table stays usable even if a thread panicked while holding the lock:
 /// registration cannot leave it half-updated.
 fn lock_functions() -> std::sync::MutexGuard<'static, Vec<FunctionInfo>> {
-    FUNCTIONS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::spin::lock(&FUNCTIONS)
 }
 
 /// `crate::module::Type::method` from the pieces a site knows. The type name

@@ -268,7 +268,7 @@ fn memory(
 pub extern "C" fn __wasmprof_snapshot() -> *const u8 {
     use std::sync::Mutex;
     static LAST: Mutex<Vec<u8>> = Mutex::new(Vec::new());
-    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    let mut last = crate::spin::lock(&LAST);
     *last = take().encode();
     last.as_ptr()
 }

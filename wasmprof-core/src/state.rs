@@ -50,8 +50,8 @@ pub(crate) struct ThreadState {
     /// `None` on WebAssembly without threads, whose one thread is `main`.
     pub name: Option<String>,
     /// The tag this thread's blocks carry (`--memory`), taken when the
-    /// thread is first seen.
-    #[cfg(wasmprof_memory)]
+    /// thread is first seen (`threads.rs`).
+    #[cfg(all(wasmprof_memory, not(one_thread)))]
     pub tag: u32,
 }
 
@@ -71,7 +71,7 @@ impl ThreadState {
             #[cfg(wasmprof_memory)]
             memory: crate::memory::Ledger::new(),
             name: None,
-            #[cfg(wasmprof_memory)]
+            #[cfg(all(wasmprof_memory, not(one_thread)))]
             tag: 0,
         }
     }

@@ -71,9 +71,7 @@ thread_local! {
 
 /// Locks the registry: while it is held no thread enters or leaves it.
 pub(crate) fn lock() -> MutexGuard<'static, Registry> {
-    REGISTRY
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::spin::lock(&REGISTRY)
 }
 
 /// Runs `f` on this thread's state; `None` while the thread is being torn

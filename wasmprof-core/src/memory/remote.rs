@@ -31,7 +31,7 @@ static RELEASES: Mutex<Vec<Release>> = Mutex::new(Vec::new());
 /// is the runtime's, and passes by without coming back here.
 pub(crate) fn release(thread: u32, owner: NodeId, bytes: u64) {
     let _untracked = super::Untracked::begin();
-    let mut releases = RELEASES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut releases = crate::spin::lock(&RELEASES);
     match releases.binary_search_by_key(&(thread, owner), |r| (r.thread, r.owner)) {
         Ok(index) => {
             releases[index].blocks += 1;
@@ -53,5 +53,5 @@ pub(crate) fn release(thread: u32, owner: NodeId, bytes: u64) {
 /// each snapshot sees them all).
 pub(crate) fn releases() -> Vec<Release> {
     let _untracked = super::Untracked::begin();
-    RELEASES.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    crate::spin::lock(&RELEASES).clone()
 }
