@@ -1,5 +1,5 @@
 // wasmprof's runner for a program with threads, in a module worker that
-// the generated page starts (page-host.js, kind `bindgen-threads`).
+// the generated page starts (page-threads.js, kind `bindgen-threads`).
 //
 // A thread pool on web workers (wasm-bindgen-rayon's) blocks the thread
 // that waits for its work, and a page's main thread may not block; so the
