@@ -294,6 +294,57 @@ pub(crate) fn two_workers() -> Profile {
     profile
 }
 
+/// A rayon pool seen with rayon-core instrumented: the worker's loop never
+/// returns, and holds 4 µs of work and 2 µs idle; the main thread spends
+/// 9 of its 10 µs blocked on the latch while the pool works.
+pub(crate) fn rayon_pool() -> Profile {
+    use crate::profile::{Thread, ThreadNode};
+    let loop_path = ["rayon_core::registry::main_loop"];
+    let idle = [loop_path[0], "rayon_core::sleep::Sleep::no_work_found"];
+    let sleep = [idle[0], idle[1], "rayon_core::sleep::Sleep::sleep"];
+    let chunk = [loop_path[0], "chunk"];
+    let join = ["join"];
+    let latch = ["join", "rayon_core::latch::LockLatch::wait_and_reset"];
+    let mut profile = ProfileBuilder::timed()
+        .package("pool")
+        .path(&loop_path, 1, 0.0)
+        .path(&chunk, 4, 4_000.0)
+        .path(&idle, 3, 2_000.0)
+        .path(&sleep, 1, 1_500.0)
+        .path(&join, 1, 10_000.0)
+        .path(&latch, 1, 9_000.0)
+        .build();
+    let share = |path: &[&str], calls, nanos, open| ThreadNode {
+        node: node_at(&profile, path),
+        calls,
+        inclusive_nanos: nanos,
+        partly_timed: false,
+        open,
+    };
+    let worker = vec![
+        share(&loop_path, 1, 0.0, true),
+        share(&chunk, 4, 4_000.0, false),
+        share(&idle, 3, 2_000.0, false),
+        share(&sleep, 1, 1_500.0, false),
+    ];
+    let main = vec![
+        share(&join, 1, 10_000.0, false),
+        share(&latch, 1, 9_000.0, false),
+    ];
+    profile.threads = vec![
+        Thread {
+            name: "main".into(),
+            nodes: main,
+        },
+        Thread {
+            name: "thread 1".into(),
+            nodes: worker,
+        },
+    ];
+    profile.run.wall_nanos = 20_000;
+    profile
+}
+
 pub(crate) fn appendix_b(timed: bool) -> Profile {
     let builder = if timed {
         ProfileBuilder::timed()

@@ -29,20 +29,107 @@ pub struct ThreadNode {
     pub open: bool,
 }
 
+/// Functions in which a thread waits for others instead of working, seen
+/// when their crate is instrumented (`--instrument-crate rayon-core`):
+/// rayon's idle loop between jobs, and the latch a thread outside the pool
+/// blocks on until the pool has run its job. Joins on `std` threads are not
+/// among them: `std` is not instrumented, so a join's time stays in the
+/// joining function's self time.
+pub const WAIT_FUNCTIONS: &[&str] = &[
+    "rayon_core::sleep::Sleep::no_work_found",
+    "rayon_core::sleep::Sleep::sleep",
+    "rayon_core::latch::LockLatch::wait",
+    "rayon_core::latch::LockLatch::wait_and_reset",
+];
+
+/// Whether a thread in `function` is waiting (see [`WAIT_FUNCTIONS`]).
+pub fn is_wait_function(function: &str) -> bool {
+    WAIT_FUNCTIONS.contains(&function)
+}
+
+/// How a thread spent the time the profile saw it in instrumented calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Activity {
+    /// Inside instrumented calls, less the time waiting.
+    pub busy_nanos: f64,
+    /// Inside a [wait function](WAIT_FUNCTIONS) that returned.
+    pub waiting_nanos: f64,
+}
+
 impl Thread {
-    /// Time inside instrumented calls: the calls it made from outside
-    /// every other (its top-level paths), which hold the rest.
-    pub fn busy_nanos(&self, profile: &Profile) -> f64 {
-        self.nodes
-            .iter()
-            .filter(|n| profile.nodes.get(n.node).and_then(|p| p.parent) == Some(Profile::ROOT))
-            .map(|n| n.inclusive_nanos)
-            .fold(0.0, |sum, t| sum + t)
+    /// Time inside instrumented calls, told apart into working and waiting.
+    ///
+    /// A call that never returned (a rayon worker's loop, which runs until
+    /// the program ends) has no time of its own; what the calls it made
+    /// returned from stands for it, so a worker whose whole life is one
+    /// open call still shows the work it did.
+    pub fn activity(&self, profile: &Profile) -> Activity {
+        let mut children = vec![Vec::new(); profile.nodes.len()];
+        for (index, node) in profile.nodes.iter().enumerate() {
+            if let Some(parent) = node.parent {
+                if let Some(list) = children.get_mut(parent) {
+                    list.push(index);
+                }
+            }
+        }
+        let mut shares = vec![None; profile.nodes.len()];
+        for share in &self.nodes {
+            if let Some(slot) = shares.get_mut(share.node) {
+                *slot = Some(*share);
+            }
+        }
+        let tree = ThreadTree {
+            profile,
+            children: &children,
+            shares: &shares,
+        };
+        let (inside, waiting) = tree.below(Profile::ROOT);
+        Activity {
+            busy_nanos: (inside - waiting).max(0.0),
+            waiting_nanos: waiting,
+        }
     }
 
     /// Calls of every instrumented function on this thread.
     pub fn calls(&self) -> u64 {
         self.nodes.iter().map(|n| n.calls).sum()
+    }
+}
+
+/// One thread's shares laid over the profile's tree.
+struct ThreadTree<'a> {
+    profile: &'a Profile,
+    children: &'a [Vec<usize>],
+    shares: &'a [Option<ThreadNode>],
+}
+
+impl ThreadTree<'_> {
+    /// Time inside, and time waiting, of the calls below `node`.
+    fn below(&self, node: usize) -> (f64, f64) {
+        self.children[node]
+            .iter()
+            .map(|&child| self.at(child))
+            .fold((0.0, 0.0), |(a, b), (c, d)| (a + c, b + d))
+    }
+
+    /// Time inside, and time waiting, of this thread's calls on `node`.
+    fn at(&self, node: usize) -> (f64, f64) {
+        let Some(share) = self.shares[node] else {
+            return (0.0, 0.0);
+        };
+        let waits = self.profile.nodes[node]
+            .function
+            .and_then(|f| self.profile.functions.get(f))
+            .is_some_and(|f| is_wait_function(&f.name));
+        if waits {
+            return (share.inclusive_nanos, share.inclusive_nanos);
+        }
+        let (inside, waiting) = self.below(node);
+        if share.open {
+            (share.inclusive_nanos.max(inside), waiting)
+        } else {
+            (share.inclusive_nanos, waiting)
+        }
     }
 }
 
@@ -164,11 +251,25 @@ mod tests {
         assert!(alone.threads.is_empty());
         assert!(alone.run.entry.ends_with("(thread worker-1)"));
         assert_eq!(profile.find_thread("1").unwrap(), 1);
-        assert_eq!(profile.threads[1].busy_nanos(&profile), 3_000.0);
+        assert_eq!(profile.threads[1].activity(&profile).busy_nanos, 3_000.0);
         assert_eq!(
-            profile.threads[0].busy_nanos(&profile).to_bits(),
+            profile.threads[0].activity(&profile).busy_nanos.to_bits(),
             0.0f64.to_bits()
         );
+    }
+
+    /// A rayon worker lives in one call that never returns; the main
+    /// thread blocks on a latch while the pool runs its job.
+    #[test]
+    fn a_worker_s_open_loop_shows_the_work_and_the_waits_inside_it() {
+        let profile = crate::testing::rayon_pool();
+        let worker = profile.threads[1].activity(&profile);
+        assert_eq!(
+            (worker.busy_nanos, worker.waiting_nanos),
+            (4_000.0, 2_000.0)
+        );
+        let main = profile.threads[0].activity(&profile);
+        assert_eq!((main.busy_nanos, main.waiting_nanos), (1_000.0, 9_000.0));
     }
 
     #[test]

@@ -88,18 +88,26 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
 
 /// A threaded program: each thread's calls and busy time (inside
 /// instrumented calls) against the run's wall time, so that an idle
-/// worker or one overloaded thread shows.
+/// worker or one overloaded thread shows; and, where the profile sees
+/// threads wait (rayon's idle loop and latches, when rayon-core is
+/// instrumented), the time waiting apart from the time working.
 fn thread_lines(profile: &Profile, text: &mut String) {
     if profile.threads.is_empty() {
         return;
     }
     let timed = profile.timer.mode.timed();
+    let activities: Vec<_> = profile
+        .threads
+        .iter()
+        .map(|t| t.activity(profile))
+        .collect();
+    let waits = timed && activities.iter().any(|a| a.waiting_nanos > 0.0);
     text.push_str(&format!(
         "threads: {}{}; `cargo wasmprof report --thread NAME` shows one alone\n",
         profile.threads.len(),
         if timed {
             format!(
-                ", each one's time inside instrumented calls of the run's {}",
+                ", their time inside instrumented calls against the run's {}",
                 human_duration(profile.run.wall_nanos as f64)
             )
         } else {
@@ -110,26 +118,51 @@ fn thread_lines(profile: &Profile, text: &mut String) {
         .threads
         .iter()
         .map(|t| t.name.len())
+        .chain(["thread".len()])
         .max()
         .unwrap_or(0);
-    for thread in &profile.threads {
-        // The share of the run a thread was busy: an idle worker, or one
-        // thread doing all the work, shows in this column.
-        let busy = if timed {
-            let nanos = thread.busy_nanos(profile);
-            let share = match profile.run.wall_nanos {
-                0 => String::new(),
-                wall => format!(" {:>5.1}%", 100.0 * nanos / wall as f64),
-            };
-            format!("  {:>9}{share}", human_duration(nanos))
-        } else {
-            String::new()
+    // Each column: a time, and its share of the run.
+    let column = |nanos: f64| {
+        let share = match profile.run.wall_nanos {
+            0 => String::new(),
+            wall => format!(" {:>5.1}%", 100.0 * nanos / wall as f64),
         };
-        text.push_str(&format!(
-            "  {:<width$}{busy}  {:>12} calls\n",
-            thread.name,
-            thread.calls()
-        ));
+        format!("  {:>9}{share}", human_duration(nanos))
+    };
+    let heading = |title: &str| {
+        format!(
+            "  {title:>9}{}",
+            if profile.run.wall_nanos == 0 {
+                ""
+            } else {
+                "       "
+            }
+        )
+    };
+    let mut header = format!("  {:<width$}", "thread");
+    if timed {
+        header.push_str(&heading("busy"));
+    }
+    if waits {
+        header.push_str(&heading("waiting"));
+    }
+    text.push_str(&format!("{header}  {:>12}\n", "calls"));
+    for (thread, activity) in profile.threads.iter().zip(&activities) {
+        // An idle worker, or one thread doing all the work, shows in the
+        // busy column; a pool starved of work in the waiting one.
+        let mut row = format!("  {:<width$}", thread.name);
+        if timed {
+            row.push_str(&column(activity.busy_nanos));
+        }
+        if waits {
+            row.push_str(&column(activity.waiting_nanos));
+        }
+        text.push_str(&format!("{row}  {:>12}\n", thread.calls()));
+    }
+    if waits {
+        text.push_str(
+            "  (waiting: in rayon's idle loop and latches, seen because rayon-core is instrumented)\n",
+        );
     }
 }
 
@@ -299,18 +332,40 @@ mod tests {
         let text = render_summary(&profile, 5);
         assert!(
             text.contains(
-                "threads: 3, each one's time inside instrumented calls of the run's 10.0 µs"
+                "threads: 3, their time inside instrumented calls against the run's 10.0 µs"
             ),
             "{text}"
         );
         assert!(
-            text.contains("  main           0 ns   0.0%             0 calls\n"),
+            text.contains("  thread         busy                calls\n"),
             "{text}"
         );
         assert!(
-            text.contains("  worker-1    5.00 µs  50.0%             5 calls\n"),
+            text.contains("  main           0 ns   0.0%             0\n"),
             "{text}"
         );
+        assert!(
+            text.contains("  worker-1    5.00 µs  50.0%             5\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn with_rayon_core_instrumented_the_waits_have_a_column_of_their_own() {
+        let text = render_summary(&crate::testing::rayon_pool(), 5);
+        assert!(
+            text.contains("  thread         busy           waiting                calls\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  main        1.00 µs   5.0%    9.00 µs  45.0%             2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  thread 1    4.00 µs  20.0%    2.00 µs  10.0%             9\n"),
+            "{text}"
+        );
+        assert!(text.contains("rayon-core is instrumented"), "{text}");
     }
 
     #[test]

@@ -38,20 +38,34 @@ fn threads_cut(count: usize) -> String {
 
 /// The threads that were in the middle of a call when the main one was
 /// done: the runtime marks a running thread's open calls as not returned.
-/// Only counted when the host saw threads outlive the main one.
-fn threads_in_calls(snapshot: &Snapshot, host: &HostResult) -> usize {
+/// Only counted when the host saw threads outlive the main one. A thread
+/// that stood waiting (its innermost open call is one of
+/// [`profile::WAIT_FUNCTIONS`], as an idle rayon worker is when rayon-core
+/// is instrumented) was cut from nothing: it is idle, not cut off.
+fn threads_in_calls(snapshot: &Snapshot, functions: &[Function], host: &HostResult) -> usize {
     if host.threads_left_running == 0 {
         return 0;
     }
+    let open = |n: &&wasmprof_wire::ThreadNode| n.flags & wasmprof_wire::NEVER_RETURNED != 0;
+    let waits = |node: u32| {
+        snapshot
+            .nodes
+            .get(node as usize)
+            .and_then(|n| functions.get(n.function as usize))
+            .is_some_and(|f| profile::is_wait_function(&f.name))
+    };
     snapshot
         .threads
         .iter()
         .flatten()
         .filter(|thread| {
-            thread
-                .nodes
-                .iter()
-                .any(|n| n.flags & wasmprof_wire::NEVER_RETURNED != 0)
+            let open: Vec<u32> = thread.nodes.iter().filter(open).map(|n| n.node).collect();
+            let innermost = open.iter().filter(|&&node| {
+                !open.iter().any(|&other| {
+                    snapshot.nodes.get(other as usize).map(|n| n.parent) == Some(node)
+                })
+            });
+            innermost.clone().next().is_some() && !innermost.into_iter().all(|&node| waits(node))
         })
         .count()
 }
@@ -95,7 +109,7 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
     } else {
         nodes
     };
-    let cut = threads_in_calls(snapshot, host);
+    let cut = threads_in_calls(snapshot, &functions, host);
     let complete =
         host.status == RunStatus::Ok && open.is_empty() && host.pending_work.is_none() && cut == 0;
     let incomplete_reason = (!complete).then(|| match (&host.message, open.is_empty()) {

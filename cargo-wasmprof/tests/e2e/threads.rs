@@ -157,6 +157,66 @@ fn a_pool_whose_workers_outlive_main_is_read_where_it_stands_with_exact_counts()
     assert_spread(&profile, "pool::chunk", 400);
 }
 
+/// The same pool with rayon-core rewritten crate-wide: the workers' loop
+/// never returns, yet the run is complete (they stand idle in rayon's
+/// sleep, not cut off in work), every rayon-core count agrees with the
+/// independent one, and the time waiting has a column of its own. The
+/// main thread is outside the pool and blocks on rayon's latch for the
+/// whole job, so it waits at least as long as any worker ran chunks.
+#[test]
+fn with_rayon_core_instrumented_idle_workers_wait_and_the_main_thread_waits_for_them() {
+    let run = run_in_wasmtime(&[
+        "--bin",
+        "pool",
+        "--instrument-crate",
+        "rayon-core",
+        "--env",
+        "RAYON_NUM_THREADS=3",
+        "--verify-counts",
+        "--timeout",
+        "120s",
+    ]);
+    run.assert_success();
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let check = profile.run.count_check.as_ref().expect("counts verified");
+    assert!(check.differences.is_empty(), "{check:?}");
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["pool::chunk"], 400);
+    assert!(
+        calls.keys().any(|f| f.starts_with("rayon_core::")),
+        "{calls:?}"
+    );
+    assert_spread(&profile, "pool::chunk", 400);
+    assert!(run.stderr.contains("waiting"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("rayon-core is instrumented"),
+        "{}",
+        run.stderr
+    );
+    let main = profile.threads[0].activity(&profile);
+    let longest_chunks = (1..profile.threads.len())
+        .map(|index| {
+            let alone = profile.thread_view(index);
+            alone
+                .nodes
+                .iter()
+                .filter(|n| {
+                    n.function
+                        .is_some_and(|f| alone.functions[f].name == "pool::chunk")
+                })
+                .map(|n| n.inclusive_nanos)
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max);
+    assert!(longest_chunks > 0.0);
+    assert!(
+        main.waiting_nanos >= longest_chunks,
+        "main waited {} ns, a worker ran chunks for {longest_chunks} ns",
+        main.waiting_nanos
+    );
+}
+
 /// Each thread's own calls of `function`, by name, in the profile's order.
 fn calls_per_thread(profile: &Profile, function: &str) -> Vec<(String, u64)> {
     (0..profile.threads.len())
