@@ -65,8 +65,9 @@ impl CargoBuild<'_> {
                 memory: self.memory,
                 oracle: self.oracle,
             },
+            self.target,
             self.extra_rustflags,
-        );
+        )?;
         set_max_nodes_env(&mut command, self.max_nodes);
         keep_terminal_looks(&mut command);
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -189,11 +190,22 @@ pub struct Instrumentation {
 }
 
 /// Switches instrumentation on (`WASMPROF_INSTRUMENT`) or off for a cargo
-/// command, and gives rustc the user's RUSTFLAGS with the snapshot export
-/// and `extra` added.
-pub fn set_instrumentation_env(command: &mut Command, how: Instrumentation, extra: &[String]) {
+/// command for `target`, and gives rustc the user's own rustflags (from
+/// the environment or cargo's configuration) with the snapshot export and
+/// `extra` added.
+pub fn set_instrumentation_env(
+    command: &mut Command,
+    how: Instrumentation,
+    target: &str,
+    extra: &[String],
+) -> Result<()> {
     let instrument = how.mode;
-    let mut flags = rustflags(instrument, extra);
+    let cwd = match command.get_current_dir() {
+        Some(dir) => dir.to_owned(),
+        None => std::env::current_dir().context("the current directory is unreadable")?,
+    };
+    let mut flags = super::user_rustflags::user_rustflags(&cwd, target)?;
+    flags.extend(rustflags(instrument, extra));
     if let Some(value) = how.frames.env_value() {
         // The attribute reads the variable when it expands; the flag tells
         // cargo that the code differs, so that it never reuses other
@@ -224,6 +236,7 @@ pub fn set_instrumentation_env(command: &mut Command, how: Instrumentation, extr
     } else {
         command.env_remove("WASMPROF_ORACLE");
     }
+    Ok(())
 }
 
 /// `--max-nodes`, for the runtime's build script; without it, the default.
@@ -234,14 +247,10 @@ pub fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
     };
 }
 
-/// The user's RUSTFLAGS with the snapshot export added. The export is asked
-/// for only if defined, so a module without instrumented code still links.
+/// The snapshot export and `extra`. The export is asked for only if
+/// defined, so a module without instrumented code still links.
 fn rustflags(instrument: Option<Instrument>, extra: &[String]) -> Vec<String> {
-    let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
+    let mut flags = Vec::new();
     if instrument.is_some() {
         flags.push(format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
         flags.push(format!("-Clink-arg=--export-if-defined={HARNESS_EXPORT}"));

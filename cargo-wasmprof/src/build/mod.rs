@@ -8,6 +8,7 @@ pub(crate) mod dir_walk;
 pub(crate) mod failure;
 pub mod options;
 mod toolchain;
+mod user_rustflags;
 pub(crate) mod web_threads;
 
 pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};

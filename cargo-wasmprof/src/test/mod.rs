@@ -368,7 +368,8 @@ fn cargo_test(
             memory: prepared.memory,
             oracle: build_args.oracle != crate::build::options::Oracle::Off,
         },
+        target,
         &prepared.extra_rustflags,
-    );
+    )?;
     Ok(command)
 }

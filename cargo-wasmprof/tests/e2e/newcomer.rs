@@ -56,6 +56,23 @@ fn a_new_crate_is_profiled_after_cargo_wasmprof_add_and_one_attribute() {
 
     // This repository's lock file pins the runtime's own dependencies.
     std::fs::copy(repo_root().join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+    // The crate's own cargo configuration sets rustflags (as crates that
+    // use getrandom on the web set `--cfg getrandom_backend`): the
+    // instrumented build keeps them, or it would not compile.
+    std::fs::create_dir_all(krate.join(".cargo")).unwrap();
+    std::fs::write(
+        krate.join(".cargo/config.toml"),
+        "[build]\nrustflags = [\"--cfg\", \"first_steps_configured\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        krate.join("src/main.rs"),
+        format!(
+            "{MAIN_RS}\n#[cfg(not(first_steps_configured))]\n\
+             compile_error!(\"the rustflags of .cargo/config.toml were dropped\");\n"
+        ),
+    )
+    .unwrap();
     let run = wasmprof_in(&krate, &["run"]);
     run.assert_success();
     assert_eq!(run.stdout, "fib(15) = 610\n");
