@@ -217,7 +217,7 @@ pub fn prepare(
             .target
             .as_deref()
             .is_none_or(|t| t == "wasm32-unknown-unknown")
-        && web_threads::wanted(&workspace.metadata, packages);
+        && (web_threads::wanted(&workspace.metadata, packages) || web_threads::configured()?);
     let mode = if web_threads {
         format!("{mode}-web-threads")
     } else {

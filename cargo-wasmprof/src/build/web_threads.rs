@@ -48,6 +48,15 @@ pub(crate) fn cargo_args() -> [&'static str; 1] {
     ["-Zbuild-std=panic_abort,std"]
 }
 
+/// Whether the user's own rustflags build `wasm32-unknown-unknown` with
+/// atomics, as wasm-bindgen's threads guide has a program that starts its
+/// own web workers put them in `.cargo/config.toml`.
+pub(crate) fn configured() -> Result<bool> {
+    let cwd = std::env::current_dir().context("the current directory is unreadable")?;
+    let flags = super::user_rustflags::user_rustflags(&cwd, "wasm32-unknown-unknown")?;
+    Ok(flags.iter().any(|f| f.contains("+atomics")))
+}
+
 /// Whether any of `packages` uses wasm-bindgen-rayon, directly or through
 /// its dependencies.
 pub(crate) fn wanted(metadata: &Metadata, packages: &[&Package]) -> bool {
