@@ -388,3 +388,54 @@ fn a_trap_on_a_pool_worker_ends_the_run_with_every_worker_s_calls_so_far() {
         );
     }
 }
+
+/// Workers a program starts itself (`examples/own-workers`, with
+/// wasm_thread 0.3.3 from the registry), set up as wasm-bindgen's threads
+/// guide says: atomics in the crate's own `.cargo/config.toml`, which the
+/// build keeps and follows with nightly and the standard library rebuilt.
+/// The program runs on the page, whose thread starts the workers, and
+/// each thread's tree is read from the shared memory: the counts are the
+/// program's own and the oracle's, and thread `t` made its `worker` call
+/// and `100 + t` `work` calls under its own root.
+#[test]
+fn workers_a_program_starts_itself_are_counted_exactly_per_thread() {
+    let run = wasmprof_in(
+        &examples_dir().join("own-workers"),
+        &[
+            "run",
+            "--release",
+            "--host",
+            "browser",
+            "--verify-counts",
+            "--timeout",
+            "120s",
+            "--invoke",
+            "spread",
+            "--",
+            "3",
+        ],
+    );
+    run.assert_success();
+    assert!(
+        run.stdout
+            .contains("own-workers: 3 threads, 3 worker, 303 work"),
+        "{}",
+        run.stdout
+    );
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let check = profile.run.count_check.as_ref().expect("counts verified");
+    assert!(check.differences.is_empty(), "{check:?}");
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["own_workers::worker"], 3);
+    assert_eq!(calls["own_workers::work"], 303);
+    // Which thread took which share depends on the order they started.
+    let mut works: Vec<u64> = calls_per_thread(&profile, "own_workers::work")
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    works.sort_unstable();
+    assert_eq!(works, [100, 101, 102]);
+    let workers = calls_per_thread(&profile, "own_workers::worker");
+    assert!(workers.iter().all(|(_, n)| *n == 1), "{workers:?}");
+}
