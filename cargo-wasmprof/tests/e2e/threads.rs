@@ -147,10 +147,15 @@ fn a_pool_whose_workers_outlive_main_is_read_where_it_stands_with_exact_counts()
         run.stdout
     );
     let profile = run.profile();
-    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
-    let check = profile.run.count_check.as_ref().expect("counts verified");
-    assert!(check.differences.is_empty(), "{check:?}");
-    assert_eq!(check.threads_left_running, 3);
+    assert_complete_and_verified(&profile);
+    assert_eq!(
+        profile
+            .run
+            .count_check
+            .as_ref()
+            .map(|c| c.threads_left_running),
+        Some(3)
+    );
     assert_eq!(calls_by_function(&profile)["pool::chunk"], 400);
     // The main thread waits in the pool's join while its workers run the
     // chunks: the workers' own shares add up to all of them.
@@ -178,9 +183,7 @@ fn with_rayon_core_instrumented_idle_workers_wait_and_the_main_thread_waits_for_
     ]);
     run.assert_success();
     let profile = run.profile();
-    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
-    let check = profile.run.count_check.as_ref().expect("counts verified");
-    assert!(check.differences.is_empty(), "{check:?}");
+    assert_complete_and_verified(&profile);
     let calls = calls_by_function(&profile);
     assert_eq!(calls["pool::chunk"], 400);
     assert!(
@@ -215,6 +218,14 @@ fn with_rayon_core_instrumented_idle_workers_wait_and_the_main_thread_waits_for_
         "main waited {} ns, a worker ran chunks for {longest_chunks} ns",
         main.waiting_nanos
     );
+}
+
+/// The run finished, and `--verify-counts` found every count equal to the
+/// oracle's.
+fn assert_complete_and_verified(profile: &Profile) {
+    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
+    let check = profile.run.count_check.as_ref().expect("counts verified");
+    assert!(check.differences.is_empty(), "{check:?}");
 }
 
 /// Each thread's own calls of `function`, by name, in the profile's order.
@@ -320,9 +331,7 @@ fn a_wasm_bindgen_rayon_pool_on_web_workers_is_counted_exactly_per_worker() {
         run.stdout
     );
     let profile = run.profile();
-    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
-    let check = profile.run.count_check.as_ref().expect("counts verified");
-    assert!(check.differences.is_empty(), "{check:?}");
+    assert_complete_and_verified(&profile);
     let calls = calls_by_function(&profile);
     assert_eq!(calls["rayon_web::chunk"], 400);
     assert_eq!(calls["rayon_web::mix"], 400_000);
@@ -423,9 +432,7 @@ fn workers_a_program_starts_itself_are_counted_exactly_per_thread() {
         run.stdout
     );
     let profile = run.profile();
-    assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
-    let check = profile.run.count_check.as_ref().expect("counts verified");
-    assert!(check.differences.is_empty(), "{check:?}");
+    assert_complete_and_verified(&profile);
     let calls = calls_by_function(&profile);
     assert_eq!(calls["own_workers::worker"], 3);
     assert_eq!(calls["own_workers::work"], 303);
