@@ -64,14 +64,7 @@ impl Thread {
     /// returned from stands for it, so a worker whose whole life is one
     /// open call still shows the work it did.
     pub fn activity(&self, profile: &Profile) -> Activity {
-        let mut children = vec![Vec::new(); profile.nodes.len()];
-        for (index, node) in profile.nodes.iter().enumerate() {
-            if let Some(parent) = node.parent {
-                if let Some(list) = children.get_mut(parent) {
-                    list.push(index);
-                }
-            }
-        }
+        let children = profile.children();
         let mut shares = vec![None; profile.nodes.len()];
         for share in &self.nodes {
             if let Some(slot) = shares.get_mut(share.node) {
