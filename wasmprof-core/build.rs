@@ -14,6 +14,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(wasmprof_memory_own)");
     println!("cargo::rustc-check-cfg=cfg(one_thread)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_oracle)");
+    println!("cargo::rustc-check-cfg=cfg(wasmprof_component)");
     println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
     // WebAssembly without the atomics feature has exactly one thread, which
     // lets the hot paths use plain memory where they would need atomics.
@@ -26,6 +27,14 @@ fn main() {
     let atomics = features.split(',').any(|f| f == "atomics") || target.ends_with("-threads");
     if family.split(',').any(|f| f == "wasm") && !atomics {
         println!("cargo::rustc-cfg=one_thread");
+    }
+    // A WASI 0.2 component (`wasm32-wasip2`) can import nothing outside
+    // its WIT world, so the host API's `prof` module is not there: the
+    // clock is WASI's and the snapshot leaves through an export or a file.
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
+    if os == "wasi" && env == "p2" {
+        println!("cargo::rustc-cfg=wasmprof_component");
     }
     println!("cargo::rerun-if-env-changed=WASMPROF_MAX_NODES");
     // `cargo wasmprof --max-nodes N`: the call tree's capacity.

@@ -277,7 +277,8 @@ pub struct BuildArgs {
     /// Where the module will run: wasm-bindgen's bindings are made for it
     ///
     /// Node by default; wasmtime for a `*-threads` target, the one host that
-    /// starts a WASI program's threads.
+    /// starts a WASI program's threads, and for `wasm32-wasip2`, the one
+    /// that runs a component.
     #[arg(long, value_enum)]
     pub host: Option<HostKind>,
     /// Build without instrumentation, to compare with a plain build side by side
@@ -459,12 +460,12 @@ impl BuildArgs {
     /// The flags as plain options.
     pub fn options(&self) -> BuildOptions {
         let cargo = self.cargo.options();
-        let threaded = cargo
+        let wasmtime_only = cargo
             .target
             .as_deref()
-            .is_some_and(crate::build::options::is_threaded_target);
+            .is_some_and(crate::build::options::is_wasmtime_target);
         BuildOptions {
-            host: self.host.unwrap_or(if threaded {
+            host: self.host.unwrap_or(if wasmtime_only {
                 HostKind::Wasmtime
             } else {
                 HostKind::Node
@@ -841,8 +842,10 @@ pub struct ReportArgs {
     )),
     mut_arg("no_default_dir", |a| a.help("A WASI test: do not preopen the package's directory")),
     mut_arg("target", |a| a.help(
-        "wasm32-wasip1 (the standard harness) or wasm32-unknown-unknown (wasm-bindgen-test) \
-         [default: wasm32-unknown-unknown if the package uses wasm-bindgen-test]"
+        "wasm32-wasip1, wasm32-wasip1-threads or wasm32-wasip2 (the standard harness; the \
+         last two run in wasmtime) or wasm32-unknown-unknown (wasm-bindgen-test) \
+         [default: wasm32-unknown-unknown if the package uses wasm-bindgen-test, else \
+         wasm32-wasip1]"
     )),
 )]
 pub struct TestArgs {
@@ -878,9 +881,10 @@ pub struct TestArgs {
     /// Also record memory per call path, so per test: what each allocated, and what it left live
     #[arg(long)]
     pub memory: bool,
-    /// Where the tests run [default: node; browser for wasm-bindgen tests configured `run_in_browser`]
+    /// Where the tests run [default: node; wasmtime for wasm32-wasip1-threads and wasm32-wasip2; browser for wasm-bindgen tests configured `run_in_browser`]
     ///
-    /// node and wasmtime run WASI test binaries (wasm32-wasip1); node and
+    /// node and wasmtime run WASI test binaries (wasm32-wasip1), and only
+    /// wasmtime those with threads or built as components; node and
     /// browser run wasm-bindgen tests (wasm32-unknown-unknown). Given, it
     /// applies to every test binary, `run_in_browser` ones included.
     #[arg(long, value_enum)]

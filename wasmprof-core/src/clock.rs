@@ -1,12 +1,18 @@
 //! The clock the guards read: the host's `prof.getTime` on WebAssembly, a
-//! monotonic `Instant` natively. Both count milliseconds as an `f64`, the
-//! unit of `performance.now()`.
+//! monotonic `Instant` natively and in a WASI 0.2 component (where std reads
+//! `wasi:clocks/monotonic-clock`, and no `prof` import can exist). All count
+//! milliseconds as an `f64`, the unit of `performance.now()`.
 
 /// Whether calls are timed at all (`--timer host`) or only counted
 /// (`--timer none`, which reads no clock).
 pub(crate) const TIMED: bool = !cfg!(wasmprof_timer_none);
 
-#[cfg(all(target_family = "wasm", wasmprof_enabled, not(wasmprof_timer_none)))]
+#[cfg(all(
+    target_family = "wasm",
+    wasmprof_enabled,
+    not(wasmprof_timer_none),
+    not(wasmprof_component)
+))]
 mod imp {
     #[link(wasm_import_module = "prof")]
     unsafe extern "C" {
@@ -22,7 +28,10 @@ mod imp {
     }
 }
 
-#[cfg(not(target_family = "wasm"))]
+#[cfg(any(
+    not(target_family = "wasm"),
+    all(wasmprof_component, wasmprof_enabled, not(wasmprof_timer_none))
+))]
 mod imp {
     use std::sync::OnceLock;
     use std::time::Instant;

@@ -8,13 +8,14 @@
 /// pulls the profile. Without `--until-exit` it ends the run the same way.
 ///
 /// Does nothing outside a wasmprof host: in an ordinary build (no import is
-/// added and the call compiles to nothing) and natively.
+/// added and the call compiles to nothing) and natively. Nor in a WASI 0.2
+/// component, whose run ends when its command or request returns.
 #[inline]
 pub fn exit(code: i32) {
     imp::exit(code);
 }
 
-#[cfg(all(target_family = "wasm", wasmprof_enabled))]
+#[cfg(all(target_family = "wasm", wasmprof_enabled, not(wasmprof_component)))]
 mod imp {
     #[link(wasm_import_module = "prof")]
     unsafe extern "C" {
@@ -29,7 +30,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_family = "wasm", wasmprof_enabled)))]
+#[cfg(not(all(target_family = "wasm", wasmprof_enabled, not(wasmprof_component))))]
 mod imp {
     #[inline(always)]
     pub(super) fn exit(_code: i32) {}

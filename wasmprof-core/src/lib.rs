@@ -10,6 +10,8 @@
 
 mod calibration;
 mod clock;
+#[cfg(all(wasmprof_component, wasmprof_enabled))]
+mod component;
 mod count;
 mod exit;
 mod frame;

@@ -180,6 +180,8 @@ pub(crate) fn register_once(id: &AtomicU32, register: impl FnOnce() -> u32) -> u
 
 /// Adds a function to the table; returns its id.
 pub(crate) fn register_function(function: FunctionInfo) -> u32 {
+    #[cfg(all(wasmprof_component, wasmprof_enabled))]
+    crate::component::install();
     let mut functions = lock_functions();
     functions.push(function);
     functions.len() as u32 - 1

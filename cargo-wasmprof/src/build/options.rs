@@ -104,3 +104,14 @@ pub enum Oracle {
 pub fn is_threaded_target(target: &str) -> bool {
     target.ends_with("-threads")
 }
+
+/// Whether `target` builds WASI 0.2 components (`wasm32-wasip2`), which
+/// only the embedded wasmtime runs.
+pub fn is_component_target(target: &str) -> bool {
+    target.ends_with("-wasip2")
+}
+
+/// Whether only the embedded wasmtime runs what `target` builds.
+pub fn is_wasmtime_target(target: &str) -> bool {
+    is_threaded_target(target) || is_component_target(target)
+}

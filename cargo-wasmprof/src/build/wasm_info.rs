@@ -23,12 +23,19 @@ pub struct WasmInfo {
     pub bindgen_test_mode: Option<Vec<u8>>,
     /// Whether its memory is shared: a module built for threads.
     pub shared_memory: bool,
+    /// Whether the file is a component (WASI 0.2, `wasm32-wasip2`) rather
+    /// than a core module; the other facts are then its core modules'.
+    pub component: bool,
 }
 
 pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     let mut info = WasmInfo::default();
     for payload in Parser::new(0).parse_all(bytes) {
         match payload.context("not a valid WebAssembly module")? {
+            Payload::Version {
+                encoding: wasmparser::Encoding::Component,
+                ..
+            } => info.component = true,
             Payload::CustomSection(section) => match section.name() {
                 "name" => info.has_names = true,
                 "__wasm_bindgen_unstable" if info.bindgen_version.is_none() => {

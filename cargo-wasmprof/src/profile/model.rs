@@ -181,6 +181,11 @@ pub struct CountCheck {
     /// cause, not a bug.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub threads_left_running: u64,
+    /// The function of the one call a timeout or an interrupt cut between
+    /// its two counts (the independent one made, the profile's not yet),
+    /// taken out of `differences`: a run cut at any instruction can be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_call: Option<String>,
 }
 
 /// One function whose two counts differ.

@@ -31,6 +31,11 @@ pub(crate) trait Host {
         false
     }
 
+    /// Whether the host runs WASI 0.2 components (`wasm32-wasip2`).
+    fn components(&self) -> bool {
+        false
+    }
+
     /// Runs the module once with `run_dir` as its scratch space. The
     /// program's output reaches the terminal as it happens, or with
     /// `capture` comes back in [`Captured`]. A program that fails is a

@@ -3,6 +3,9 @@
 //! `Host` trait (`host.rs`).
 
 pub mod browser;
+#[cfg(feature = "wasmtime")]
+mod component_host;
+mod components;
 pub(crate) mod count_check;
 pub(crate) mod engine;
 pub(crate) mod files;
@@ -51,11 +54,13 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         host.check_kind(unit.kind)?;
     }
     threaded::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
+    components::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
     let (module, entry) = build_module_for(&build_options, &host_options, workspace)?;
     let wasm = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
     let info = build::wasm_info::inspect(&wasm)?;
     threaded::check_module(&info, host.as_ref())?;
+    components::check_module(&info, host.as_ref())?;
     let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, &host_options, &run_dir)?;

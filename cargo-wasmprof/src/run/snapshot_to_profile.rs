@@ -84,6 +84,10 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
     .map(|check| CountCheck {
         threads_left_running: host.threads_left_running as u64,
         ..check
+    })
+    .map(|check| match host.status {
+        RunStatus::Timeout | RunStatus::Interrupted => count_check::excuse_cut_call(check),
+        _ => check,
     });
     let times = snapshot.inclusive_times();
     let nodes = snapshot

@@ -68,6 +68,9 @@ impl Wasmtime {
         config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(1 << 16));
         // `wasm32-wasip1-threads`: a shared memory and atomics.
         config.wasm_threads(true).shared_memory(true);
+        // A trapped component cannot be entered again; its core instances,
+        // which a trap's core dump lists, still hold the snapshot.
+        config.coredump_on_trap(true);
         Ok(Wasmtime {
             engine: Engine::new(&config)
                 .map_err(anyhow::Error::from)
@@ -86,6 +89,10 @@ impl Host for Wasmtime {
     }
 
     fn threads(&self) -> bool {
+        true
+    }
+
+    fn components(&self) -> bool {
         true
     }
 
@@ -111,10 +118,17 @@ impl Host for Wasmtime {
                 MemoryOutputPipe::new(CAPTURE_BYTES),
             )
         });
+        if is_component(&config.wasm)? {
+            let wasi = wasi_context(config, outputs.as_ref())?.build();
+            let mut result = HostResult::started(self.describe());
+            result.timer_resolution_nanos = Some(clock_resolution_nanos());
+            super::component_host::run(&self.engine, config, wasi, &mut result)?;
+            return Ok((Some(result), captured(outputs)));
+        }
         let mut store = new_store(
             &self.engine,
             config,
-            wasi_context(config, outputs.as_ref())?,
+            wasi_context(config, outputs.as_ref())?.build_p1(),
         );
         let module = Module::from_file(&self.engine, &config.wasm)
             .map_err(anyhow::Error::from)
@@ -181,20 +195,35 @@ impl Host for Wasmtime {
         }
         save_what_it_left(&mut store, &instance, config, &mut result)?;
         result.wall_nanos = wall.elapsed().as_nanos() as u64;
-        let captured = match outputs {
-            Some((stdout, stderr)) => Captured {
-                stdout: stdout.contents().to_vec(),
-                stderr: stderr.contents().to_vec(),
-            },
-            None => Captured::default(),
-        };
-        Ok((Some(result), captured))
+        Ok((Some(result), captured(outputs)))
     }
+}
+
+/// What a captured run printed.
+fn captured(outputs: Option<Outputs>) -> Captured {
+    match outputs {
+        Some((stdout, stderr)) => Captured {
+            stdout: stdout.contents().to_vec(),
+            stderr: stderr.contents().to_vec(),
+        },
+        None => Captured::default(),
+    }
+}
+
+/// Whether the file is a component (WASI 0.2) rather than a core module:
+/// the two differ in the header's layer field.
+fn is_component(wasm: &Path) -> Result<bool> {
+    let mut header = [0u8; 8];
+    let mut file =
+        std::fs::File::open(wasm).with_context(|| format!("could not read {}", wasm.display()))?;
+    std::io::Read::read_exact(&mut file, &mut header)
+        .with_context(|| format!("{} is not a WebAssembly file", wasm.display()))?;
+    Ok(wasmparser::Parser::is_component(&header))
 }
 
 /// What the program may see: its arguments, environment and preopened
 /// directories, and its output, captured or the terminal's.
-fn wasi_context(config: &HostConfig, outputs: Option<&Outputs>) -> Result<WasiP1Ctx> {
+fn wasi_context(config: &HostConfig, outputs: Option<&Outputs>) -> Result<WasiCtxBuilder> {
     let mut wasi = WasiCtxBuilder::new();
     wasi.args(&config.argv);
     for (name, value) in &config.wasi.env {
@@ -213,7 +242,7 @@ fn wasi_context(config: &HostConfig, outputs: Option<&Outputs>) -> Result<WasiP1
             wasi.inherit_stdio();
         }
     }
-    Ok(wasi.build_p1())
+    Ok(wasi)
 }
 
 /// The store of one run. Each epoch tick checks the timeout and, when the
@@ -334,7 +363,8 @@ fn run_thread(
     };
     let threads = &spawner.threads;
     let wasi = wasi_context(&spawner.config, spawner.outputs.as_ref())
-        .map_err(|e| trap(format!("{e:#}")))?;
+        .map_err(|e| trap(format!("{e:#}")))?
+        .build_p1();
     let mut store = new_store(&threads.engine, &spawner.config, wasi);
     {
         let state = store.data_mut();
@@ -377,13 +407,13 @@ fn run_thread(
 /// The thread that ticks the engine's epoch: one tick at the timeout ends
 /// the run unless it ends first; with samples, a tick every interval, and
 /// the timeout is checked at each.
-struct Ticker {
+pub(super) struct Ticker {
     done: mpsc::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl Ticker {
-    fn start(engine: &Engine, config: &HostConfig) -> Ticker {
+    pub(super) fn start(engine: &Engine, config: &HostConfig) -> Ticker {
         let (done, until) = mpsc::channel::<()>();
         let engine = engine.clone();
         let tick = match config.sample_interval_micros {
@@ -402,7 +432,7 @@ impl Ticker {
         Ticker { done, thread }
     }
 
-    fn stop(self) {
+    pub(super) fn stop(self) {
         let _ = self.done.send(());
         let _ = self.thread.join();
     }
@@ -465,7 +495,11 @@ fn save_what_it_left(
 }
 
 /// How the program failed: its own `exit`, the timeout, or a trap.
-fn classify(error: &anyhow::Error, timeout_ms: u64, result: &mut HostResult) -> Result<()> {
+pub(super) fn classify(
+    error: &anyhow::Error,
+    timeout_ms: u64,
+    result: &mut HostResult,
+) -> Result<()> {
     if let Some(exit) = error.downcast_ref::<I32Exit>() {
         result.status = RunStatus::of_exit_code(exit.0);
         result.exit_code = exit.0;
@@ -551,8 +585,8 @@ fn invoke(
 }
 
 /// The snapshot's bytes out of linear memory (`WPRF`, then its length).
-fn pull_snapshot(
-    store: &mut Store<State>,
+pub(super) fn pull_snapshot<T: 'static>(
+    store: &mut Store<T>,
     instance: &wasmtime::Instance,
     shared: Option<&wasmtime::SharedMemory>,
 ) -> Result<Option<Vec<u8>>> {
@@ -585,7 +619,7 @@ fn pull_snapshot(
 }
 
 /// The smallest step of the clock `prof.getTime` reads.
-fn clock_resolution_nanos() -> f64 {
+pub(super) fn clock_resolution_nanos() -> f64 {
     let mut smallest = Duration::MAX;
     let mut last = Instant::now();
     for _ in 0..20_000 {

@@ -32,6 +32,8 @@ use session::{Session, SESSION_VAR};
 const WASI: &str = "wasm32-wasip1";
 /// WASI with threads (wasi-threads): only wasmtime starts them.
 const WASI_THREADS: &str = "wasm32-wasip1-threads";
+/// WASI 0.2: each test binary a component, which only wasmtime runs.
+const WASI_P2: &str = "wasm32-wasip2";
 const BINDGEN: &str = "wasm32-unknown-unknown";
 
 pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
@@ -54,7 +56,7 @@ pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -
     check_host_for_target(args.host, &target)?;
     // Before the long build: is the host there? (Node at least, without
     // --host: a run_in_browser binary finds out about Chromium when it runs.)
-    let default_host = if target == WASI_THREADS {
+    let default_host = if target == WASI_THREADS || target == WASI_P2 {
         HostKind::Wasmtime
     } else {
         HostKind::Node
@@ -160,10 +162,11 @@ fn refuse_run_only_flags(args: &TestArgs) -> Result<()> {
 /// wasm-bindgen-test and wasm32-wasip1 for the others.
 fn target_for(args: &TestArgs, packages: &[&cargo_metadata::Package]) -> Result<String> {
     if let Some(target) = &args.cargo.target {
-        if target != WASI && target != WASI_THREADS && target != BINDGEN {
+        if ![WASI, WASI_THREADS, WASI_P2, BINDGEN].contains(&target.as_str()) {
             bail!(
-                "--target {target}: `cargo wasmprof test` runs tests built for {WASI} or \
-                 {WASI_THREADS} (the standard harness) or {BINDGEN} (wasm-bindgen-test)"
+                "--target {target}: `cargo wasmprof test` runs tests built for {WASI}, \
+                 {WASI_THREADS} or {WASI_P2} (the standard harness) or {BINDGEN} \
+                 (wasm-bindgen-test)"
             );
         }
         return Ok(target.clone());
@@ -194,6 +197,16 @@ fn check_host_for_target(host: Option<HostKind>, target: &str) -> Result<()> {
                 "--target {WASI_THREADS} builds tests with threads, and --host {} cannot start \
                  threads (it has no wasi-threads): leave --host out or give --host wasmtime, \
                  which starts every thread and profiles each",
+                host_name(other)
+            ),
+        };
+    }
+    if target == WASI_P2 {
+        return match host {
+            None | Some(HostKind::Wasmtime) => Ok(()),
+            Some(other) => bail!(
+                "--target {WASI_P2} builds each test binary as a WASI 0.2 component, and \
+                 --host {} cannot run components: leave --host out or give --host wasmtime",
                 host_name(other)
             ),
         };

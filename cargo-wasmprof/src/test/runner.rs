@@ -34,10 +34,11 @@ pub enum Binary {
 impl Binary {
     /// Tells a test binary from its imports and exports.
     pub fn recognize(info: &wasm_info::WasmInfo) -> Option<Binary> {
-        if info
-            .imports
-            .iter()
-            .any(|i| i.starts_with("wasi_snapshot_preview1."))
+        if info.component
+            || info
+                .imports
+                .iter()
+                .any(|i| i.starts_with("wasi_snapshot_preview1."))
         {
             Some(Binary::Wasi)
         } else if info
@@ -83,8 +84,9 @@ pub fn run(args: &[OsString]) -> Result<i32> {
     let cwd = std::env::current_dir().context("the current directory is unreadable")?;
     let (result, config) = match binary {
         Binary::Wasi => {
-            // Only wasmtime starts a threaded binary's threads.
-            let default = if info.shared_memory {
+            // Only wasmtime starts a threaded binary's threads, and runs
+            // a component.
+            let default = if info.shared_memory || info.component {
                 HostKind::Wasmtime
             } else {
                 HostKind::Node
@@ -95,6 +97,12 @@ pub fn run(args: &[OsString]) -> Result<i32> {
                 bail!(
                     "{}: a test binary with threads (its memory is shared) runs only in \
                      --host wasmtime, which starts its threads",
+                    wasm.display()
+                );
+            }
+            if info.component && kind != HostKind::Wasmtime {
+                bail!(
+                    "{}: a WASI 0.2 component (wasm32-wasip2) runs only in --host wasmtime",
                     wasm.display()
                 );
             }

@@ -14,6 +14,7 @@ mod support;
 
 mod async_fns;
 mod browser;
+mod components;
 mod crate_wide;
 mod exact_counts;
 mod faults;

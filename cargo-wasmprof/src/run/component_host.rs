@@ -1,0 +1,223 @@
+//! WASI 0.2 components (`wasm32-wasip2`) in the embedded wasmtime: a
+//! command run through `wasi:cli/run`, with the WASI 0.2 interfaces
+//! wasmtime-wasi implements.
+//!
+//! The profile leaves the component through the runtime's export
+//! `wasmprof:runtime/snapshot@0.1.0` (`take`), called once the command has
+//! returned. A trap, an exit or the timeout poisons the component instance,
+//! which then cannot be entered again; the core module inside it can, and
+//! the trap's core dump names it, so the snapshot is pulled from there as
+//! from any core module (`__wasmprof_snapshot`).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use wasmtime::component::{Component, Instance, Linker, ResourceTable};
+use wasmtime::{Engine, Store, WasmCoreDump};
+use wasmtime_wasi::p2::bindings::sync::Command;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::host::{HostConfig, HostResult, RunStatus};
+use super::wasmtime_host::{classify, pull_snapshot, Ticker};
+
+/// The runtime's export that hands the snapshot over (`wasmprof-core`'s
+/// `component.rs`).
+const SNAPSHOT_INTERFACE: &str = "wasmprof:runtime/snapshot@0.1.0";
+/// What a command exports, at any WASI 0.2 version.
+const RUN_INTERFACE: &str = "wasi:cli/run@0.2";
+/// The WASI 0.2 packages wasmtime-wasi gives a command.
+const COMMAND_PACKAGES: [&str; 6] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+];
+
+/// What the WASI functions reach.
+struct ComponentState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// When `--timeout` ends the run.
+    deadline: Instant,
+}
+
+impl WasiView for ComponentState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Runs the component as a command and leaves its snapshot in
+/// `config.snapshot_out`; how it ended goes into `result`.
+pub(super) fn run(
+    engine: &Engine,
+    config: &HostConfig,
+    wasi: WasiCtx,
+    result: &mut HostResult,
+) -> Result<()> {
+    let component = Component::from_file(engine, &config.wasm)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
+    let unrunnable = match &config.invoke {
+        Some(name) => Some(format!(
+            "--invoke {name}: a component is entered through its `wasi:cli/run` export; \
+             --invoke calls a core module's exports"
+        )),
+        None => unrunnable(engine, &component),
+    };
+    if let Some(message) = unrunnable {
+        result.status = RunStatus::Usage;
+        result.exit_code = 2;
+        result.message = Some(message);
+        return Ok(());
+    }
+    let mut linker: Linker<ComponentState> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    let wall = Instant::now();
+    let mut store = Store::new(
+        engine,
+        ComponentState {
+            wasi,
+            table: ResourceTable::new(),
+            deadline: wall + Duration::from_millis(config.timeout_ms),
+        },
+    );
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|context| {
+        Ok(if Instant::now() >= context.data().deadline {
+            wasmtime::UpdateDeadline::Interrupt
+        } else {
+            wasmtime::UpdateDeadline::Continue(1)
+        })
+    });
+    // One tick at the timeout: components are not sampled.
+    let unsampled = HostConfig {
+        sample_interval_micros: None,
+        ..config.clone()
+    };
+    let ticker = Ticker::start(engine, &unsampled);
+    let instance = match linker.instantiate(&mut store, &component) {
+        Ok(instance) => instance,
+        Err(e) => {
+            ticker.stop();
+            result.status = RunStatus::Usage;
+            result.exit_code = 2;
+            result.message = Some(format!(
+                "wasmtime could not instantiate the component: {e:#}"
+            ));
+            return Ok(());
+        }
+    };
+    let program_started = Instant::now();
+    let outcome = Command::new(&mut store, &instance)
+        .and_then(|command| command.wasi_cli_run().call_run(&mut store))
+        .map_err(anyhow::Error::from);
+    result.program_nanos = program_started.elapsed().as_nanos() as u64;
+    ticker.stop();
+    // Nothing may interrupt the calls that read the snapshot.
+    store.set_epoch_deadline(u64::MAX / 2);
+    let snapshot = match outcome {
+        Ok(returned) => {
+            if returned.is_err() {
+                // `main` returned an error: std has printed it.
+                result.status = RunStatus::of_exit_code(1);
+                result.exit_code = 1;
+            }
+            take(&mut store, &instance)
+        }
+        Err(error) => {
+            classify(&error, config.timeout_ms, result)?;
+            match error.downcast_ref::<WasmCoreDump>() {
+                Some(dump) => from_core_dump(&mut store, dump),
+                None => Ok(None),
+            }
+        }
+    };
+    match snapshot {
+        Ok(Some(bytes)) => {
+            std::fs::write(&config.snapshot_out, bytes)
+                .with_context(|| format!("could not write {}", config.snapshot_out.display()))?;
+            result.snapshot = true;
+        }
+        Ok(None) => {}
+        Err(e) => result.snapshot_error = Some(format!("{e:#}")),
+    }
+    result.wall_nanos = wall.elapsed().as_nanos() as u64;
+    Ok(())
+}
+
+/// Why the component cannot run here, if it cannot: it is not a command,
+/// or it imports what wasmtime-wasi does not give.
+fn unrunnable(engine: &Engine, component: &Component) -> Option<String> {
+    let ty = component.component_type();
+    let exports: Vec<&str> = ty.exports(engine).map(|(name, _)| name).collect();
+    if !exports.iter().any(|name| name.starts_with(RUN_INTERFACE)) {
+        let own: Vec<&str> = exports
+            .iter()
+            .copied()
+            .filter(|name| !name.starts_with(SNAPSHOT_INTERFACE))
+            .collect();
+        return Some(format!(
+            "the component exports no `wasi:cli/run` (it exports {}): wasmprof runs WASI 0.2 \
+             commands, built from a `main` (a binary target) for wasm32-wasip2",
+            if own.is_empty() {
+                "nothing".to_owned()
+            } else {
+                own.join(", ")
+            }
+        ));
+    }
+    let missing: Vec<&str> = ty
+        .imports(engine)
+        .map(|(name, _)| name)
+        .filter(|name| !COMMAND_PACKAGES.iter().any(|p| name.starts_with(p)))
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "the component imports {}, which the embedded wasmtime does not provide: it gives a \
+             command the WASI 0.2 interfaces of wasi:cli, wasi:clocks, wasi:filesystem, \
+             wasi:io, wasi:random and wasi:sockets",
+            missing.join(", ")
+        ));
+    }
+    None
+}
+
+/// The snapshot through the runtime's export, from an instance that
+/// returned normally. `None` when the component has no profiler in it.
+fn take(store: &mut Store<ComponentState>, instance: &Instance) -> Result<Option<Vec<u8>>> {
+    let Some(interface) = instance.get_export_index(&mut *store, None, SNAPSHOT_INTERFACE) else {
+        return Ok(None);
+    };
+    let function = instance
+        .get_export_index(&mut *store, Some(&interface), "take")
+        .context("the component's wasmprof export has no `take`")?;
+    let take = instance
+        .get_typed_func::<(), (Vec<u8>,)>(&mut *store, &function)
+        .map_err(anyhow::Error::from)
+        .context("the component's `take` is not the runtime's")?;
+    let (bytes,) = take.call(&mut *store, ())?;
+    Ok(Some(bytes))
+}
+
+/// The snapshot from the core instance inside a component that trapped,
+/// exited or was interrupted.
+fn from_core_dump(
+    store: &mut Store<ComponentState>,
+    dump: &WasmCoreDump,
+) -> Result<Option<Vec<u8>>> {
+    for instance in dump.instances() {
+        if instance
+            .get_export(&mut *store, "__wasmprof_snapshot")
+            .is_some()
+        {
+            return pull_snapshot(store, instance, None);
+        }
+    }
+    Ok(None)
+}
