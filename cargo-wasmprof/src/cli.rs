@@ -669,6 +669,17 @@ pub struct HostArgs {
     /// page's tasks, when no call is running, so no call is cut in two.
     #[arg(long, value_name = "DURATION", value_parser = duration::parse_duration, help_heading = "Browser")]
     pub after: Option<std::time::Duration>,
+    /// An HTTP handler: how many requests to serve, one after another [default: 1]
+    ///
+    /// A component that exports `wasi:http/incoming-handler` (built for
+    /// wasm32-wasip2) is served by the embedded wasmtime as `wasmtime
+    /// serve` serves it, with a new instance per request. The profile holds
+    /// every request's calls, and each request's latency.
+    #[arg(long, value_name = "N", help_heading = "HTTP handlers")]
+    pub requests: Option<u32>,
+    /// An HTTP handler: the path and query of each request, a GET [default: /]
+    #[arg(long, value_name = "PATH", help_heading = "HTTP handlers")]
+    pub path: Option<String>,
     /// Arguments for the program (`main`'s argv, or --invoke's arguments)
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -695,6 +706,8 @@ impl HostArgs {
             grace: self.grace,
             duration: self.duration,
             after: self.after,
+            requests: self.requests,
+            path: self.path.clone(),
             args: self.args.clone(),
         }
     }

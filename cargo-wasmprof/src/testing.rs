@@ -63,6 +63,7 @@ impl ProfileBuilder {
                 count_check: None,
                 window: None,
                 display_frames: None,
+                requests: None,
                 small_counted: false,
             },
             timer: TimerInfo {
@@ -532,6 +533,7 @@ pub(crate) fn demo_profile() -> Profile {
             count_check: None,
             window: None,
             display_frames: None,
+            requests: None,
             small_counted: false,
         },
         timer: TimerInfo {

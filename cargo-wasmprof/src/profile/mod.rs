@@ -16,8 +16,8 @@ pub use memory::{FailedAlloc, MemoryGrow, MemoryProfile, MemoryWeight, PathMemor
 pub use merge::merge;
 pub use model::{
     CountCheck, CountDifference, CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo,
-    Latency, Node, Profile, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, Window, FORMAT,
-    FORMAT_MAJOR,
+    Latency, Node, Profile, Requests, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, Window,
+    FORMAT, FORMAT_MAJOR,
 };
 pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};
 pub use threads::{is_wait_function, Activity, Thread, ThreadNode, WAIT_FUNCTIONS};

@@ -157,6 +157,33 @@ pub struct RunInfo {
     /// the page host counted them apart from the runtime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_frames: Option<u64>,
+    /// An HTTP handler served requests (`--requests`): each request's
+    /// calls are the share of the profile's thread of the same name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<Requests>,
+}
+
+/// The requests an HTTP handler was served, and how long each took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requests {
+    /// The path and query of each GET.
+    pub path: String,
+    /// Each request's latency, in the order served: from the call of the
+    /// handler to the last byte of its response, in nanoseconds.
+    pub latency_nanos: Vec<u64>,
+    /// Each request's response status (0 when it set none).
+    pub statuses: Vec<u16>,
+}
+
+impl Requests {
+    /// The latency at quantile `q` (0.5 the median), by the nearest-rank
+    /// method; `None` without requests.
+    pub fn latency_quantile(&self, q: f64) -> Option<u64> {
+        let mut sorted = self.latency_nanos.clone();
+        sorted.sort_unstable();
+        let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
+        sorted.get(rank - 1).copied()
+    }
 }
 
 /// A part of a run, from its start (when the page began to load).

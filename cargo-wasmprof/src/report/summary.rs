@@ -10,7 +10,7 @@ use super::gprof::{plural, OUTSIDE};
 use super::memory::{human_bytes, MemoryGraph};
 use super::preamble;
 use super::units::human_duration;
-use crate::profile::{PathMemory, Profile};
+use crate::profile::{PathMemory, Profile, Requests};
 
 /// How many functions the summary lists unless told otherwise.
 pub const DEFAULT_SUMMARY_TOP: usize = 10;
@@ -92,6 +92,10 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
 /// threads wait (rayon's idle loop and latches, when rayon-core is
 /// instrumented), the time waiting apart from the time working.
 fn thread_lines(profile: &Profile, text: &mut String) {
+    if let Some(requests) = &profile.run.requests {
+        request_lines(profile, requests, text);
+        return;
+    }
     if profile.threads.is_empty() {
         return;
     }
@@ -163,6 +167,56 @@ fn thread_lines(profile: &Profile, text: &mut String) {
         text.push_str(
             "  (waiting: in rayon's idle loop and latches, seen because rayon-core is instrumented)\n",
         );
+    }
+}
+
+/// How many of the slowest requests the summary lists.
+const SLOWEST_REQUESTS: usize = 5;
+
+/// An HTTP handler's requests: their latency (median, p99, max), their
+/// statuses, and the slowest of them with their calls and busy time.
+fn request_lines(profile: &Profile, requests: &Requests, text: &mut String) {
+    let served = requests.latency_nanos.len();
+    let latency = |q: f64| human_duration(requests.latency_quantile(q).unwrap_or(0) as f64);
+    let mut statuses: std::collections::BTreeMap<u16, usize> = Default::default();
+    for status in &requests.statuses {
+        *statuses.entry(*status).or_default() += 1;
+    }
+    let statuses: Vec<String> = statuses
+        .iter()
+        .map(|(status, n)| match status {
+            0 => format!("{n} without a response"),
+            status => format!("{n} × {status}"),
+        })
+        .collect();
+    text.push_str(&format!(
+        "requests: {served} × GET {} ({}), latency median {}, p99 {}, max {}\n",
+        requests.path,
+        statuses.join(", "),
+        latency(0.5),
+        latency(0.99),
+        latency(1.0),
+    ));
+    if served < 2 {
+        return;
+    }
+    let mut slowest: Vec<usize> = (0..served).collect();
+    slowest.sort_by_key(|&i| std::cmp::Reverse(requests.latency_nanos[i]));
+    slowest.truncate(SLOWEST_REQUESTS);
+    text.push_str(&format!(
+        "  {:<12}  {:>9}  {:>9}  {:>12}   (`cargo wasmprof report --thread \"request N\"` shows one alone)\n",
+        "slowest", "latency", "busy", "calls"
+    ));
+    for index in slowest {
+        let name = format!("request {}", index + 1);
+        let thread = profile.threads.iter().find(|t| t.name == name);
+        let busy = thread.map_or(0.0, |t| t.activity(profile).busy_nanos);
+        let calls = thread.map_or(0, |t| t.calls());
+        text.push_str(&format!(
+            "  {name:<12}  {:>9}  {:>9}  {calls:>12}\n",
+            human_duration(requests.latency_nanos[index] as f64),
+            human_duration(busy),
+        ));
     }
 }
 

@@ -1,6 +1,7 @@
 //! WASI 0.2 components (`wasm32-wasip2`) in the embedded wasmtime: a
 //! command run through `wasi:cli/run`, with the WASI 0.2 interfaces
-//! wasmtime-wasi implements.
+//! wasmtime-wasi implements, or an HTTP handler served its requests
+//! (`http_host.rs`).
 //!
 //! The profile leaves the component through the runtime's export
 //! `wasmprof:runtime/snapshot@0.1.0` (`take`), called once the command has
@@ -17,12 +18,14 @@ use wasmtime::{Engine, Store, WasmCoreDump};
 use wasmtime_wasi::p2::bindings::sync::Command;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::host::{HostConfig, HostResult, RunStatus};
+use super::host::{HostConfig, HostResult, HttpRequests, RunStatus};
+use super::http_host::{self, HANDLER_INTERFACE};
+use super::request_snapshots;
 use super::wasmtime_host::{classify, pull_snapshot, Ticker};
 
 /// The runtime's export that hands the snapshot over (`wasmprof-core`'s
 /// `component.rs`).
-const SNAPSHOT_INTERFACE: &str = "wasmprof:runtime/snapshot@0.1.0";
+pub(super) const SNAPSHOT_INTERFACE: &str = "wasmprof:runtime/snapshot@0.1.0";
 /// What a command exports, at any WASI 0.2 version.
 const RUN_INTERFACE: &str = "wasi:cli/run@0.2";
 /// The WASI 0.2 packages wasmtime-wasi gives a command.
@@ -33,6 +36,16 @@ const COMMAND_PACKAGES: [&str; 6] = [
     "wasi:io/",
     "wasi:random/",
     "wasi:sockets/",
+];
+/// And a handler, with wasmtime-wasi-http.
+const HANDLER_PACKAGES: [&str; 7] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+    "wasi:http/",
 ];
 
 /// What the WASI functions reach.
@@ -52,30 +65,48 @@ impl WasiView for ComponentState {
     }
 }
 
-/// Runs the component as a command and leaves its snapshot in
-/// `config.snapshot_out`; how it ended goes into `result`.
+/// What a component is, by what it exports.
+enum Shape {
+    Command,
+    Handler,
+}
+
+/// Runs the component as a command, or serves it requests as an HTTP
+/// handler, and leaves its snapshot in `config.snapshot_out`; how it ended
+/// goes into `result`. `new_wasi` makes the WASI context of an instance.
 pub(super) fn run(
     engine: &Engine,
     config: &HostConfig,
-    wasi: WasiCtx,
+    new_wasi: &dyn Fn() -> Result<WasiCtx>,
     result: &mut HostResult,
 ) -> Result<()> {
     let component = Component::from_file(engine, &config.wasm)
         .map_err(anyhow::Error::from)
         .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
-    let unrunnable = match &config.invoke {
-        Some(name) => Some(format!(
-            "--invoke {name}: a component is entered through its `wasi:cli/run` export; \
-             --invoke calls a core module's exports"
+    let shape = match (&config.invoke, shape(engine, &component, config)) {
+        (Some(name), _) => Err(format!(
+            "--invoke {name}: a component is entered through its `wasi:cli/run` or \
+             `wasi:http/incoming-handler` export; --invoke calls a core module's exports"
         )),
-        None => unrunnable(engine, &component),
+        (None, shape) => shape,
     };
-    if let Some(message) = unrunnable {
-        result.status = RunStatus::Usage;
-        result.exit_code = 2;
-        result.message = Some(message);
-        return Ok(());
+    let shape = match shape {
+        Ok(shape) => shape,
+        Err(message) => {
+            result.status = RunStatus::Usage;
+            result.exit_code = 2;
+            result.message = Some(message);
+            return Ok(());
+        }
+    };
+    if let Shape::Handler = shape {
+        let requests = config.requests.clone().unwrap_or(HttpRequests {
+            count: 1,
+            path: "/".to_owned(),
+        });
+        return serve(config, &requests, new_wasi, result);
     }
+    let wasi = new_wasi()?;
     let mut linker: Linker<ComponentState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     let wall = Instant::now();
@@ -151,41 +182,142 @@ pub(super) fn run(
     Ok(())
 }
 
-/// Why the component cannot run here, if it cannot: it is not a command,
-/// or it imports what wasmtime-wasi does not give.
-fn unrunnable(engine: &Engine, component: &Component) -> Option<String> {
+/// What the component is, or why it cannot run here: it is neither a
+/// command nor a handler, or it imports what wasmtime-wasi does not give.
+fn shape(
+    engine: &Engine,
+    component: &Component,
+    config: &HostConfig,
+) -> std::result::Result<Shape, String> {
     let ty = component.component_type();
     let exports: Vec<&str> = ty.exports(engine).map(|(name, _)| name).collect();
-    if !exports.iter().any(|name| name.starts_with(RUN_INTERFACE)) {
+    let exports_one = |prefix: &str| exports.iter().any(|name| name.starts_with(prefix));
+    let (shape, packages, given): (Shape, &[&str], &str) = if exports_one(HANDLER_INTERFACE) {
+        (Shape::Handler, &HANDLER_PACKAGES, "a handler")
+    } else if exports_one(RUN_INTERFACE) {
+        if config.requests.is_some() {
+            return Err(
+                "--requests and --path serve an HTTP handler, and the component is a command \
+                 (it exports `wasi:cli/run`): leave them out"
+                    .to_owned(),
+            );
+        }
+        (Shape::Command, &COMMAND_PACKAGES, "a command")
+    } else {
         let own: Vec<&str> = exports
             .iter()
             .copied()
             .filter(|name| !name.starts_with(SNAPSHOT_INTERFACE))
             .collect();
-        return Some(format!(
-            "the component exports no `wasi:cli/run` (it exports {}): wasmprof runs WASI 0.2 \
-             commands, built from a `main` (a binary target) for wasm32-wasip2",
+        return Err(format!(
+            "the component exports neither `wasi:cli/run` nor `wasi:http/incoming-handler` (it \
+             exports {}): wasmprof runs WASI 0.2 commands, built from a `main` for \
+             wasm32-wasip2, and serves HTTP handlers requests (--requests N --path PATH)",
             if own.is_empty() {
                 "nothing".to_owned()
             } else {
                 own.join(", ")
             }
         ));
-    }
+    };
     let missing: Vec<&str> = ty
         .imports(engine)
         .map(|(name, _)| name)
-        .filter(|name| !COMMAND_PACKAGES.iter().any(|p| name.starts_with(p)))
+        .filter(|name| !packages.iter().any(|p| name.starts_with(p)))
         .collect();
     if !missing.is_empty() {
-        return Some(format!(
-            "the component imports {}, which the embedded wasmtime does not provide: it gives a \
-             command the WASI 0.2 interfaces of wasi:cli, wasi:clocks, wasi:filesystem, \
-             wasi:io, wasi:random and wasi:sockets",
-            missing.join(", ")
+        return Err(format!(
+            "the component imports {}, which the embedded wasmtime does not provide: it gives \
+             {given} the WASI 0.2 interfaces of {}",
+            missing.join(", "),
+            packages
+                .iter()
+                .map(|p| p.trim_end_matches('/'))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
-    None
+    Ok(shape)
+}
+
+/// Serves the handler its requests, one instance each, and leaves the
+/// requests' snapshots merged (`request_snapshots.rs`).
+fn serve(
+    config: &HostConfig,
+    requests: &HttpRequests,
+    new_wasi: &dyn Fn() -> Result<WasiCtx>,
+    result: &mut HostResult,
+) -> Result<()> {
+    let server = match http_host::Server::new(&config.wasm) {
+        Ok(server) => server,
+        Err(e) => {
+            result.status = RunStatus::Usage;
+            result.exit_code = 2;
+            result.message = Some(format!("{e:#}"));
+            return Ok(());
+        }
+    };
+    let wall = Instant::now();
+    let deadline = wall + Duration::from_millis(config.timeout_ms);
+    let unsampled = HostConfig {
+        sample_interval_micros: None,
+        ..config.clone()
+    };
+    let ticker = Ticker::start(server.engine(), &unsampled);
+    let mut served = crate::profile::Requests {
+        path: requests.path.clone(),
+        latency_nanos: Vec::new(),
+        statuses: Vec::new(),
+    };
+    let mut snapshots = Vec::new();
+    let mut outcome = Ok(());
+    for number in 1..=requests.count {
+        let request = match server.serve(new_wasi()?, &requests.path, deadline) {
+            Ok(request) => request,
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        };
+        served.latency_nanos.push(request.latency.as_nanos() as u64);
+        served.statuses.push(request.status.unwrap_or(0));
+        if let Some(bytes) = request.snapshot {
+            match wasmprof_wire::Snapshot::decode(&bytes) {
+                Ok(snapshot) => snapshots.push((format!("request {number}"), snapshot)),
+                Err(e) => result.snapshot_error = Some(format!("request {number}: {e}")),
+            }
+        }
+        if let Some((status, message)) = request.failure {
+            result.status = status;
+            result.exit_code = match status {
+                RunStatus::Timeout => 124,
+                RunStatus::Usage => 2,
+                RunStatus::Trap => 101,
+                _ => 1,
+            };
+            result.message = Some(format!("request {number} to {}: {message}", requests.path));
+            break;
+        }
+    }
+    ticker.stop();
+    result.program_nanos = wall.elapsed().as_nanos() as u64;
+    result.wall_nanos = result.program_nanos;
+    if let Err(e) = outcome {
+        result.status = RunStatus::Error;
+        result.exit_code = 1;
+        result.message = Some(format!("{e:#}"));
+    }
+    result.requests = Some(served);
+    match request_snapshots::merge(snapshots) {
+        Ok(Some(merged)) => {
+            std::fs::write(&config.snapshot_out, merged.encode())
+                .with_context(|| format!("could not write {}", config.snapshot_out.display()))?;
+            result.snapshot = true;
+        }
+        Ok(None) => {}
+        Err(e) => result.snapshot_error = Some(format!("{e:#}")),
+    }
+    Ok(())
 }
 
 /// The snapshot through the runtime's export, from an instance that

@@ -94,6 +94,10 @@ pub(crate) fn host_config(
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
         test: None,
+        requests: (host.requests.is_some() || host.path.is_some()).then(|| host::HttpRequests {
+            count: host.requests.unwrap_or(1),
+            path: host.path.clone().unwrap_or_else(|| "/".to_owned()),
+        }),
         harness_tests: false,
     })
 }
@@ -309,6 +313,28 @@ fn keep_samples(
     })
 }
 
+/// How a component is entered: an HTTP handler's `handle` for each request,
+/// or a command's `run`. (The exports are its core module's.)
+fn component_entry(info: &build::wasm_info::WasmInfo, args: &HostOptions) -> Result<String> {
+    if let Some(name) = &args.invoke {
+        bail!(
+            "--invoke {name}: a component is entered through its `wasi:cli/run` or \
+             `wasi:http/incoming-handler` export; --invoke calls a core module's exports"
+        );
+    }
+    let exports = |prefix: &str| info.function_exports.iter().any(|e| e.starts_with(prefix));
+    Ok(if exports("wasi:http/incoming-handler@") {
+        let requests = args.requests.unwrap_or(1);
+        let path = args.path.as_deref().unwrap_or("/");
+        format!("wasi:http/incoming-handler, {requests} × GET {path}")
+    } else if exports("wasi:cli/run@") {
+        "wasi:cli/run".to_owned()
+    } else {
+        // The host says what it exports instead.
+        "a component without an entry point".to_owned()
+    })
+}
+
 /// How the module is entered, checked against what it exports.
 pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<String> {
     let bytes = std::fs::read(&module.wasm)
@@ -316,6 +342,9 @@ pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<St
     let info = build::wasm_info::inspect(&bytes)?;
     if let Some(page) = &args.page {
         return Ok(format!("page {}", page.display()));
+    }
+    if info.component {
+        return component_entry(&info, args);
     }
     if let Some(name) = &args.invoke {
         let exported = info.function_exports.iter().any(|e| e == name)

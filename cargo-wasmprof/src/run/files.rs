@@ -100,6 +100,7 @@ mod tests {
             snapshot_out: "s".into(),
             result_out: "r".into(),
             test: None,
+            requests: None,
             harness_tests: false,
         }
     }

@@ -114,10 +114,20 @@ pub struct HostConfig {
     /// For a wasm-bindgen-test binary (kind `bindgen-test`): what to run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<BindgenTests>,
+    /// An HTTP handler component: the requests to serve it.
+    pub requests: Option<HttpRequests>,
     /// A test binary of the standard harness: the host watches its output
     /// for the tests it begins, and tells the runtime (see
     /// `test/harness.rs`).
     pub harness_tests: bool,
+}
+
+/// `--requests N --path PATH`: what an HTTP handler is served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HttpRequests {
+    pub count: u32,
+    /// The path and query of each GET.
+    pub path: String,
 }
 
 /// The part of a run the profile is to cover: from `after` into the run,
@@ -189,6 +199,9 @@ pub(crate) struct HostResult {
     /// ignored; wasm-bindgen-test's always.
     #[serde(default)]
     pub harness_tests: Vec<Option<String>>,
+    /// An HTTP handler's requests, as served.
+    #[serde(default)]
+    pub requests: Option<crate::profile::Requests>,
 }
 
 /// How a run ended, as the host scripts and the wasmtime host say it
@@ -272,6 +285,7 @@ impl HostResult {
             pending_work: None,
             window: None,
             display_frames: None,
+            requests: None,
             threads_left_running: 0,
             harness_tests: Vec::new(),
         }

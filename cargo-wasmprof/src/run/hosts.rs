@@ -8,6 +8,12 @@ use super::options::{HostKind, HostOptions};
 
 /// Finds the host the flags ask for, before anything is built.
 pub(crate) fn select(kind: HostKind, args: &HostOptions) -> Result<Box<dyn Host>> {
+    if kind != HostKind::Wasmtime && (args.requests.is_some() || args.path.is_some()) {
+        anyhow::bail!(
+            "--requests and --path serve an HTTP handler component (wasm32-wasip2), which only \
+             --host wasmtime runs"
+        );
+    }
     Ok(match kind {
         HostKind::Node => Box::new(super::node::Node::locate(args)?),
         HostKind::Browser => Box::new(super::browser::Browser::locate(args)?),

@@ -11,10 +11,14 @@ pub(crate) mod engine;
 pub(crate) mod files;
 pub(crate) mod host;
 pub(crate) mod hosts;
+#[cfg(feature = "wasmtime")]
+mod http_host;
 mod interrupt;
 pub(crate) mod node;
 pub(crate) mod options;
 pub(crate) mod process_tree;
+#[cfg(feature = "wasmtime")]
+mod request_snapshots;
 mod rustc_names;
 mod serve;
 pub(crate) mod snapshot_to_profile;

@@ -53,5 +53,9 @@ pub struct HostOptions {
     pub grace: Duration,
     pub duration: Option<Duration>,
     pub after: Option<Duration>,
+    #[serde(default)]
+    pub requests: Option<u32>,
+    #[serde(default)]
+    pub path: Option<String>,
     pub args: Vec<String>,
 }

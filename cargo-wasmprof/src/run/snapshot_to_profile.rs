@@ -151,6 +151,7 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
             count_check,
             window: host.window,
             display_frames: host.display_frames,
+            requests: host.requests.clone(),
         },
         timer: TimerInfo {
             mode: if snapshot.timed {

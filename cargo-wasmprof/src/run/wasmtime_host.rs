@@ -119,10 +119,10 @@ impl Host for Wasmtime {
             )
         });
         if is_component(&config.wasm)? {
-            let wasi = wasi_context(config, outputs.as_ref())?.build();
+            let new_wasi = || Ok(wasi_context(config, outputs.as_ref())?.build());
             let mut result = HostResult::started(self.describe());
             result.timer_resolution_nanos = Some(clock_resolution_nanos());
-            super::component_host::run(&self.engine, config, wasi, &mut result)?;
+            super::component_host::run(&self.engine, config, &new_wasi, &mut result)?;
             return Ok((Some(result), captured(outputs)));
         }
         let mut store = new_store(
@@ -608,6 +608,12 @@ pub(super) fn pull_snapshot<T: 'static>(
             .context("the module exports no memory")?
             .data(&*store),
     };
+    snapshot_at(data, pointer).map(Some)
+}
+
+/// The snapshot that starts at `pointer` in linear memory `data`: `WPRF`,
+/// then its whole length.
+pub(super) fn snapshot_at(data: &[u8], pointer: usize) -> Result<Vec<u8>> {
     let length = data
         .get(pointer + 4..pointer + 8)
         .map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize)
@@ -615,7 +621,7 @@ pub(super) fn pull_snapshot<T: 'static>(
     let bytes = data
         .get(pointer..pointer + length)
         .context("the snapshot runs past the end of memory")?;
-    Ok(Some(bytes.to_vec()))
+    Ok(bytes.to_vec())
 }
 
 /// The smallest step of the clock `prof.getTime` reads.

@@ -302,6 +302,7 @@ pub(crate) fn sampled_profile(
             count_check: None,
             window: None,
             display_frames: None,
+            requests: None,
             small_counted: false,
         },
         timer: TimerInfo {

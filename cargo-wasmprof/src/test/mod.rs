@@ -151,6 +151,10 @@ fn refuse_run_only_flags(args: &TestArgs) -> Result<()> {
         (h.until_exit, "--until-exit"),
         (h.sample, "--sample"),
         (h.page.is_some(), "--page"),
+        (
+            h.requests.is_some() || h.path.is_some(),
+            "--requests and --path (for an HTTP handler under `cargo wasmprof run`)",
+        ),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         bail!("{flag} is not for `cargo wasmprof test`");

@@ -170,6 +170,7 @@ pub fn test_config(kind: LoadAs, wasm: &Path, run_dir: &Path, session: &Session)
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
+        requests: None,
         test: None,
         harness_tests: false,
     }

@@ -146,3 +146,181 @@ fn hosts_without_components_are_refused_before_the_build() {
         );
     }
 }
+
+/// `fib(12)` calls itself `2 * fib(13) - 1` times.
+const FIB_12_CALLS: u64 = 2 * 233 - 1;
+
+#[test]
+fn an_http_handler_serves_n_requests_each_counted_exactly_with_its_latency() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "http-handler",
+        "--target",
+        COMPONENT,
+        "--requests",
+        "50",
+        "--path",
+        "/fib/12",
+        "--verify-counts",
+    ]);
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("Verified every call count of 2 functions"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("requests: 50 × GET /fib/12 (50 × 200), latency median"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(profile.run.complete, "{:?}", profile.run);
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["http_handler::route"], 50);
+    assert_eq!(calls["http_handler::fib"], 50 * FIB_12_CALLS);
+    let requests = profile.run.requests.as_ref().expect("the requests");
+    assert_eq!(requests.latency_nanos.len(), 50);
+    assert!(requests.latency_nanos.iter().all(|&n| n > 0));
+    assert!(requests.statuses.iter().all(|&s| s == 200));
+    // Each request's own calls, by its name.
+    assert_eq!(profile.threads.len(), 50);
+    for (index, thread) in profile.threads.iter().enumerate() {
+        assert_eq!(thread.name, format!("request {}", index + 1));
+        let alone = calls_by_function(&profile.thread_view(index));
+        assert_eq!(alone["http_handler::fib"], FIB_12_CALLS, "{}", thread.name);
+    }
+    let one = wasmprof(&[
+        "report",
+        "--input",
+        run.profile_path().to_str().unwrap(),
+        "--thread",
+        "request 7",
+    ]);
+    one.assert_success();
+    assert!(one.stdout.contains("(thread request 7)"), "{}", one.stdout);
+}
+
+#[test]
+fn a_handler_that_panics_ends_the_run_and_keeps_the_requests_before() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "http-handler",
+        "--target",
+        COMPONENT,
+        "--requests",
+        "3",
+        "--path",
+        "/panic",
+        "--verify-counts",
+    ]);
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("asked to panic by /panic"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("request 1 to /panic"), "{}", run.stderr);
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert_eq!(calls_by_function(&profile)["http_handler::route"], 1);
+    // A command is not served requests.
+    let command = wasmprof(&[
+        "run",
+        "-p",
+        "components",
+        "--target",
+        COMPONENT,
+        "--verify-counts",
+        "--requests",
+        "2",
+    ]);
+    assert_eq!(command.code(), Some(1), "{}", command.stderr);
+    assert!(
+        command.stderr.contains("the component is a command"),
+        "{}",
+        command.stderr
+    );
+}
+
+/// A workspace of two throwaway components that cannot run here.
+fn unrunnable_components() -> std::path::PathBuf {
+    let dir = examples_dir().join("target").join("e2e-components-scratch");
+    let _ = std::fs::remove_dir_all(&dir);
+    let runtime = repo_root().join("wasmprof-rt");
+    let manifest = |name: &str, kind: &str, extra: &str| {
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{kind}\n\
+             [dependencies]\nwasmprof = {{ package = \"wasmprof-rt\", path = {:?} }}\n{extra}",
+            runtime.display()
+        )
+    };
+    let files = [
+        (
+            "Cargo.toml",
+            "[workspace]\nresolver = \"2\"\nmembers = [\"reactor\", \"imports\"]\n".to_owned(),
+        ),
+        (
+            "reactor/Cargo.toml",
+            manifest("reactor", "[lib]\ncrate-type = [\"cdylib\"]\n", ""),
+        ),
+        (
+            "reactor/src/lib.rs",
+            "#[wasmprof::instrument]\n#[no_mangle]\npub extern \"C\" fn answer() -> i32 {\n    42\n}\n"
+                .to_owned(),
+        ),
+        (
+            "imports/Cargo.toml",
+            manifest(
+                "imports",
+                "",
+                "wit-bindgen = { version = \"0.57\", default-features = false, features = [\"macros\", \"realloc\"] }\n",
+            ),
+        ),
+        (
+            "imports/src/main.rs",
+            "wit_bindgen::generate!({ inline: \"package my:host; interface log { log: func(message: string); } \
+             world program { import log; }\", world: \"program\" });\n\n\
+             #[wasmprof::instrument]\nfn main() {\n    my::host::log::log(\"hello\");\n}\n"
+                .to_owned(),
+        ),
+    ];
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_reactor_and_a_component_with_imports_wasmtime_lacks_are_told_what_runs() {
+    let dir = unrunnable_components();
+    let reactor = wasmprof_in(
+        &dir,
+        &["run", "-p", "reactor", "--target", COMPONENT, "--offline"],
+    );
+    assert_eq!(reactor.code(), Some(1), "{}", reactor.stderr);
+    assert!(
+        reactor
+            .stderr
+            .contains("exports neither `wasi:cli/run` nor `wasi:http/incoming-handler`"),
+        "{}",
+        reactor.stderr
+    );
+    let imports = wasmprof_in(
+        &dir,
+        &["run", "-p", "imports", "--target", COMPONENT, "--offline"],
+    );
+    assert_eq!(imports.code(), Some(1), "{}", imports.stderr);
+    assert!(
+        imports.stderr.contains("the component imports my:host/log")
+            && imports.stderr.contains("does not provide"),
+        "{}",
+        imports.stderr
+    );
+}
