@@ -21,7 +21,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::host::{HostConfig, HostResult, HttpRequests, RunStatus};
 use super::http_host::{self, HANDLER_INTERFACE};
 use super::request_snapshots;
-use super::wasmtime_host::{classify, pull_snapshot, Ticker};
+use super::wasmtime_host::{classify, interrupt_at, keep_snapshot, pull_snapshot, Ticker};
 
 /// The runtime's export that hands the snapshot over (`wasmprof-core`'s
 /// `component.rs`).
@@ -38,22 +38,12 @@ const COMMAND_PACKAGES: [&str; 6] = [
     "wasi:sockets/",
 ];
 /// And a handler, with wasmtime-wasi-http.
-const HANDLER_PACKAGES: [&str; 7] = [
-    "wasi:cli/",
-    "wasi:clocks/",
-    "wasi:filesystem/",
-    "wasi:io/",
-    "wasi:random/",
-    "wasi:sockets/",
-    "wasi:http/",
-];
+const HTTP_PACKAGE: &str = "wasi:http/";
 
 /// What the WASI functions reach.
 struct ComponentState {
     wasi: WasiCtx,
     table: ResourceTable,
-    /// When `--timeout` ends the run.
-    deadline: Instant,
 }
 
 impl WasiView for ComponentState {
@@ -115,17 +105,9 @@ pub(super) fn run(
         ComponentState {
             wasi,
             table: ResourceTable::new(),
-            deadline: wall + Duration::from_millis(config.timeout_ms),
         },
     );
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|context| {
-        Ok(if Instant::now() >= context.data().deadline {
-            wasmtime::UpdateDeadline::Interrupt
-        } else {
-            wasmtime::UpdateDeadline::Continue(1)
-        })
-    });
+    interrupt_at(&mut store, wall + Duration::from_millis(config.timeout_ms));
     // One tick at the timeout: components are not sampled.
     let unsampled = HostConfig {
         sample_interval_micros: None,
@@ -169,15 +151,7 @@ pub(super) fn run(
             }
         }
     };
-    match snapshot {
-        Ok(Some(bytes)) => {
-            std::fs::write(&config.snapshot_out, bytes)
-                .with_context(|| format!("could not write {}", config.snapshot_out.display()))?;
-            result.snapshot = true;
-        }
-        Ok(None) => {}
-        Err(e) => result.snapshot_error = Some(format!("{e:#}")),
-    }
+    keep_snapshot(snapshot, config, result)?;
     result.wall_nanos = wall.elapsed().as_nanos() as u64;
     Ok(())
 }
@@ -192,8 +166,8 @@ fn shape(
     let ty = component.component_type();
     let exports: Vec<&str> = ty.exports(engine).map(|(name, _)| name).collect();
     let exports_one = |prefix: &str| exports.iter().any(|name| name.starts_with(prefix));
-    let (shape, packages, given): (Shape, &[&str], &str) = if exports_one(HANDLER_INTERFACE) {
-        (Shape::Handler, &HANDLER_PACKAGES, "a handler")
+    let (shape, given) = if exports_one(HANDLER_INTERFACE) {
+        (Shape::Handler, "a handler")
     } else if exports_one(RUN_INTERFACE) {
         if config.requests.is_some() {
             return Err(
@@ -202,7 +176,7 @@ fn shape(
                     .to_owned(),
             );
         }
-        (Shape::Command, &COMMAND_PACKAGES, "a command")
+        (Shape::Command, "a command")
     } else {
         let own: Vec<&str> = exports
             .iter()
@@ -220,6 +194,10 @@ fn shape(
             }
         ));
     };
+    let mut packages = COMMAND_PACKAGES.to_vec();
+    if let Shape::Handler = shape {
+        packages.push(HTTP_PACKAGE);
+    }
     let missing: Vec<&str> = ty
         .imports(engine)
         .map(|(name, _)| name)
@@ -308,16 +286,8 @@ fn serve(
         result.message = Some(format!("{e:#}"));
     }
     result.requests = Some(served);
-    match request_snapshots::merge(snapshots) {
-        Ok(Some(merged)) => {
-            std::fs::write(&config.snapshot_out, merged.encode())
-                .with_context(|| format!("could not write {}", config.snapshot_out.display()))?;
-            result.snapshot = true;
-        }
-        Ok(None) => {}
-        Err(e) => result.snapshot_error = Some(format!("{e:#}")),
-    }
-    Ok(())
+    let merged = request_snapshots::merge(snapshots).map(|m| m.map(|m| m.encode()));
+    keep_snapshot(merged, config, result)
 }
 
 /// The snapshot through the runtime's export, from an instance that

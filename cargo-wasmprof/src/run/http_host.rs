@@ -30,7 +30,6 @@ struct RequestState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
-    deadline: Instant,
 }
 
 impl WasiView for RequestState {
@@ -133,17 +132,9 @@ async fn serve_one(
             wasi,
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            deadline,
         },
     );
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|context| {
-        Ok(if Instant::now() >= context.data().deadline {
-            wasmtime::UpdateDeadline::Interrupt
-        } else {
-            wasmtime::UpdateDeadline::Continue(1)
-        })
-    });
+    super::wasmtime_host::interrupt_at(&mut store, deadline);
     let request = hyper::Request::get(format!("http://localhost{path}"))
         .body(Empty::<Bytes>::new())
         .with_context(|| format!("--path {path:?} is not a request path"))?;

@@ -482,7 +482,22 @@ fn save_what_it_left(
         .spawner
         .as_ref()
         .map(|s| s.threads.memory.clone());
-    match pull_snapshot(store, instance, shared.as_ref()) {
+    keep_snapshot(
+        pull_snapshot(store, instance, shared.as_ref()),
+        config,
+        result,
+    )
+}
+
+/// Writes the snapshot a run left, if it left one, to
+/// `config.snapshot_out`; a snapshot that could not be read is the result's
+/// to tell.
+pub(super) fn keep_snapshot(
+    snapshot: Result<Option<Vec<u8>>>,
+    config: &HostConfig,
+    result: &mut HostResult,
+) -> Result<()> {
+    match snapshot {
         Ok(Some(bytes)) => {
             std::fs::write(&config.snapshot_out, bytes)
                 .with_context(|| format!("could not write {}", config.snapshot_out.display()))?;
@@ -492,6 +507,19 @@ fn save_what_it_left(
         Err(e) => result.snapshot_error = Some(format!("{e:#}")),
     }
     Ok(())
+}
+
+/// Ends the store's calls with an interrupt at `deadline` (`--timeout`),
+/// checked at each epoch tick.
+pub(super) fn interrupt_at<T: 'static>(store: &mut Store<T>, deadline: Instant) {
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        Ok(if Instant::now() >= deadline {
+            wasmtime::UpdateDeadline::Interrupt
+        } else {
+            wasmtime::UpdateDeadline::Continue(1)
+        })
+    });
 }
 
 /// How the program failed: its own `exit`, the timeout, or a trap.
