@@ -5,13 +5,14 @@
 //! take its place:
 //!
 //! - the export `wasmprof:runtime/snapshot@0.1.0`, whose `take` returns the
-//!   snapshot's bytes: what `cargo wasmprof run` calls after a command or
-//!   after the last request to an HTTP handler, the instance still alive;
+//!   snapshot's bytes: what `cargo wasmprof run` calls after a command, or
+//!   after each request to an HTTP handler, the instance still alive (after
+//!   a trap it reads `__wasmprof_snapshot` of the core module instead);
 //! - a file: when `WASMPROF_SNAPSHOT` names a path, the snapshot is written
 //!   there as the program exits (`atexit`) and when it panics (a chained
 //!   panic hook, since a panic on WebAssembly aborts and runs no `atexit`).
-//!   This is how a run under any WASI 0.2 host, such as `wasmtime run` or
-//!   jco, leaves a profile that `cargo wasmprof report --input` reads.
+//!   This is for runs under other WASI 0.2 hosts, such as `wasmtime run`
+//!   or jco; `cargo wasmprof report` does not read such a file yet.
 
 use std::sync::Once;
 
