@@ -746,9 +746,11 @@ pub struct ReportArgs {
     /// Profile file(s) to read; several of one kind are merged [default: the newest profile of this workspace]
     ///
     /// A wasmprof profile, a Chrome DevTools or Node `.cpuprofile` (or the
-    /// DevTools protocol's `Profiler.stop` result), or a JS Self-Profiling
-    /// API trace, told apart by their content. The engines' profiles give
-    /// sampled times and no call counts; Rust names are demangled.
+    /// DevTools protocol's `Profiler.stop` result), a JS Self-Profiling API
+    /// trace, or the snapshot a WASI 0.2 component writes to
+    /// `$WASMPROF_SNAPSHOT` under another host, told apart by their
+    /// content. The engines' profiles give sampled times and no call
+    /// counts; Rust names are demangled.
     #[arg(short, long, value_name = "FILE")]
     pub input: Vec<PathBuf>,
     /// Leave the engine's idle time (`(idle)`, samples without a stack) out of a sampling profile

@@ -1,6 +1,7 @@
 //! Any file `cargo wasmprof report --input` reads: a wasmprof profile, a
-//! Chrome DevTools or Node `.cpuprofile`, or a JS Self-Profiling trace,
-//! told apart by their content, the sampled ones converted to a profile.
+//! Chrome DevTools or Node `.cpuprofile`, a JS Self-Profiling trace, or a
+//! runtime's raw snapshot (what a WASI 0.2 component writes under another
+//! host), told apart by their content, and converted to a profile.
 
 use std::fmt;
 use std::path::Path;
@@ -21,6 +22,9 @@ pub enum InputKind {
     CpuProfile,
     /// A JS Self-Profiling API trace.
     SelfProfilingTrace,
+    /// The runtime's snapshot bytes (`WPRF…`), as a component writes them
+    /// to `$WASMPROF_SNAPSHOT` under a host other than `cargo wasmprof run`.
+    Snapshot,
 }
 
 impl fmt::Display for InputKind {
@@ -29,6 +33,7 @@ impl fmt::Display for InputKind {
             InputKind::Wasmprof => "a wasmprof profile",
             InputKind::CpuProfile => "a .cpuprofile",
             InputKind::SelfProfilingTrace => "a JS Self-Profiling trace",
+            InputKind::Snapshot => "a wasmprof snapshot",
         })
     }
 }
@@ -180,8 +185,61 @@ pub fn read(path: &Path, options: &sampled::Options) -> Result<Input> {
     })
 }
 
-/// The reader for the file `bytes` hold, from their top-level keys.
+/// A snapshot, written by the runtime itself: nothing says how the run
+/// ended but the snapshot, whose frames still open make it incomplete.
+struct SnapshotReader;
+
+impl Reader for SnapshotReader {
+    fn kind(&self) -> InputKind {
+        InputKind::Snapshot
+    }
+
+    fn is_applicable(&self, _: &TopLevelKeys) -> bool {
+        // Told by its first bytes, not its keys (`reader_for`).
+        false
+    }
+
+    fn read(
+        &self,
+        bytes: Vec<u8>,
+        path: &Path,
+        _: &sampled::Options,
+        _: &mut sampled::Problems,
+    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+        let snapshot = wasmprof_wire::Snapshot::decode(&bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is a wasmprof snapshot that cannot be read: {e}",
+                path.display()
+            )
+        })?;
+        let host = crate::run::host::HostResult::started(format!(
+            "the host that wrote {}",
+            path.display()
+        ));
+        let context = crate::run::snapshot_to_profile::RunContext {
+            package: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            module: String::new(),
+            module_sha256: String::new(),
+            command: Vec::new(),
+            entry: "unknown".to_owned(),
+            small: None,
+        };
+        Ok((
+            crate::run::snapshot_to_profile::to_profile(&snapshot, &host, context),
+            Vec::new(),
+        ))
+    }
+}
+
+/// The reader for the file `bytes` hold, from their first bytes or their
+/// top-level keys.
 fn reader_for(bytes: &[u8], path: &Path) -> Result<&'static dyn Reader> {
+    if bytes.starts_with(wasmprof_wire::MAGIC) {
+        return Ok(&SnapshotReader);
+    }
     let keys: TopLevelKeys = match serde_json::from_slice(bytes) {
         Ok(keys) => keys,
         Err(e) if e.is_eof() => bail!(
@@ -215,7 +273,7 @@ fn reader_for(bytes: &[u8], path: &Path) -> Result<&'static dyn Reader> {
 
 #[cfg(test)]
 mod tests {
-    use super::{reader_for, InputKind};
+    use super::{read, reader_for, sampled, InputKind};
     use std::path::Path;
 
     fn kind(json: &str) -> InputKind {
@@ -258,5 +316,76 @@ mod tests {
         assert!(refuse(r#"{"a":1}"#).contains("a kind of file wasmprof does not read"));
         assert!(refuse(r#"{"nodes":["#).contains("corrupt or truncated"));
         assert!(refuse("[1]").contains("not a JSON object"));
+    }
+
+    /// A component's snapshot, as its runtime writes it: `fib` called
+    /// three times under `main`, `fib` still running (a panic).
+    fn snapshot_bytes() -> Vec<u8> {
+        use wasmprof_wire::{Snapshot, SnapshotFunction, SnapshotNode, Tier};
+        let function = |name: &str| SnapshotFunction {
+            name: name.into(),
+            file: "src/main.rs".into(),
+            line: 1,
+            tier: Tier::Full,
+            is_async: false,
+            calls: 0,
+            marker: None,
+            name_given: false,
+            is_test: false,
+        };
+        let node = |parent, function, calls| SnapshotNode {
+            parent,
+            function,
+            calls,
+            timed_calls: calls,
+            flags: 0,
+            inclusive: 1.0,
+        };
+        Snapshot {
+            timed: true,
+            functions: vec![function("app::main"), function("app::fib")],
+            nodes: vec![node(u32::MAX, u32::MAX, 0), node(0, 0, 1), node(1, 1, 3)],
+            current: 2,
+            overflow: None,
+            cap: 100,
+            clock_cost: 0.0,
+            futures: Vec::new(),
+            memory: None,
+            oracle: None,
+            frames: None,
+            threads: None,
+        }
+        .encode()
+    }
+
+    #[test]
+    fn a_snapshot_file_is_read_as_the_profile_of_its_run() {
+        let dir = std::env::temp_dir().join(format!("wasmprof-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("run.wprf");
+        let bytes = snapshot_bytes();
+        std::fs::write(&path, &bytes).unwrap();
+        let input = read(&path, &sampled::Options::default()).unwrap();
+        assert_eq!(input.kind, InputKind::Snapshot);
+        let fib = input
+            .profile
+            .functions
+            .iter()
+            .position(|f| f.name == "app::fib");
+        let calls: u64 = (input.profile.nodes.iter())
+            .filter(|n| n.function == fib)
+            .map(|n| n.calls)
+            .sum();
+        assert_eq!(calls, 3);
+        // A frame still open: the run did not end there.
+        assert!(!input.profile.run.complete);
+        // Cut short, it is refused as a snapshot that cannot be read.
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let error = read(&path, &sampled::Options::default()).err().unwrap();
+        assert!(
+            format!("{error:#}").contains("is a wasmprof snapshot that cannot be read"),
+            "{error:#}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -12,7 +12,7 @@
 //!   there as the program exits (`atexit`) and when it panics (a chained
 //!   panic hook, since a panic on WebAssembly aborts and runs no `atexit`).
 //!   This is for runs under other WASI 0.2 hosts, such as `wasmtime run`
-//!   or jco; `cargo wasmprof report` does not read such a file yet.
+//!   or jco; `cargo wasmprof report --input` reads the file.
 
 use std::sync::Once;
 

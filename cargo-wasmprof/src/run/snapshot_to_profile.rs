@@ -253,7 +253,8 @@ fn functions(snapshot: &Snapshot, wasm: &str) -> Vec<Function> {
         .iter()
         .map(|f| (f.marker, f.name_given))
         .collect();
-    if markers.iter().any(|(marker, _)| marker.is_some()) {
+    // A snapshot read on its own has no module to name its functions from.
+    if !wasm.is_empty() && markers.iter().any(|(marker, _)| marker.is_some()) {
         match rustc_names::marker_names(std::path::Path::new(wasm)) {
             Ok(names) => rustc_names::rename(&mut functions, &markers, &names),
             Err(e) => crate::terminal::warning(&format!(

@@ -324,3 +324,71 @@ fn a_reactor_and_a_component_with_imports_wasmtime_lacks_are_told_what_runs() {
         imports.stderr
     );
 }
+
+#[test]
+fn a_component_writes_its_snapshot_file_for_other_hosts_and_report_reads_it() {
+    // What `wasmtime run --dir DIR::/out --env WASMPROF_SNAPSHOT=/out/…`
+    // does, here in the embedded wasmtime: the runtime writes the file at
+    // exit, or from its panic hook.
+    let dir = examples_dir()
+        .join("target")
+        .join("e2e-components-snapshots");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let preopen = format!("{}::/out", dir.display());
+    for ending in ["", "panic"] {
+        let variable = format!("WASMPROF_SNAPSHOT=/out/run-{ending}.wprf");
+        let mut args = vec![
+            "run",
+            "-p",
+            "components",
+            "--target",
+            COMPONENT,
+            "--verify-counts",
+            "--dir",
+            &preopen,
+            "--env",
+            &variable,
+        ];
+        if !ending.is_empty() {
+            args.extend(["--", ending]);
+        }
+        wasmprof(&args);
+        let file = dir.join(format!("run-{ending}.wprf"));
+        assert!(file.is_file(), "{ending:?}: no snapshot file");
+        let report = wasmprof(&["report", "--input", file.to_str().unwrap()]);
+        report.assert_success();
+        // gprof's flat profile: fib's one call from outside and its own
+        // calls of itself; collatz_len's line with its count.
+        assert!(
+            report
+                .stdout
+                .contains(&format!("components::fib 1+{}", FIB_CALLS - 1)),
+            "{ending:?}: {}",
+            report.stdout
+        );
+        assert!(
+            report
+                .stdout
+                .lines()
+                .any(|line| line.contains("components::collatz_len")
+                    && line
+                        .split_whitespace()
+                        .any(|word| word == COLLATZ_CALLS.to_string())),
+            "{ending:?}: {}",
+            report.stdout
+        );
+    }
+    let truncated = dir.join("truncated.wprf");
+    let bytes = std::fs::read(dir.join("run-.wprf")).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let report = wasmprof(&["report", "--input", truncated.to_str().unwrap()]);
+    assert_eq!(report.code(), Some(1), "{}", report.stderr);
+    assert!(
+        report
+            .stderr
+            .contains("is a wasmprof snapshot that cannot be read"),
+        "{}",
+        report.stderr
+    );
+}
