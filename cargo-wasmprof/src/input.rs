@@ -321,27 +321,9 @@ mod tests {
     /// A component's snapshot, as its runtime writes it: `fib` called
     /// three times under `main`, `fib` still running (a panic).
     fn snapshot_bytes() -> Vec<u8> {
-        use wasmprof_wire::{Snapshot, SnapshotFunction, SnapshotNode, Tier};
-        let function = |name: &str| SnapshotFunction {
-            name: name.into(),
-            file: "src/main.rs".into(),
-            line: 1,
-            tier: Tier::Full,
-            is_async: false,
-            calls: 0,
-            marker: None,
-            name_given: false,
-            is_test: false,
-        };
-        let node = |parent, function, calls| SnapshotNode {
-            parent,
-            function,
-            calls,
-            timed_calls: calls,
-            flags: 0,
-            inclusive: 1.0,
-        };
-        Snapshot {
+        use crate::testing::{snapshot_function as function, snapshot_node};
+        let node = |parent, function, calls| snapshot_node(parent, function, calls, 1.0);
+        wasmprof_wire::Snapshot {
             timed: true,
             functions: vec![function("app::main"), function("app::fib")],
             nodes: vec![node(u32::MAX, u32::MAX, 0), node(0, 0, 1), node(1, 1, 3)],

@@ -597,3 +597,35 @@ pub(crate) fn demo_profile() -> Profile {
         futures: Vec::new(),
     }
 }
+
+/// A fully instrumented function of a runtime snapshot, at `src/main.rs:1`.
+pub(crate) fn snapshot_function(name: &str) -> wasmprof_wire::SnapshotFunction {
+    wasmprof_wire::SnapshotFunction {
+        name: name.into(),
+        file: "src/main.rs".into(),
+        line: 1,
+        tier: wasmprof_wire::Tier::Full,
+        is_async: false,
+        calls: 0,
+        marker: None,
+        name_given: false,
+        is_test: false,
+    }
+}
+
+/// A snapshot node whose calls were all timed, `inclusive` ms in all.
+pub(crate) fn snapshot_node(
+    parent: u32,
+    function: u32,
+    calls: u64,
+    inclusive: f64,
+) -> wasmprof_wire::SnapshotNode {
+    wasmprof_wire::SnapshotNode {
+        parent,
+        function,
+        calls,
+        timed_calls: calls,
+        flags: 0,
+        inclusive,
+    }
+}

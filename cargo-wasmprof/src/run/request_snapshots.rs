@@ -221,32 +221,7 @@ impl Merged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmprof_wire::{SnapshotFunction, Tier};
-
-    fn function(name: &str) -> SnapshotFunction {
-        SnapshotFunction {
-            name: name.into(),
-            file: "src/lib.rs".into(),
-            line: 1,
-            tier: Tier::Full,
-            is_async: false,
-            calls: 0,
-            marker: None,
-            name_given: false,
-            is_test: false,
-        }
-    }
-
-    fn node(parent: u32, function: u32, calls: u64, inclusive: f64) -> SnapshotNode {
-        SnapshotNode {
-            parent,
-            function,
-            calls,
-            timed_calls: calls,
-            flags: 0,
-            inclusive,
-        }
-    }
+    use crate::testing::{snapshot_function as function, snapshot_node as node};
 
     /// One request: `route` → `fib` (called `fibs` times), its functions
     /// registered in the order given.
