@@ -100,14 +100,16 @@ mod recorded_tests {
             .unwrap_or_else(|| panic!("no memory record of {name}"))
     }
 
-    /// The root's bytes freed so far on this thread.
-    fn freed_at_root(s: &crate::snapshot::Snapshot) -> u64 {
-        let memory = s.memory.as_ref().expect("memory recorded");
-        memory
-            .paths
+    /// The root's bytes freed so far on this thread, from its own book:
+    /// a snapshot's root sums every thread's, and other tests' threads
+    /// free at the root while this one runs.
+    fn freed_at_root() -> u64 {
+        crate::state::with_thread(|t| t.memory.view())
+            .expect("thread state")
+            .nodes
             .iter()
-            .filter(|p| p.node == 0)
-            .map(|p| p.freed_bytes)
+            .filter(|(node, _)| *node == 0)
+            .map(|(_, path)| path.freed_bytes)
             .sum()
     }
 
@@ -128,13 +130,13 @@ mod recorded_tests {
         assert_eq!((grown.live_blocks, grown.live_bytes), (1, 1024));
         let leaked = path_of(&s, "memory_tests::leaker");
         assert_eq!((leaked.allocs, leaked.live_bytes, leaked.frees), (1, 48, 0));
-        let root_before = freed_at_root(&s);
+        let root_before = freed_at_root();
         drop(kept);
         let s = take();
         let grown = path_of(&s, "memory_tests::grower");
         assert_eq!((grown.live_blocks, grown.live_bytes), (0, 0));
         // Freed outside any instrumented call: by the root.
-        assert_eq!(freed_at_root(&s) - root_before, 1024);
+        assert_eq!(freed_at_root() - root_before, 1024);
     }
 
     static MAKER: Site = Site::new("memory_tests", "maker", "src/memory.rs", 4);
