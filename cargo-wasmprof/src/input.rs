@@ -212,10 +212,10 @@ impl Reader for SnapshotReader {
                 path.display()
             )
         })?;
-        let host = crate::run::host::HostResult::started(format!(
-            "the host that wrote {}",
-            path.display()
-        ));
+        // The file holds what the runtime knew, not the host's account of
+        // the run: which host, how it ended and its wall time.
+        let host =
+            crate::run::host::HostResult::started("not recorded (a snapshot file)".to_owned());
         let context = crate::run::snapshot_to_profile::RunContext {
             package: path
                 .file_stem()

@@ -144,6 +144,13 @@ fn load(
                 input.problems.describe()
             ));
         }
+        // A snapshot file carries the independent count of a build with
+        // --verify-counts, as a run does: said here as `run` says it.
+        if input.kind == crate::input::InputKind::Snapshot {
+            if let Some(check) = &input.profile.run.count_check {
+                crate::run::count_check::announce_verified(check);
+            }
+        }
         profiles.push(input.profile);
         if inputs.len() == 1 {
             timeline = input.timeline;

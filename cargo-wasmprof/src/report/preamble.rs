@@ -21,11 +21,14 @@ pub(super) fn run_line(profile: &Profile) -> String {
         ),
         None => String::new(),
     };
+    // A snapshot file read on its own has no wall time of the run.
+    let wall = match run.wall_nanos {
+        0 => "not recorded".to_owned(),
+        nanos => human_duration(nanos as f64),
+    };
     format!(
-        "wasmprof: {program}, entry {}, host {}, wall time {}{window}",
-        run.entry,
-        run.host,
-        human_duration(run.wall_nanos as f64)
+        "wasmprof: {program}, entry {}, host {}, wall time {wall}{window}",
+        run.entry, run.host,
     )
 }
 

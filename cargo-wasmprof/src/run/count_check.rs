@@ -93,24 +93,32 @@ pub(crate) fn conclude(check: Option<&CountCheck>, what: &str) -> anyhow::Result
     match differences_error(check, what) {
         Some(error) => Err(error),
         None => {
-            let cut = match &check.cut_call {
-                Some(function) => format!(
-                    " but one call of {function}, which the end of the run cut between its \
-                     two counts"
-                ),
-                None => String::new(),
-            };
-            crate::terminal::status(
-                "Verified",
-                &format!(
-                    "every call count of {} functions: each equal to a second, independent \
-                     count of the same run{cut}",
-                    check.functions
-                ),
-            );
+            announce_verified(check);
             Ok(())
         }
     }
+}
+
+/// The status line of a check whose counts all agreed; nothing otherwise
+/// (a report names the differences in its preamble).
+pub(crate) fn announce_verified(check: &CountCheck) {
+    if !check.differences.is_empty() {
+        return;
+    }
+    let cut = match &check.cut_call {
+        Some(function) => format!(
+            " but one call of {function}, which the end of the run cut between its two counts"
+        ),
+        None => String::new(),
+    };
+    crate::terminal::status(
+        "Verified",
+        &format!(
+            "every call count of {} functions: each equal to a second, independent count of \
+             the same run{cut}",
+            check.functions
+        ),
+    );
 }
 
 /// The error a run whose counts differ ends with, after its profile was

@@ -392,3 +392,98 @@ fn a_component_writes_its_snapshot_file_for_other_hosts_and_report_reads_it() {
         report.stderr
     );
 }
+
+/// jco in Node, another WASI 0.2 host: `examples/jco/run.mjs` transpiles the
+/// component, runs it on preview2-shim and writes the profile out of the
+/// core module inside it, after a panic or an exit too; `report --input`
+/// reads the file and holds its counts against the build's own second
+/// count (--verify-counts).
+#[test]
+fn jco_in_node_runs_the_component_and_report_reads_its_profile() {
+    let build = wasmprof(&[
+        "build",
+        "-p",
+        "components",
+        "--target",
+        COMPONENT,
+        "--verify-counts",
+    ]);
+    build.assert_success();
+    let wasm = build
+        .stderr
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("Finished "))
+        .find(|path| path.ends_with(".wasm"))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("no component named: {}", build.stderr));
+    let script = examples_dir().join("jco").join("run.mjs");
+    let dir = tempfile::tempdir().unwrap();
+    for (ending, code) in [("", 0), ("panic", 1), ("exit", 1)] {
+        let file = dir.path().join(format!("jco-{ending}.wprf"));
+        let jco = std::process::Command::new("node")
+            .arg(&script)
+            .args([wasm.as_os_str(), file.as_os_str()])
+            .args((!ending.is_empty()).then_some(ending))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&jco.stderr);
+        assert_eq!(jco.status.code(), Some(code), "{ending:?}: {stderr}");
+        assert!(
+            String::from_utf8_lossy(&jco.stdout).contains("fib(20) = 6765"),
+            "{ending:?}: {stderr}"
+        );
+        let report = wasmprof(&["report", "--input", file.to_str().unwrap()]);
+        report.assert_success();
+        assert!(
+            report
+                .stderr
+                .contains("Verified every call count of 4 functions"),
+            "{ending:?}: {}",
+            report.stderr
+        );
+        assert!(
+            report
+                .stdout
+                .contains(&format!("components::fib 1+{}", FIB_CALLS - 1)),
+            "{ending:?}: {}",
+            report.stdout
+        );
+        let json = wasmprof(&[
+            "report",
+            "--input",
+            file.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        json.assert_success();
+        let calls: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        let calls_of = |name: &str| {
+            calls["functions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == name)
+                .and_then(|f| f["calls"].as_u64())
+        };
+        assert_eq!(calls_of("components::fib"), Some(FIB_CALLS), "{ending:?}");
+        assert_eq!(
+            calls_of("components::collatz_len"),
+            Some(COLLATZ_CALLS),
+            "{ending:?}"
+        );
+    }
+    // What is not a profiled component is told, with nothing written.
+    let plain = dir.path().join("plain.wprf");
+    let refused = std::process::Command::new("node")
+        .arg(&script)
+        .args([script.as_os_str(), plain.as_os_str()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("is not a WebAssembly component"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!plain.exists());
+}
