@@ -9,7 +9,12 @@
 //! which then cannot be entered again; the core module inside it can, and
 //! the trap's core dump names it, so the snapshot is pulled from there as
 //! from any core module (`__wasmprof_snapshot`).
+//!
+//! Sampled runs are sampled as core modules are (`wasmtime_sampler.rs`):
+//! every store of the run, one per request for a handler, records into the
+//! same samples.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -22,6 +27,7 @@ use super::host::{HostConfig, HostResult, HttpRequests, RunStatus};
 use super::http_host::{self, HANDLER_INTERFACE};
 use super::request_snapshots;
 use super::wasmtime_host::{classify, interrupt_at, keep_snapshot, pull_snapshot, Ticker};
+use super::wasmtime_sampler::{sample_until, save, Samples, SharedSamples};
 
 /// The runtime's export that hands the snapshot over (`wasmprof-core`'s
 /// `component.rs`).
@@ -107,13 +113,13 @@ pub(super) fn run(
             table: ResourceTable::new(),
         },
     );
-    interrupt_at(&mut store, wall + Duration::from_millis(config.timeout_ms));
-    // One tick at the timeout: components are not sampled.
-    let unsampled = HostConfig {
-        sample_interval_micros: None,
-        ..config.clone()
-    };
-    let ticker = Ticker::start(engine, &unsampled);
+    let samples = new_samples(config);
+    watch(
+        &mut store,
+        wall + Duration::from_millis(config.timeout_ms),
+        samples.as_ref(),
+    );
+    let ticker = Ticker::start(engine, config);
     let instance = match linker.instantiate(&mut store, &component) {
         Ok(instance) => instance,
         Err(e) => {
@@ -127,6 +133,8 @@ pub(super) fn run(
         }
     };
     let program_started = Instant::now();
+    // Compiling and linking are no sample's time.
+    resume(samples.as_ref());
     let outcome = Command::new(&mut store, &instance)
         .and_then(|command| command.wasi_cli_run().call_run(&mut store))
         .map_err(anyhow::Error::from);
@@ -151,9 +159,45 @@ pub(super) fn run(
             }
         }
     };
+    save_samples(samples, config)?;
     keep_snapshot(snapshot, config, result)?;
     result.wall_nanos = wall.elapsed().as_nanos() as u64;
     Ok(())
+}
+
+/// The samples of a sampled run (`config.sample_interval_micros`), shared by
+/// its stores.
+fn new_samples(config: &HostConfig) -> Option<SharedSamples> {
+    config
+        .sample_interval_micros
+        .map(|_| Arc::new(Mutex::new(Samples::new())))
+}
+
+/// At every epoch tick: the timeout, and a sample if the run is sampled.
+pub(super) fn watch<T: 'static>(
+    store: &mut Store<T>,
+    deadline: Instant,
+    samples: Option<&SharedSamples>,
+) {
+    match samples {
+        Some(samples) => sample_until(store, deadline, samples.clone()),
+        None => interrupt_at(store, deadline),
+    }
+}
+
+/// The guest runs again after time outside it.
+pub(super) fn resume(samples: Option<&SharedSamples>) {
+    if let Some(mut samples) = samples.and_then(|s| s.lock().ok()) {
+        samples.resume();
+    }
+}
+
+/// Writes the run's samples where the engine reads them.
+fn save_samples(samples: Option<SharedSamples>, config: &HostConfig) -> Result<()> {
+    match samples.as_ref().map(|s| s.lock()) {
+        Some(Ok(samples)) => save(&samples, config),
+        _ => Ok(()),
+    }
 }
 
 /// What the component is, or why it cannot run here: it is neither a
@@ -237,11 +281,8 @@ fn serve(
     };
     let wall = Instant::now();
     let deadline = wall + Duration::from_millis(config.timeout_ms);
-    let unsampled = HostConfig {
-        sample_interval_micros: None,
-        ..config.clone()
-    };
-    let ticker = Ticker::start(server.engine(), &unsampled);
+    let samples = new_samples(config);
+    let ticker = Ticker::start(server.engine(), config);
     let mut served = crate::profile::Requests {
         path: requests.path.clone(),
         latency_nanos: Vec::new(),
@@ -250,7 +291,7 @@ fn serve(
     let mut snapshots = Vec::new();
     let mut outcome = Ok(());
     for number in 1..=requests.count {
-        let request = match server.serve(new_wasi()?, &requests.path, deadline) {
+        let request = match server.serve(new_wasi()?, &requests.path, deadline, samples.as_ref()) {
             Ok(request) => request,
             Err(e) => {
                 outcome = Err(e);
@@ -286,6 +327,7 @@ fn serve(
         result.message = Some(format!("{e:#}"));
     }
     result.requests = Some(served);
+    save_samples(samples, config)?;
     let merged = request_snapshots::merge(snapshots).map(|m| m.map(|m| m.encode()));
     keep_snapshot(merged, config, result)
 }

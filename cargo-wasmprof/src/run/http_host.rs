@@ -21,6 +21,7 @@ use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::host::RunStatus;
+use super::wasmtime_sampler::SharedSamples;
 
 /// What the export `incoming-handler` is named, at any WASI 0.2 version.
 pub(super) const HANDLER_INTERFACE: &str = "wasi:http/incoming-handler@0.2";
@@ -114,9 +115,15 @@ impl Server {
     }
 
     /// Serves one `GET path` in an instance of its own.
-    pub(super) fn serve(&self, wasi: WasiCtx, path: &str, deadline: Instant) -> Result<Served> {
+    pub(super) fn serve(
+        &self,
+        wasi: WasiCtx,
+        path: &str,
+        deadline: Instant,
+        samples: Option<&SharedSamples>,
+    ) -> Result<Served> {
         self.runtime
-            .block_on(serve_one(&self.pre, wasi, path, deadline))
+            .block_on(serve_one(&self.pre, wasi, path, deadline, samples))
     }
 }
 
@@ -125,6 +132,7 @@ async fn serve_one(
     wasi: WasiCtx,
     path: &str,
     deadline: Instant,
+    samples: Option<&SharedSamples>,
 ) -> Result<Served> {
     let mut store = Store::new(
         pre.engine(),
@@ -134,7 +142,9 @@ async fn serve_one(
             table: ResourceTable::new(),
         },
     );
-    super::wasmtime_host::interrupt_at(&mut store, deadline);
+    // The time between two requests is no sample's.
+    super::component_host::resume(samples);
+    super::component_host::watch(&mut store, deadline, samples);
     let request = hyper::Request::get(format!("http://localhost{path}"))
         .body(Empty::<Bytes>::new())
         .with_context(|| format!("--path {path:?} is not a request path"))?;

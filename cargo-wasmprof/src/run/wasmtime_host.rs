@@ -269,12 +269,7 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
             }
             let trace = wasmtime::WasmBacktrace::capture(&context);
             if let Some(samples) = &mut context.data_mut().samples {
-                samples.record(trace.frames().iter().rev().map(|frame| {
-                    (frame.func_index(), || match frame.func_name() {
-                        Some(name) => name.to_owned(),
-                        None => format!("wasm-function[{}]", frame.func_index()),
-                    })
-                }));
+                samples.record(&trace);
             }
             Ok(wasmtime::UpdateDeadline::Continue(1))
         });
@@ -470,12 +465,7 @@ fn save_what_it_left(
     store.set_epoch_deadline(u64::MAX / 2);
     store.epoch_deadline_callback(|_| Ok(wasmtime::UpdateDeadline::Continue(u64::MAX / 2)));
     if let Some(samples) = store.data_mut().samples.take() {
-        let url = format!("file://{}", config.wasm.display());
-        std::fs::write(
-            &config.cpuprofile_out,
-            samples.to_cpuprofile(&url).to_string(),
-        )
-        .with_context(|| format!("could not write {}", config.cpuprofile_out.display()))?;
+        super::wasmtime_sampler::save(&samples, config)?;
     }
     let shared = store
         .data()

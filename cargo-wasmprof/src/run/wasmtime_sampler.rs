@@ -10,16 +10,23 @@
 //! `report --input`) reads them as it reads V8's.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use wasmtime::{FrameInfo, Store, UpdateDeadline, WasmBacktrace};
+
+/// A frame's function: its module (where the module's code lies, unique
+/// while the run lasts) and its index there. A component's core modules
+/// number their functions each from 0.
+type FunctionKey = (usize, u32);
 
 /// The stacks seen so far, as a `.cpuprofile`'s tree of frames.
 pub(crate) struct Samples {
     started: Instant,
     last: Instant,
-    /// `(parent node, function index)` to node id; node 1 is the root.
-    ids: HashMap<(u32, u32), u32>,
+    /// `(parent node, function)` to node id; node 1 is the root.
+    ids: HashMap<(u32, FunctionKey), u32>,
     /// Each node's parent and name, by id (from 2; 1 is the root).
     nodes: Vec<(u32, String)>,
     samples: Vec<u32>,
@@ -39,13 +46,22 @@ impl Samples {
         }
     }
 
-    /// Records one sample of the stack whose frames are `outermost_first`:
-    /// each a function's index, and its name, asked for only the first
-    /// time the frame is seen on its path (a sample allocates nothing
-    /// once its stack is known).
-    pub(super) fn record<F: FnOnce() -> String>(
+    /// Records one sample of the guest's stack: each frame's function, and
+    /// its name, asked for only the first time the frame is seen on its
+    /// path (a sample allocates nothing once its stack is known).
+    pub(super) fn record(&mut self, trace: &WasmBacktrace) {
+        self.record_stack(trace.frames().iter().rev().map(|frame| {
+            (function_key(frame), || match frame.func_name() {
+                Some(name) => name.to_owned(),
+                None => format!("wasm-function[{}]", frame.func_index()),
+            })
+        }));
+    }
+
+    /// [`Samples::record`] of frames given `outermost_first`.
+    fn record_stack<F: FnOnce() -> String>(
         &mut self,
-        outermost_first: impl IntoIterator<Item = (u32, F)>,
+        outermost_first: impl IntoIterator<Item = (FunctionKey, F)>,
     ) {
         let now = Instant::now();
         let mut at = 1;
@@ -64,6 +80,12 @@ impl Samples {
         self.deltas
             .push(now.duration_since(self.last).as_micros() as u64);
         self.last = now;
+    }
+
+    /// The guest is about to run again after time outside it (between two
+    /// requests): that time is no sample's.
+    pub(super) fn resume(&mut self) {
+        self.last = Instant::now();
     }
 
     /// The `.cpuprofile`, its wasm frames naming `module_url`. Times are
@@ -106,6 +128,49 @@ impl Samples {
     }
 }
 
+/// Writes the samples as a `.cpuprofile` where the engine reads them
+/// (`config.cpuprofile_out`), their frames naming the run's `.wasm`.
+pub(super) fn save(samples: &Samples, config: &super::host::HostConfig) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let url = format!("file://{}", config.wasm.display());
+    std::fs::write(
+        &config.cpuprofile_out,
+        samples.to_cpuprofile(&url).to_string(),
+    )
+    .with_context(|| format!("could not write {}", config.cpuprofile_out.display()))
+}
+
+fn function_key(frame: &FrameInfo) -> FunctionKey {
+    (
+        frame.module().image_range().start as usize,
+        frame.func_index(),
+    )
+}
+
+/// Samples shared by the stores of one run: a handler's requests each have
+/// a store of their own.
+pub(super) type SharedSamples = Arc<Mutex<Samples>>;
+
+/// Samples the store's guest at every epoch tick until `deadline`, when
+/// its calls end with an interrupt (`--timeout`).
+pub(super) fn sample_until<T: 'static>(
+    store: &mut Store<T>,
+    deadline: Instant,
+    samples: SharedSamples,
+) {
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |context| {
+        if Instant::now() >= deadline {
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        let trace = WasmBacktrace::capture(&context);
+        if let Ok(mut samples) = samples.lock() {
+            samples.record(&trace);
+        }
+        Ok(UpdateDeadline::Continue(1))
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,11 +179,11 @@ mod tests {
     fn stacks_become_a_cpuprofile_the_readers_take() {
         let mut samples = Samples::new();
         for stack in [vec![0, 1, 2], vec![0, 1], vec![0, 1, 2]] {
-            samples.record(
-                stack
-                    .into_iter()
-                    .map(|f: u32| (f, move || ["main", "run", "step"][f as usize].to_owned())),
-            );
+            samples.record_stack(stack.into_iter().map(|f: u32| {
+                ((0, f), move || {
+                    ["main", "run", "step"][f as usize].to_owned()
+                })
+            }));
         }
         assert_eq!(samples.samples.len(), 3);
         let text = samples.to_cpuprofile("file:///m.wasm").to_string();

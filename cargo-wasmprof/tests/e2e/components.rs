@@ -46,6 +46,12 @@ fn a_command_component_runs_in_wasmtime_with_exact_counts() {
     run.assert_success();
     assert!(verified(&run), "{}", run.stderr);
     assert!(run.stdout.contains("fib(20) = 6765"), "{}", run.stdout);
+    // Sampled, as a core module's run in wasmtime is by default.
+    assert!(
+        run.stderr.contains("Samples ") && run.stderr.contains(" samples, every "),
+        "{}",
+        run.stderr
+    );
     let profile = run.profile();
     assert!(profile.run.complete, "{:?}", profile.run);
     let calls = calls_by_function(&profile);
@@ -174,6 +180,12 @@ fn an_http_handler_serves_n_requests_each_counted_exactly_with_its_latency() {
     assert!(
         run.stderr
             .contains("requests: 50 × GET /fib/12 (50 × 200), latency median"),
+        "{}",
+        run.stderr
+    );
+    // Sampled, every request's store by the same sampler.
+    assert!(
+        run.stderr.contains("Samples ") && !run.stderr.contains("(0 samples"),
         "{}",
         run.stderr
     );

@@ -79,6 +79,8 @@ enum Host {
     Node,
     Browser,
     Wasmtime,
+    /// The WASI binary built as a WASI 0.2 component, in wasmtime.
+    Component,
 }
 
 impl Host {
@@ -95,6 +97,14 @@ impl Host {
             Host::Node => vec!["--host", "node", "--invoke", invoke],
             Host::Browser => vec!["--host", "browser", "--invoke", invoke],
             Host::Wasmtime => vec!["--host", "wasmtime", "--bin", "long-call", "--", program],
+            Host::Component => vec![
+                "--target",
+                "wasm32-wasip2",
+                "--bin",
+                "long-call",
+                "--",
+                program,
+            ],
         };
         args.into_iter().map(str::to_owned).collect()
     }
@@ -263,6 +273,14 @@ fn a_long_call_among_short_ones_is_its_function_s_in_wasmtime() {
     }
 }
 
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_in_a_component() {
+    for case in [STEP, SMALLEST] {
+        long_call_is_credited(case, Host::Component, ATTRIBUTE);
+        long_call_is_credited(case, Host::Component, CRATE_WIDE);
+    }
+}
+
 /// The samples' time in stacks that pass through any of `names`, from the
 /// engine's `.cpuprofile` saved beside the profile.
 fn sampled_time_in(run: &Run, names: &[&str]) -> f64 {
@@ -384,4 +402,10 @@ fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_chromium() {
 fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_wasmtime() {
     figure_6_3_keeps_heavy_under_from_a(Host::Wasmtime, ATTRIBUTE);
     figure_6_3_keeps_heavy_under_from_a(Host::Wasmtime, CRATE_WIDE_ALL);
+}
+
+#[test]
+fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_a_component() {
+    figure_6_3_keeps_heavy_under_from_a(Host::Component, ATTRIBUTE);
+    figure_6_3_keeps_heavy_under_from_a(Host::Component, CRATE_WIDE_ALL);
 }
