@@ -98,7 +98,74 @@ impl PathMemory {
     }
 }
 
+impl PathMemory {
+    /// Adds what `other` did on the same path.
+    fn add(&mut self, other: &PathMemory) {
+        self.allocs += other.allocs;
+        self.alloc_bytes += other.alloc_bytes;
+        self.frees += other.frees;
+        self.freed_bytes += other.freed_bytes;
+        self.reallocs += other.reallocs;
+        self.live_blocks += other.live_blocks;
+        self.live_bytes += other.live_bytes;
+        self.peak_blocks += other.peak_blocks;
+        self.peak_bytes += other.peak_bytes;
+        self.grows += other.grows;
+        self.grown_pages += other.grown_pages;
+    }
+}
+
 impl SnapshotMemory {
+    /// Adds the memory of another instance of the same program (an HTTP
+    /// handler's next request), its nodes renumbered by `node_map`.
+    ///
+    /// Instances have memories of their own, so their peaks do not add:
+    /// the merged peak is the highest instance's, with what its paths held
+    /// at it. Everything else adds up, live bytes included (what each
+    /// instance still held when it was done).
+    pub fn merge_from(&mut self, other: &SnapshotMemory, node_map: impl Fn(NodeId) -> NodeId) {
+        let other_peak_wins = other.peak_bytes > self.peak_bytes;
+        if other_peak_wins {
+            for path in &mut self.paths {
+                path.peak_blocks = 0;
+                path.peak_bytes = 0;
+            }
+            self.peak_blocks = other.peak_blocks;
+            self.peak_bytes = other.peak_bytes;
+        }
+        for path in &other.paths {
+            let mut path = PathMemory {
+                node: node_map(path.node),
+                ..*path
+            };
+            if !other_peak_wins {
+                path.peak_blocks = 0;
+                path.peak_bytes = 0;
+            }
+            match self.paths.iter_mut().find(|p| p.node == path.node) {
+                Some(same) => same.add(&path),
+                None => self.paths.push(path),
+            }
+        }
+        self.paths.sort_by_key(|p| p.node);
+        self.live_blocks += other.live_blocks;
+        self.live_bytes += other.live_bytes;
+        self.first_pages = self.first_pages.max(other.first_pages);
+        self.pages = self.pages.max(other.pages);
+        self.runtime_bytes = self.runtime_bytes.max(other.runtime_bytes);
+        self.grows.extend(other.grows.iter().map(|g| MemoryGrow {
+            node: node_map(g.node),
+            ..*g
+        }));
+        self.grows_dropped += other.grows_dropped;
+        if self.failed.is_none() {
+            self.failed = other.failed.map(|f| FailedAlloc {
+                node: node_map(f.node),
+                ..f
+            });
+        }
+    }
+
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.first_pages.to_le_bytes());
         out.extend_from_slice(&self.pages.to_le_bytes());
@@ -205,5 +272,57 @@ impl SnapshotMemory {
             grows,
             grows_dropped,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(node: NodeId, bytes: u64, peak: u64) -> PathMemory {
+        PathMemory {
+            node,
+            allocs: 1,
+            alloc_bytes: bytes,
+            live_blocks: 1,
+            live_bytes: bytes,
+            peak_blocks: u64::from(peak > 0),
+            peak_bytes: peak,
+            ..PathMemory::default()
+        }
+    }
+
+    fn memory(paths: Vec<PathMemory>) -> SnapshotMemory {
+        let live: u64 = paths.iter().map(|p| p.live_bytes).sum();
+        let peak: u64 = paths.iter().map(|p| p.peak_bytes).sum();
+        SnapshotMemory {
+            live_blocks: paths.len() as u64,
+            live_bytes: live,
+            peak_blocks: paths.iter().map(|p| p.peak_blocks).sum(),
+            peak_bytes: peak,
+            paths,
+            ..SnapshotMemory::default()
+        }
+    }
+
+    #[test]
+    fn instances_add_their_work_and_keep_the_highest_peak_with_its_paths() {
+        let mut merged = SnapshotMemory::default();
+        merged.merge_from(&memory(vec![path(1, 10, 10), path(2, 5, 5)]), |n| n);
+        // The second instance's node 1 is the first's 2; its peak is higher.
+        merged.merge_from(&memory(vec![path(1, 40, 40)]), |n| n + 1);
+        assert_eq!((merged.live_bytes, merged.live_blocks), (55, 3));
+        assert_eq!(merged.peak_bytes, 40);
+        let peaks: Vec<(NodeId, u64, u64)> = merged
+            .paths
+            .iter()
+            .map(|p| (p.node, p.alloc_bytes, p.peak_bytes))
+            .collect();
+        assert_eq!(peaks, [(1, 10, 0), (2, 45, 40)]);
+        // A lower peak afterwards changes nothing of it.
+        merged.merge_from(&memory(vec![path(1, 8, 8)]), |n| n);
+        assert_eq!(merged.peak_bytes, 40);
+        assert_eq!(merged.paths[0].peak_bytes, 0);
+        assert_eq!(merged.paths[0].alloc_bytes, 18);
     }
 }

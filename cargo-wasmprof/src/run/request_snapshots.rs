@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 use wasmprof_wire::{
-    NodeId, OracleCount, Snapshot, SnapshotFuture, SnapshotNode, SnapshotThread, ThreadNode,
+    NodeId, OracleCount, Snapshot, SnapshotFuture, SnapshotMemory, SnapshotNode, SnapshotThread,
+    ThreadNode,
 };
 
 /// The merged snapshot of `requests` (each with its thread's name);
@@ -76,12 +77,6 @@ impl Merged {
     }
 
     fn add(&mut self, name: String, snapshot: Snapshot) -> Result<()> {
-        if snapshot.memory.is_some() {
-            bail!(
-                "--memory with more than one request is not supported yet: serve one \
-                 request (--requests 1), or profile without --memory"
-            );
-        }
         if snapshot.threads.is_some() {
             bail!("a handler's request recorded calls on more than one thread");
         }
@@ -164,6 +159,17 @@ impl Merged {
                 node: map[future.node as usize],
                 ..*future
             });
+        }
+        if let Some(memory) = &snapshot.memory {
+            let node_map = |node: NodeId| map.get(node as usize).copied().unwrap_or(0);
+            match &mut self.snapshot.memory {
+                Some(into) => into.merge_from(memory, node_map),
+                None => {
+                    let mut first = SnapshotMemory::default();
+                    first.merge_from(memory, node_map);
+                    self.snapshot.memory = Some(first);
+                }
+            }
         }
         for count in snapshot.oracle.iter().flatten() {
             *self.oracle.entry(count.marker).or_insert(0) += count.calls;

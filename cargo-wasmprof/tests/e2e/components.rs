@@ -216,6 +216,56 @@ fn an_http_handler_serves_n_requests_each_counted_exactly_with_its_latency() {
     assert!(one.stdout.contains("(thread request 7)"), "{}", one.stdout);
 }
 
+/// `--memory` over many requests: each instance's memory is its own, so
+/// the allocations add up request by request and the peak is one
+/// request's.
+#[test]
+fn a_handler_s_memory_over_n_requests_is_n_times_one_request_s() {
+    let memory_of = |requests: &str| {
+        let run = wasmprof(&[
+            "run",
+            "-p",
+            "http-handler",
+            "--target",
+            COMPONENT,
+            "--memory",
+            "--requests",
+            requests,
+            "--path",
+            "/fib/12",
+        ]);
+        run.assert_success();
+        let profile = run.profile();
+        let memory = profile.memory.expect("memory recorded");
+        let totals = memory.totals();
+        let route = profile
+            .functions
+            .iter()
+            .position(|f| f.name == "http_handler::route")
+            .expect("route in the profile");
+        let route_allocs: u64 = memory
+            .paths
+            .iter()
+            .filter(|p| profile.nodes[p.node].function == Some(route))
+            .map(|p| p.allocs)
+            .sum();
+        (totals, memory.peak_bytes, route_allocs)
+    };
+    let (one, one_peak, one_route) = memory_of("1");
+    let (seven, seven_peak, seven_route) = memory_of("7");
+    assert!(one.allocs > 0 && one_route > 0, "{one:?}");
+    assert_eq!(seven.allocs, 7 * one.allocs, "{one:?} {seven:?}");
+    assert_eq!(seven.alloc_bytes, 7 * one.alloc_bytes);
+    assert_eq!(seven.frees, 7 * one.frees);
+    assert_eq!(seven.live_bytes, 7 * one.live_bytes);
+    assert_eq!(seven_route, 7 * one_route);
+    assert_eq!(seven_peak, one_peak);
+    assert_eq!(
+        seven.peak_bytes, seven_peak,
+        "the paths' peaks are one request's"
+    );
+}
+
 #[test]
 fn a_handler_that_panics_ends_the_run_and_keeps_the_requests_before() {
     let run = wasmprof(&[
