@@ -77,9 +77,36 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     Ok(info)
 }
 
+/// The core module whose names and table the profile's functions are in:
+/// the file itself, or in a component the core module inside it that
+/// exports `__wasmprof_snapshot`. A component's other core modules (its
+/// shims and adapters) number their functions and table slots each from 0,
+/// so their names must not be mixed with it. A component without one is
+/// returned whole.
+pub fn profiled_module(bytes: &[u8]) -> &[u8] {
+    let nested = Parser::new(0)
+        .parse_all(bytes)
+        .map_while(|payload| payload.ok())
+        .filter_map(|payload| match payload {
+            Payload::ModuleSection {
+                unchecked_range, ..
+            } => bytes.get(unchecked_range),
+            _ => None,
+        });
+    let mut nested = nested.peekable();
+    if nested.peek().is_none() {
+        return bytes;
+    }
+    nested
+        .find(|module| inspect(module).is_ok_and(|info| info.has_snapshot_export))
+        .unwrap_or(bytes)
+}
+
 /// The names the module's name section gives its functions, by function
-/// index (imports counted first, as `wasm-function[N]` counts them).
+/// index (imports counted first, as `wasm-function[N]` counts them); in a
+/// component, its profiled core module's ([`profiled_module`]).
 pub fn function_names(bytes: &[u8]) -> Result<std::collections::HashMap<u32, String>> {
+    let bytes = profiled_module(bytes);
     let mut names = std::collections::HashMap::new();
     for payload in Parser::new(0).parse_all(bytes) {
         if let Payload::CustomSection(section) =
@@ -102,8 +129,10 @@ pub fn function_names(bytes: &[u8]) -> Result<std::collections::HashMap<u32, Str
 }
 
 /// The function in each slot of table 0 that an active element segment
-/// fills: what a function pointer's value (its slot) points at.
+/// fills: what a function pointer's value (its slot) points at; in a
+/// component, its profiled core module's ([`profiled_module`]).
 pub fn table_slots(bytes: &[u8]) -> Result<std::collections::HashMap<u32, u32>> {
+    let bytes = profiled_module(bytes);
     let mut slots = std::collections::HashMap::new();
     for payload in Parser::new(0).parse_all(bytes) {
         let Payload::ElementSection(reader) = payload.context("not a valid WebAssembly module")?
@@ -182,6 +211,39 @@ mod tests {
         data.extend_from_slice(b"more records");
         assert_eq!(bindgen_version(&data).as_deref(), Some("0.2.130"));
         assert_eq!(bindgen_version(&data[..10]), None);
+    }
+
+    /// A component with the profiled core module first and a shim after
+    /// it, both naming function 0 and filling table slot 0: only the
+    /// profiled module's are the profile's.
+    #[test]
+    fn a_component_s_names_and_slots_are_its_profiled_module_s() {
+        let component = wat::parse_str(
+            r#"(component
+                (core module $profiled
+                    (func $real_function)
+                    (func $marker)
+                    (func (export "__wasmprof_snapshot") (result i32) i32.const 0)
+                    (table 2 funcref)
+                    (elem (i32.const 1) func $marker))
+                (core module $shim
+                    (func $shim_function)
+                    (table 2 funcref)
+                    (elem (i32.const 1) func $shim_function)))"#,
+        )
+        .unwrap();
+        assert!(inspect(&component).unwrap().component);
+        let names = function_names(&component).unwrap();
+        assert_eq!(names.get(&0).map(String::as_str), Some("real_function"));
+        assert_eq!(names.get(&1).map(String::as_str), Some("marker"));
+        assert_eq!(table_slots(&component).unwrap().get(&1), Some(&1));
+        // A core module is its own profiled module.
+        let module = wat::parse_str("(module (func $only))").unwrap();
+        assert_eq!(profiled_module(&module), &module[..]);
+        assert_eq!(
+            function_names(&module).unwrap().get(&0).map(String::as_str),
+            Some("only")
+        );
     }
 
     #[test]
