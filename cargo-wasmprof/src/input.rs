@@ -342,9 +342,8 @@ mod tests {
 
     #[test]
     fn a_snapshot_file_is_read_as_the_profile_of_its_run() {
-        let dir = std::env::temp_dir().join(format!("wasmprof-input-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("run.wprf");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.wprf");
         let bytes = snapshot_bytes();
         std::fs::write(&path, &bytes).unwrap();
         let input = read(&path, &sampled::Options::default()).unwrap();
@@ -368,6 +367,5 @@ mod tests {
             format!("{error:#}").contains("is a wasmprof snapshot that cannot be read"),
             "{error:#}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -14,7 +14,6 @@
 //! every store of the run, one per request for a handler, records into the
 //! same samples.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -26,8 +25,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::host::{HostConfig, HostResult, HttpRequests, RunStatus};
 use super::http_host::{self, HANDLER_INTERFACE};
 use super::request_snapshots;
-use super::wasmtime_host::{classify, interrupt_at, keep_snapshot, pull_snapshot, Ticker};
-use super::wasmtime_sampler::{sample_until, save, Samples, SharedSamples};
+use super::wasmtime_host::{classify, keep_snapshot, pull_snapshot, Ticker};
+use super::wasmtime_sampler::{new_shared, resume, save_shared, watch};
 
 /// The runtime's export that hands the snapshot over (`wasmprof-core`'s
 /// `component.rs`).
@@ -113,7 +112,7 @@ pub(super) fn run(
             table: ResourceTable::new(),
         },
     );
-    let samples = new_samples(config);
+    let samples = new_shared(config);
     watch(
         &mut store,
         wall + Duration::from_millis(config.timeout_ms),
@@ -159,45 +158,10 @@ pub(super) fn run(
             }
         }
     };
-    save_samples(samples, config)?;
+    save_shared(samples.as_ref(), config)?;
     keep_snapshot(snapshot, config, result)?;
     result.wall_nanos = wall.elapsed().as_nanos() as u64;
     Ok(())
-}
-
-/// The samples of a sampled run (`config.sample_interval_micros`), shared by
-/// its stores.
-fn new_samples(config: &HostConfig) -> Option<SharedSamples> {
-    config
-        .sample_interval_micros
-        .map(|_| Arc::new(Mutex::new(Samples::new())))
-}
-
-/// At every epoch tick: the timeout, and a sample if the run is sampled.
-pub(super) fn watch<T: 'static>(
-    store: &mut Store<T>,
-    deadline: Instant,
-    samples: Option<&SharedSamples>,
-) {
-    match samples {
-        Some(samples) => sample_until(store, deadline, samples.clone()),
-        None => interrupt_at(store, deadline),
-    }
-}
-
-/// The guest runs again after time outside it.
-pub(super) fn resume(samples: Option<&SharedSamples>) {
-    if let Some(mut samples) = samples.and_then(|s| s.lock().ok()) {
-        samples.resume();
-    }
-}
-
-/// Writes the run's samples where the engine reads them.
-fn save_samples(samples: Option<SharedSamples>, config: &HostConfig) -> Result<()> {
-    match samples.as_ref().map(|s| s.lock()) {
-        Some(Ok(samples)) => save(&samples, config),
-        _ => Ok(()),
-    }
 }
 
 /// What the component is, or why it cannot run here: it is neither a
@@ -281,7 +245,7 @@ fn serve(
     };
     let wall = Instant::now();
     let deadline = wall + Duration::from_millis(config.timeout_ms);
-    let samples = new_samples(config);
+    let samples = new_shared(config);
     let ticker = Ticker::start(server.engine(), config);
     let mut served = crate::profile::Requests {
         path: requests.path.clone(),
@@ -327,7 +291,7 @@ fn serve(
         result.message = Some(format!("{e:#}"));
     }
     result.requests = Some(served);
-    save_samples(samples, config)?;
+    save_shared(samples.as_ref(), config)?;
     let merged = request_snapshots::merge(snapshots).map(|m| m.map(|m| m.encode()));
     keep_snapshot(merged, config, result)
 }

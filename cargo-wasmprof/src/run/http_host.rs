@@ -143,8 +143,8 @@ async fn serve_one(
         },
     );
     // The time between two requests is no sample's.
-    super::component_host::resume(samples);
-    super::component_host::watch(&mut store, deadline, samples);
+    super::wasmtime_sampler::resume(samples);
+    super::wasmtime_sampler::watch(&mut store, deadline, samples);
     let request = hyper::Request::get(format!("http://localhost{path}"))
         .body(Empty::<Bytes>::new())
         .with_context(|| format!("--path {path:?} is not a request path"))?;

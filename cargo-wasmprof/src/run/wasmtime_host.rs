@@ -499,19 +499,6 @@ pub(super) fn keep_snapshot(
     Ok(())
 }
 
-/// Ends the store's calls with an interrupt at `deadline` (`--timeout`),
-/// checked at each epoch tick.
-pub(super) fn interrupt_at<T: 'static>(store: &mut Store<T>, deadline: Instant) {
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        Ok(if Instant::now() >= deadline {
-            wasmtime::UpdateDeadline::Interrupt
-        } else {
-            wasmtime::UpdateDeadline::Continue(1)
-        })
-    });
-}
-
 /// How the program failed: its own `exit`, the timeout, or a trap.
 pub(super) fn classify(
     error: &anyhow::Error,

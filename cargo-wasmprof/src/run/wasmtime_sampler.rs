@@ -151,24 +151,52 @@ fn function_key(frame: &FrameInfo) -> FunctionKey {
 /// a store of their own.
 pub(super) type SharedSamples = Arc<Mutex<Samples>>;
 
-/// Samples the store's guest at every epoch tick until `deadline`, when
-/// its calls end with an interrupt (`--timeout`).
-pub(super) fn sample_until<T: 'static>(
+/// The samples of a sampled run (`config.sample_interval_micros`), shared
+/// by its stores.
+pub(super) fn new_shared(config: &super::host::HostConfig) -> Option<SharedSamples> {
+    config
+        .sample_interval_micros
+        .map(|_| Arc::new(Mutex::new(Samples::new())))
+}
+
+/// At every epoch tick of the store: its calls end with an interrupt once
+/// `deadline` is past (`--timeout`), and else, if the run is sampled, the
+/// guest's stack is recorded.
+pub(super) fn watch<T: 'static>(
     store: &mut Store<T>,
     deadline: Instant,
-    samples: SharedSamples,
+    samples: Option<&SharedSamples>,
 ) {
+    let samples = samples.cloned();
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |context| {
         if Instant::now() >= deadline {
             return Ok(UpdateDeadline::Interrupt);
         }
-        let trace = WasmBacktrace::capture(&context);
-        if let Ok(mut samples) = samples.lock() {
-            samples.record(&trace);
+        if let Some(mut samples) = samples.as_ref().and_then(|s| s.lock().ok()) {
+            samples.record(&WasmBacktrace::capture(&context));
         }
         Ok(UpdateDeadline::Continue(1))
     });
+}
+
+/// The guest runs again after time outside it (compiling, or the host's
+/// work between two requests): that time is no sample's.
+pub(super) fn resume(samples: Option<&SharedSamples>) {
+    if let Some(mut samples) = samples.and_then(|s| s.lock().ok()) {
+        samples.resume();
+    }
+}
+
+/// Writes a sampled run's samples where the engine reads them.
+pub(super) fn save_shared(
+    samples: Option<&SharedSamples>,
+    config: &super::host::HostConfig,
+) -> anyhow::Result<()> {
+    match samples.map(|s| s.lock()) {
+        Some(Ok(samples)) => save(&samples, config),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
