@@ -30,7 +30,7 @@ const BUILDS: [(&str, Option<Timer>, bool, bool); 9] = [
     ("floor", Some(Timer::Floor), false, false),
     ("--timer none", Some(Timer::None), false, false),
     ("--timer host --no-sample", Some(Timer::Host), false, false),
-    ("--timer host", Some(Timer::Host), true, false),
+    (DEFAULT_RUN, Some(Timer::Host), true, false),
     ("--timer none --sample", Some(Timer::None), true, false),
     (MEMORY_NONE, Some(Timer::None), false, true),
     (MEMORY_HOST, Some(Timer::Host), false, true),
@@ -42,10 +42,14 @@ const BUILDS: [(&str, Option<Timer>, bool, bool); 9] = [
 /// The `--memory` rows, and the rows they are compared with.
 const MEMORY_NONE: &str = "--timer none --memory";
 const MEMORY_HOST: &str = "--timer host --no-sample --memory";
-const MEMORY_PAIRS: [(&str, &str); 2] = [
-    (MEMORY_NONE, "--timer none"),
-    (MEMORY_HOST, "--timer host --no-sample"),
-];
+const MEMORY_PAIRS: [(&str, &str); 2] = [(MEMORY_NONE, "--timer none"), (MEMORY_HOST, UNSAMPLED)];
+
+/// The row of what `cargo wasmprof run` does without flags: a timed build,
+/// sampled; the summary under the table names it.
+const DEFAULT_RUN: &str = "--timer host (what run does)";
+
+/// The row the default run is compared with: the same timer, no sampler.
+const UNSAMPLED: &str = "--timer host --no-sample";
 
 /// The plain build's second run in each round.
 const CONTROL: &str = "plain again";
@@ -214,6 +218,10 @@ pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         }
     );
     print!("{}", table(&builds, measure));
+    let summary = default_run_cost(&builds);
+    if !summary.is_empty() {
+        print!("\n{summary}");
+    }
     if measure == Measure::FrameTime {
         println!("{}", frame_rates(&builds));
     }
@@ -259,6 +267,36 @@ fn frame_rates(builds: &[Measured]) -> String {
         })
         .collect();
     format!("frames per second (median): {}", rates.join(", "))
+}
+
+/// The summary: what a run without flags costs, against plain and the
+/// floor, and what its sampler (and the frames kept for it) add to the
+/// unsampled timed build, paired round by round.
+fn default_run_cost(builds: &[Measured]) -> String {
+    let find = |label: &str| builds.iter().find(|b| b.label == label);
+    let Some(run) = find(DEFAULT_RUN) else {
+        return String::new();
+    };
+    // As in the table: the ratio of the medians.
+    let over = |other: &Measured| ratio(spread(&run.nanos).0, spread(&other.nanos).0);
+    let mut parts = vec![format!("{} plain", over(&builds[0]))];
+    if let Some(floor) = find("floor") {
+        parts.push(format!("{} the floor", over(floor)));
+    }
+    if let Some(unsampled) = find(UNSAMPLED) {
+        let ratios = paired_ratios(&run.nanos, &unsampled.nanos);
+        let interval = median_interval(&ratios)
+            .map(|(low, high, _)| format!(" (interval {low:.2}–{high:.2})"))
+            .unwrap_or_default();
+        parts.push(format!(
+            "and {:.2}× {UNSAMPLED}{interval}: what its sampler and the frames kept for it add",
+            median(&ratios)
+        ));
+    }
+    format!(
+        "`cargo wasmprof run` as it runs without flags (--timer host, sampled) costs {}\n",
+        parts.join(", ")
+    )
 }
 
 /// With `--memory`: each memory row's time over the same build's without
@@ -816,6 +854,24 @@ mod tests {
         assert_eq!(millis(12_345_678.0), "12.3");
         assert_eq!(millis(123_456_789.0), "123");
         assert_eq!(ratio(2.0, 0.0), "–");
+    }
+
+    #[test]
+    fn the_summary_names_what_run_does_and_what_sampling_adds() {
+        let builds = [
+            measured("plain", 1, &[100, 100, 100]),
+            measured("floor", 1, &[110, 110, 110]),
+            measured(UNSAMPLED, 1, &[150, 160, 140]),
+            measured(DEFAULT_RUN, 1, &[165, 176, 168]),
+        ];
+        assert_eq!(
+            default_run_cost(&builds),
+            "`cargo wasmprof run` as it runs without flags (--timer host, sampled) costs 1.68× \
+             plain, 1.53× the floor, and 1.10× --timer host --no-sample (interval 1.10–1.20): \
+             what its sampler and the frames kept for it add\n"
+        );
+        // A host without a sampler has no such row, and no summary.
+        assert_eq!(default_run_cost(&builds[..3]), "");
     }
 
     #[test]

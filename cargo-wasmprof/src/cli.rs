@@ -92,6 +92,11 @@ pub enum Command {
     /// costs, and what call paths and timing add to it. No profile is
     /// saved.
     ///
+    /// The sampled `--timer host` row is what `cargo wasmprof run` does
+    /// without flags; the line under the table gives its cost, and what its
+    /// sampler and the frames kept for it add to the unsampled build,
+    /// paired round by round.
+    ///
     /// Each ratio comes with the interval of its median over the rounds
     /// (each build's time over plain's in the same round) and a verdict:
     /// `noise` where the interval holds 1.00 or meets the plain build's
@@ -399,13 +404,15 @@ pub struct CrateWideArgs {
     pub no_count_small: bool,
     /// Keep counted functions out of line in sampled runs, so that a long call of one is its own
     ///
-    /// A sampled run keeps every fully instrumented function out of line,
-    /// so that the engine's samples see its frame. A counted function (the
+    /// A sampled run keeps every fully instrumented function out of line
+    /// (but those that cannot run long: no loop, call, macro, overloaded
+    /// operator or owned value to drop), so that the engine's samples see
+    /// its frame. A counted function (the
     /// small ones of crate-wide instrumentation, and
     /// `#[wasmprof::instrument(count)]`) is left to the compiler, which
     /// inlines most: then a long call of one, say a sort of a large slice,
     /// is its caller's code and its caller's time. With this flag, each
-    /// counted function that calls anything keeps its frame, and the
+    /// counted function that may run long keeps its frame, and the
     /// samples give such a call's time to it (marked "sampled"). The cost
     /// is that of every small call made a real one: `realworld` crate-wide
     /// went from 1.69× to 2.71× of the plain build's time.

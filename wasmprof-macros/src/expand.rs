@@ -328,6 +328,9 @@ struct MaybeItemFn {
     /// An `async fn` must stay one: another attribute macro on its impl
     /// block or trait (`#[async_trait]`) will rewrite it.
     keep_async: bool,
+    /// In an impl for a type without drop glue (`impl U32 for u32`), which
+    /// a by-value `self` may then be without making the call long.
+    primitive_self: bool,
 }
 
 impl Parse for MaybeItemFn {
@@ -348,6 +351,7 @@ impl Parse for MaybeItemFn {
             inner_attrs,
             body,
             keep_async: false,
+            primitive_self: false,
         })
     }
 }
@@ -376,6 +380,7 @@ impl MaybeItemFn {
             inner_attrs,
             body: quote!(#(#stmts)*),
             keep_async: false,
+            primitive_self: false,
         }
     }
 
@@ -429,7 +434,8 @@ impl MaybeItemFn {
         let self_type = self_type.tokens();
         let braces = brace.span.join();
         let original_body = braced(braces, body.clone());
-        let keep_frame = if keeps_frame(keep_frames(), entry, body, outer_attrs) {
+        let may_run_long = bounded::can_run_long(sig, self.primitive_self, body);
+        let keep_frame = if keeps_frame(keep_frames(), entry, may_run_long, outer_attrs) {
             quote!(#[inline(never)])
         } else {
             quote!()
@@ -475,15 +481,17 @@ enum KeepFrames {
     WithCounted,
 }
 
-/// Whether a function is kept out of line: never against the user's own
-/// `#[inline]`, and a counted function that calls nothing cannot run long.
-fn keeps_frame(frames: KeepFrames, entry: Entry, body: &TokenStream, attrs: &[Attribute]) -> bool {
+/// Whether a function is kept out of line: only one whose calls may run
+/// long ([`bounded`]), for a short one cannot be the long call among
+/// short ones that only a sample finds; and never against the user's own
+/// `#[inline]`.
+fn keeps_frame(frames: KeepFrames, entry: Entry, may_run_long: bool, attrs: &[Attribute]) -> bool {
     let keep = match frames {
         KeepFrames::None => false,
         KeepFrames::Full => entry != Entry::Count,
-        KeepFrames::WithCounted => entry != Entry::Count || body_makes_calls(body),
+        KeepFrames::WithCounted => true,
     };
-    keep && !has_inline(attrs)
+    keep && may_run_long && !has_inline(attrs)
 }
 
 fn keep_frames() -> KeepFrames {
@@ -580,34 +588,6 @@ fn mentions_self(tokens: TokenStream) -> bool {
         TokenTree::Group(group) => mentions_self(group.stream()),
         _ => false,
     })
-}
-
-/// Whether the body calls anything (a function, a method, a macro, which
-/// may call): a function that does not is as short as its code. Calls in
-/// items nested in it are not its own. If the body does not parse, it
-/// may.
-fn body_makes_calls(body: &TokenStream) -> bool {
-    struct Finder(bool);
-    impl<'ast> Visit<'ast> for Finder {
-        fn visit_item(&mut self, _: &'ast Item) {}
-        fn visit_expr_call(&mut self, _: &'ast syn::ExprCall) {
-            self.0 = true;
-        }
-        fn visit_expr_method_call(&mut self, _: &'ast syn::ExprMethodCall) {
-            self.0 = true;
-        }
-        fn visit_macro(&mut self, _: &'ast syn::Macro) {
-            self.0 = true;
-        }
-    }
-    let Ok(stmts) = parse_statements(body) else {
-        return true;
-    };
-    let mut finder = Finder(false);
-    for stmt in &stmts {
-        finder.visit_stmt(stmt);
-    }
-    finder.0
 }
 
 /// The statements of a function body.
@@ -747,6 +727,7 @@ impl Walker<'_> {
                 &function.block,
             );
             parts.keep_async = keep_async;
+            parts.primitive_self = bounded::has_no_drop_glue(&imp.self_ty, false);
             let ident = &function.sig.ident;
             let krate = args.krate();
             let expanded = match (&trait_name, blanket) {
@@ -883,6 +864,7 @@ fn is_type_parameter(ty: &Type, generics: &syn::Generics) -> bool {
 }
 
 mod asynchronous;
+mod bounded;
 
 #[cfg(test)]
 mod tests;

@@ -162,7 +162,7 @@ fn bench_with_duration_compares_frame_rates_plain_against_instrumented() {
         .find_map(|l| l.strip_prefix("frames per second (median): "))
         .unwrap_or_else(|| panic!("no frame rates in:\n{}", run.stdout));
     // Every build, plain included, drew frames in its window.
-    for build in ["plain", "--timer none", "--timer host"] {
+    for build in ["plain", "--timer none", "--timer host (what run does)"] {
         let rate: f64 = rates
             .split(", ")
             .filter_map(|r| r.rsplit_once(' '))

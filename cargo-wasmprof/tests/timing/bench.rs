@@ -72,7 +72,7 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
             "floor",
             "--timer none",
             "--timer host --no-sample",
-            "--timer host",
+            "--timer host (what run does)",
             "--timer none --sample",
             "plain again"
         ],
@@ -107,6 +107,13 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
         );
     }
     assert!(run.stdout.contains("\ninterval: the "), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "\n`cargo wasmprof run` as it runs without flags (--timer host, sampled) costs "
+        ),
+        "{}",
+        run.stdout
+    );
     // No profile is saved by a benchmark.
     assert!(!run.stderr.contains("Profile "), "{}", run.stderr);
 }
@@ -226,7 +233,7 @@ fn a_program_with_nothing_instrumented_is_pointed_out() {
     // with nothing instrumented): noise or slower, never faster.
     for (label, cells) in &rows[1..] {
         let verdict = cells.last().unwrap().as_str();
-        let sampled = label == "--timer host" || label.ends_with("--sample");
+        let sampled = label == "--timer host (what run does)" || label.ends_with("--sample");
         let expected: &[&str] = match label.as_str() {
             "plain again" => &["control"],
             _ if sampled => &["noise", "slower"],

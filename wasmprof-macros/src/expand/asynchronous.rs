@@ -49,6 +49,8 @@ pub(super) fn expand(
         inner_attrs,
         body,
         keep_async,
+        // Only plain functions are kept out of line.
+        primitive_self: _,
     } = function;
     let Signature {
         unsafety,
