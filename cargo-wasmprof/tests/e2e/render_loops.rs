@@ -231,7 +231,11 @@ fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
     let frames = profile.frames.clone().expect("the frames");
     assert!(frames.count >= 60, "{} frames", frames.count);
     // A frame lays out all 40 rows or none (eframe's own frames after the
-    // 60th); the slowest include some of the app's.
+    // 60th). Which frames are the slowest is the machine's to say: a CI run
+    // once kept ten of eframe's own frames, all slower than the app's, with
+    // other tests running beside this one. (`a_render_loop_that_prints_…`
+    // holds each slow frame's calls exactly, in a loop whose every frame
+    // works.)
     let rows_in = |frame: &cargo_wasmprof::profile::Frame| -> u64 {
         (frame.calls.iter())
             .filter(|c| {
@@ -241,6 +245,14 @@ fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
             .map(|c| c.calls)
             .sum()
     };
-    assert!(frames.worst.iter().all(|f| [0, 40].contains(&rows_in(f))));
-    assert!(frames.worst.iter().any(|f| rows_in(f) == 40));
+    let worst: Vec<String> = (frames.worst.iter())
+        .map(|f| {
+            let ms = f.duration_nanos / 1e6;
+            format!("frame {}: {ms:.2} ms, {} rows", f.index, rows_in(f))
+        })
+        .collect();
+    assert!(
+        frames.worst.iter().all(|f| [0, 40].contains(&rows_in(f))),
+        "{worst:?}"
+    );
 }
