@@ -434,7 +434,7 @@ impl MaybeItemFn {
         let self_type = self_type.tokens();
         let braces = brace.span.join();
         let original_body = braced(braces, body.clone());
-        let may_run_long = bounded::can_run_long(sig, self.primitive_self, body);
+        let may_run_long = || bounded::can_run_long(sig, self.primitive_self, body);
         let keep_frame = if keeps_frame(keep_frames(), entry, may_run_long, outer_attrs) {
             quote!(#[inline(never)])
         } else {
@@ -484,14 +484,19 @@ enum KeepFrames {
 /// Whether a function is kept out of line: only one whose calls may run
 /// long ([`bounded`]), for a short one cannot be the long call among
 /// short ones that only a sample finds; and never against the user's own
-/// `#[inline]`.
-fn keeps_frame(frames: KeepFrames, entry: Entry, may_run_long: bool, attrs: &[Attribute]) -> bool {
+/// `#[inline]`. The body is read only when the build keeps frames at all.
+fn keeps_frame(
+    frames: KeepFrames,
+    entry: Entry,
+    may_run_long: impl FnOnce() -> bool,
+    attrs: &[Attribute],
+) -> bool {
     let keep = match frames {
         KeepFrames::None => false,
         KeepFrames::Full => entry != Entry::Count,
         KeepFrames::WithCounted => true,
     };
-    keep && may_run_long && !has_inline(attrs)
+    keep && !has_inline(attrs) && may_run_long()
 }
 
 fn keep_frames() -> KeepFrames {

@@ -131,17 +131,12 @@ impl<'ast> Visit<'ast> for Unbounded {
 
 /// A number literal, negated or in parentheses.
 fn is_number(expr: &Expr) -> bool {
-    is_literal(expr) && {
-        let mut inner = expr;
-        loop {
-            match inner {
-                Expr::Paren(paren) => inner = &paren.expr,
-                Expr::Group(group) => inner = &group.expr,
-                Expr::Unary(unary) => inner = &unary.expr,
-                Expr::Lit(lit) => break matches!(lit.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
-                _ => break false,
-            }
-        }
+    match expr {
+        Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
+        Expr::Paren(paren) => is_number(&paren.expr),
+        Expr::Group(group) => is_number(&group.expr),
+        Expr::Unary(unary) => matches!(unary.op, syn::UnOp::Neg(_)) && is_number(&unary.expr),
+        _ => false,
     }
 }
 

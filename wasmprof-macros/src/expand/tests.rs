@@ -538,7 +538,7 @@ fn a_member_with_its_own_attribute_is_expanded_with_its_block_s_self() {
 
 #[test]
 fn sampled_builds_keep_frames_of_what_may_run_long() {
-    let keeps = |frames, entry, long| keeps_frame(frames, entry, long, &[]);
+    let keeps = |frames, entry, long: bool| keeps_frame(frames, entry, || long, &[]);
     assert!(!keeps(KeepFrames::None, Entry::Call, true));
     assert!(keeps(KeepFrames::Full, Entry::Call, true));
     // A call that cannot run long needs no sample of its own.
@@ -548,7 +548,12 @@ fn sampled_builds_keep_frames_of_what_may_run_long() {
     assert!(!keeps(KeepFrames::WithCounted, Entry::Count, false));
     // The user's own inline attribute wins.
     let inline: Attribute = syn::parse_quote!(#[inline]);
-    assert!(!keeps_frame(KeepFrames::Full, Entry::Call, true, &[inline]));
+    assert!(!keeps_frame(
+        KeepFrames::Full,
+        Entry::Call,
+        || true,
+        &[inline]
+    ));
 }
 
 #[test]
