@@ -469,7 +469,7 @@ mod tests {
         assert!(p.run.complete);
         assert_eq!(p.nodes[1].inclusive_nanos, 2e6);
         assert_eq!(p.nodes[2].calls, 3);
-        assert!(profile::validate(&p).is_ok());
+        assert_eq!(profile::validate(&p), Ok(()));
     }
 
     #[test]
@@ -482,7 +482,7 @@ mod tests {
         assert_eq!(future.pending_nanos, 0.5e6);
         let latency = future.latency.as_ref().unwrap();
         assert_eq!((latency.count, latency.median_nanos), (2, 15e6));
-        assert!(profile::validate(&p).is_ok());
+        assert_eq!(profile::validate(&p), Ok(()));
     }
 
     #[test]

@@ -210,7 +210,7 @@ fn records_that_name_nothing_or_loop_are_counted_and_left_out() {
         problems.contains("time deltas that are not numbers or longer"),
         "{problems}"
     );
-    assert!(crate::profile::validate(&input.profile).is_ok());
+    assert_eq!(crate::profile::validate(&input.profile), Ok(()));
 
     let trace = r#"{"resources": [], "frames": [{"name": "f", "resourceId": 7}],
       "stacks": [{"frameId": 0, "parentId": 1}, {"frameId": 0, "parentId": 0}, {"frameId": 5}],
@@ -223,7 +223,7 @@ fn records_that_name_nothing_or_loop_are_counted_and_left_out() {
     assert!(problems.contains("stacks naming no frame"), "{problems}");
     assert!(problems.contains("stacks naming no stack"), "{problems}");
     assert!(problems.contains("frames naming no resource"), "{problems}");
-    assert!(crate::profile::validate(&input.profile).is_ok());
+    assert_eq!(crate::profile::validate(&input.profile), Ok(()));
 }
 
 #[test]
@@ -256,7 +256,7 @@ mod generated {
 
     fn check(bytes: &[u8], name: &str) {
         if let Ok(input) = read_bytes(bytes, name) {
-            assert!(crate::profile::validate(&input.profile).is_ok());
+            assert_eq!(crate::profile::validate(&input.profile), Ok(()));
             let mut out = Vec::new();
             for format in [crate::report::Format::Gprof, crate::report::Format::Pprof] {
                 crate::report::render(
