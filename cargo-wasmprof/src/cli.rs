@@ -786,6 +786,15 @@ pub struct ReportArgs {
     /// and time.
     #[arg(long, value_name = "NAME")]
     pub thread: Option<String>,
+    /// Say at length what the marks and notes of this profile mean, and which functions they concern, instead of the report
+    ///
+    /// The reports on a terminal keep to one line of legend for the marks
+    /// in their tables (`(sampled)`, `(partly timed)`, `(counted)`) and for
+    /// the run's mode. This prints, for the profile read, how each kind of
+    /// figure was obtained, what it leaves out and the functions it
+    /// concerns. The HTML and pprof reports hold the same text.
+    #[arg(long, conflicts_with_all = ["diff", "format"])]
+    pub explain: bool,
     /// Flame graph: callers above their callees (top-down)
     #[arg(long)]
     pub icicle: bool,

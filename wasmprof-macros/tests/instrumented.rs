@@ -106,7 +106,11 @@ fn build_fixture() -> Result<PathBuf, String> {
 
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
-        .args(["test", "--no-run", "--message-format=json-render-diagnostics"])
+        .args([
+            "test",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
         .arg("--manifest-path")
         .arg(&manifest)
         .env("WASMPROF_INSTRUMENT", "host")

@@ -33,6 +33,10 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         Some(which) => profile.thread_view(profile.find_thread(which)?),
         None => profile,
     };
+    if args.explain {
+        emit(args, |out| report::write_explanation(&profile, out))?;
+        return Ok(0);
+    }
     let base = if args.diff.is_empty() {
         None
     } else {

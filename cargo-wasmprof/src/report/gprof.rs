@@ -72,8 +72,11 @@ impl<'a> GprofWriter<'a> {
         let mut text = String::new();
         text.push_str(&preamble::run_line(self.profile));
         text.push('\n');
-        for warning in preamble::warnings(self.profile) {
-            text.push_str(&warning);
+        for line in preamble::warnings(self.profile)
+            .into_iter()
+            .chain(preamble::legend(self.profile))
+        {
+            text.push_str(&line);
             text.push('\n');
         }
         text.push('\n');

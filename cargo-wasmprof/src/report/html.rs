@@ -101,7 +101,7 @@ pub(crate) fn render_html(profile: &Profile) -> String {
         "title": title,
         "sampled": sampled,
         "runLine": preamble::run_line(profile),
-        "notes": preamble::warnings(profile),
+        "notes": preamble::notes(profile),
         "meta": {
             "package": run.package,
             "module": run.module,

@@ -130,6 +130,28 @@ impl RenderOptions<'_> {
     }
 }
 
+/// `report --explain`: the run line, the warnings, and what the marks and
+/// the run's mode mean for this profile, at length.
+pub fn write_explanation(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+    ensure_valid(profile)?;
+    let mut text = preamble::run_line(profile);
+    text.push('\n');
+    let notes = preamble::notes(profile);
+    if notes.is_empty() {
+        text.push_str(if profile.timer.mode.timed() {
+            "Nothing to explain: every call was counted, and every time measured by the clock.\n"
+        } else {
+            "Nothing to explain: every call was counted, and no time measured (--timer none).\n"
+        });
+    }
+    for note in notes {
+        text.push_str(&note);
+        text.push('\n');
+    }
+    out.write_all(text.as_bytes())
+        .context("cannot write the explanation")
+}
+
 /// Writes `profile` to `out` as `options` say: every format, flame graphs
 /// and comparisons included, goes through here. An inconsistent profile
 /// (see [`crate::profile::validate`]), a comparison the format cannot

@@ -274,8 +274,8 @@ impl Tables {
         });
         let threads = ThreadSamples::of_profile(profile, &mut strings);
         let mut comment = vec![strings.intern(&preamble::run_line(profile))];
-        for warning in preamble::warnings(profile) {
-            comment.push(strings.intern(&warning));
+        for note in preamble::notes(profile) {
+            comment.push(strings.intern(&note));
         }
         let header = proto::Profile {
             sample_type,

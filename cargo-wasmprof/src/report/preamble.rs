@@ -32,18 +32,74 @@ pub(super) fn run_line(profile: &Profile) -> String {
     )
 }
 
-/// Warnings about what the profile lacks, one line each; empty for a
-/// complete run.
+/// Warnings: what changes what the figures mean (a run cut short, counts
+/// that disagree, call paths lost), one line each, shown by every report;
+/// empty for a complete run.
 pub(super) fn warnings(profile: &Profile) -> Vec<String> {
     [
         incomplete_run(profile),
         count_differences(profile),
-        short_calls(profile),
-        counted_functions(profile),
-        sampled_times(profile),
         overflow(profile),
     ]
     .concat()
+}
+
+/// What the marks of the tables and the run's mode mean, at length and with
+/// the functions they concern: `report --explain`, and the HTML and pprof
+/// reports, which are read at leisure. The terminal's reports give
+/// [`legend`] instead.
+pub(crate) fn explanations(profile: &Profile) -> Vec<String> {
+    [
+        short_calls(profile),
+        counted_functions(profile),
+        sampled_times(profile),
+        overflowed_functions(profile),
+    ]
+    .concat()
+}
+
+/// [`warnings`], then [`explanations`]: everything a report read at
+/// leisure says before its numbers.
+pub(super) fn notes(profile: &Profile) -> Vec<String> {
+    [warnings(profile), explanations(profile)].concat()
+}
+
+/// One line saying what the marks in the table and the run's mode mean,
+/// naming no function, and where the long text is; `None` when there is
+/// nothing to say.
+pub(super) fn legend(profile: &Profile) -> Option<String> {
+    use super::time_kind::{of_functions, TimeKind};
+    use crate::profile::TimerMode;
+    let kinds: std::collections::BTreeSet<TimeKind> = of_functions(profile).into_iter().collect();
+    let mode = profile.timer.mode;
+    let mut parts = Vec::new();
+    if let Some(hybrid) = &profile.timer.hybrid {
+        parts.push(format!(
+            "hybrid profile: counts and paths exact, times from {} of {} engine samples",
+            hybrid.matched_samples, hybrid.samples
+        ));
+    }
+    if mode == TimerMode::Sampled {
+        parts.push("a sampling profile: times sampled, no call counted".to_owned());
+    }
+    if mode == TimerMode::Host && kinds.contains(&TimeKind::Sampled) {
+        parts.push("(sampled) time from the engine's samples".to_owned());
+    }
+    if mode == TimerMode::Host && kinds.contains(&TimeKind::PartlyTimed) {
+        parts.push("(partly timed) calls too short to time left in the caller's time".to_owned());
+    }
+    if mode != TimerMode::None && kinds.contains(&TimeKind::NotMeasured) {
+        parts.push("(counted) counted only, its time in the caller's".to_owned());
+    }
+    if let Some(min) = profile.run.min_size.filter(|_| !profile.run.small_counted) {
+        parts.push(format!("functions under --min-size {min} not instrumented"));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "NOTE: {}; more: `cargo wasmprof report --explain`",
+            parts.join("; ")
+        )
+    })
 }
 
 /// A run that did not finish, and the calls it cut off.
@@ -278,34 +334,33 @@ fn sampled_times(profile: &Profile) -> Vec<String> {
     lines
 }
 
-/// Calls after the call tree was full.
+/// Calls after the call tree was full: their paths are lost.
 fn overflow(profile: &Profile) -> Vec<String> {
     let mut lines = Vec::new();
     if profile.overflow_calls > 0 {
         lines.push(format!(
-            "NOTE: {} calls came after the call tree was full{}: each is counted against \
+            "WARNING: {} calls came after the call tree was full{}: each is counted against \
              its function, under {OVERFLOW_NAME}, but its call path is lost and its time is \
-             in its callers' self time{}.",
+             in its callers' self time.",
             profile.overflow_calls,
             profile
                 .run
                 .max_nodes
                 .map(|n| format!(" ({n} nodes; more with --max-nodes)"))
                 .unwrap_or_default(),
-            overflowed_functions(profile)
         ));
     }
     lines
 }
 
-/// `; most under a (n), b (m)`: the functions whose calls lost their path.
-fn overflowed_functions(profile: &Profile) -> String {
+/// The functions whose calls lost their path, most calls first.
+fn overflowed_functions(profile: &Profile) -> Vec<String> {
     let Some(umbrella) = profile
         .nodes
         .iter()
         .position(|n| n.parent == Some(Profile::ROOT) && n.function.is_none())
     else {
-        return String::new();
+        return Vec::new();
     };
     let mut lost: Vec<(u64, &str)> = profile
         .nodes
@@ -314,7 +369,7 @@ fn overflowed_functions(profile: &Profile) -> String {
         .filter_map(|n| Some((n.calls, profile.functions.get(n.function?)?.name.as_str())))
         .collect();
     if lost.is_empty() {
-        return String::new();
+        return Vec::new();
     }
     lost.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
     let named: Vec<String> = lost
@@ -322,15 +377,15 @@ fn overflowed_functions(profile: &Profile) -> String {
         .take(MAX_NAMED)
         .map(|(calls, name)| format!("{name} ({calls})"))
         .collect();
-    format!(
-        "; most under {}{}",
+    vec![format!(
+        "NOTE: the calls that came after the call tree was full were most under {}{}.",
         named.join(", "),
         if lost.len() > MAX_NAMED {
             format!(" and {} more", lost.len() - MAX_NAMED)
         } else {
             String::new()
         }
-    )
+    )]
 }
 
 const MAX_OPEN_STACKS: usize = 3;
@@ -462,8 +517,16 @@ mod tests {
     fn a_size_threshold_is_mentioned() {
         let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
         profile.run.min_size = Some(3);
+        assert_eq!(warnings(&profile), Vec::<String>::new());
         assert_eq!(
-            warnings(&profile),
+            legend(&profile).as_deref(),
+            Some(
+                "NOTE: functions under --min-size 3 not instrumented; more: `cargo wasmprof \
+                 report --explain`"
+            )
+        );
+        assert_eq!(
+            explanations(&profile),
             vec![
                 "NOTE: built with --min-size 3 and small functions left out: functions \
                  smaller than that, with no loop or recursion, were not instrumented; their \
@@ -481,7 +544,14 @@ mod tests {
         profile.run.min_size = Some(40);
         profile.run.small_counted = true;
         assert_eq!(
-            warnings(&profile),
+            legend(&profile).as_deref(),
+            Some(
+                "NOTE: (counted) counted only, its time in the caller's; more: `cargo wasmprof \
+                 report --explain`"
+            )
+        );
+        assert_eq!(
+            explanations(&profile),
             vec![
                 "NOTE: 1 functions marked (counted) were counted only (smaller than --min-size \
                  40, with no loop or recursion; --min-size 0 times them all): their calls are \
@@ -492,9 +562,65 @@ mod tests {
     }
 
     #[test]
-    fn overflow_is_mentioned() {
+    fn overflow_is_a_warning() {
         let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
         profile.overflow_calls = 12;
-        assert!(warnings(&profile)[0].contains("12 calls came after the call tree was full"));
+        assert!(warnings(&profile)[0]
+            .starts_with("WARNING: 12 calls came after the call tree was full"));
+    }
+
+    #[test]
+    fn the_legend_is_one_line_naming_no_function_and_the_explanations_name_them() {
+        let mut profile = ProfileBuilder::timed()
+            .path(&["main", "exact"], 1, 5.0)
+            .path(&["main", "tokenize"], 100, 0.0)
+            .path(&["main", "parse_expr"], 100, 2.0)
+            .counted("get", 1000)
+            .build();
+        let node = |name: &str| {
+            let f = profile
+                .functions
+                .iter()
+                .position(|f| f.name == name)
+                .unwrap();
+            profile
+                .nodes
+                .iter()
+                .position(|n| n.function == Some(f))
+                .unwrap()
+        };
+        let (tokenize, parse_expr) = (node("tokenize"), node("parse_expr"));
+        profile.nodes[tokenize].partly_timed = true;
+        profile.nodes[parse_expr].partly_timed = true;
+        profile.nodes[parse_expr].sampled = true;
+        profile.run.samples_file = Some("run.cpuprofile".into());
+        profile.run.min_size = Some(40);
+        profile.run.small_counted = true;
+        let legend = legend(&profile).unwrap();
+        assert_eq!(
+            legend,
+            "NOTE: (sampled) time from the engine's samples; (partly timed) calls too short to \
+             time left in the caller's time; (counted) counted only, its time in the caller's; \
+             more: `cargo wasmprof report --explain`"
+        );
+        let explained = explanations(&profile).join("\n");
+        for name in ["tokenize", "parse_expr", "1 functions marked (counted)"] {
+            assert!(explained.contains(name), "{name}: {explained}");
+        }
+        assert!(!legend.contains("tokenize") && !legend.contains("parse_expr"));
+    }
+
+    #[test]
+    fn a_hybrid_profile_says_so_in_its_legend() {
+        let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
+        profile.timer.mode = crate::profile::TimerMode::Hybrid;
+        profile.timer.hybrid = Some(crate::profile::HybridInfo {
+            samples: 1000,
+            matched_samples: 950,
+            unmatched: Vec::new(),
+        });
+        assert!(legend(&profile)
+            .unwrap()
+            .starts_with("NOTE: hybrid profile: counts and paths exact, times from 950 of 1000"));
     }
 }

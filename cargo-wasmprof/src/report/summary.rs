@@ -29,8 +29,11 @@ pub fn render_summary(profile: &Profile, top: usize) -> String {
     let graph = CallGraph::build(profile);
     let mut text = preamble::run_line(profile);
     text.push('\n');
-    for warning in preamble::warnings(profile) {
-        text.push_str(&warning);
+    for line in preamble::warnings(profile)
+        .into_iter()
+        .chain(preamble::legend(profile))
+    {
+        text.push_str(&line);
         text.push('\n');
     }
     let ranked = ranked(&graph);

@@ -294,13 +294,27 @@ fn by_default_small_functions_are_counted_only_with_the_same_counts() {
                 40, with no loop or recursion; --min-size 0 times them all): their calls are \
                 exact, their time is in their callers' self time, and their callers are not \
                 tracked.";
-    assert!(run.stderr.contains(note), "summary:\n{}", run.stderr);
+    // The summary and the report give one line of legend; `--explain`
+    // says it at length.
+    let legend = legend_line(&run.stderr);
+    assert!(
+        legend.contains("(counted) counted only, its time in the caller's"),
+        "summary:\n{}",
+        run.stderr
+    );
     let path = run.profile_path();
     let input = path.to_str().unwrap();
     let report = wasmprof(&["report", "--input", input]);
     report.assert_success();
     let header: Vec<&str> = report.stdout.lines().take(4).collect();
-    assert!(header.contains(&note), "gprof header:\n{}", report.stdout);
+    assert_eq!(legend_line(&header.join("\n")), legend, "gprof header");
+    let explained = wasmprof(&["report", "--input", input, "--explain"]);
+    explained.assert_success();
+    assert!(
+        explained.stdout.lines().any(|line| line == note),
+        "--explain:\n{}",
+        explained.stdout
+    );
     let flat_line = report
         .stdout
         .lines()
@@ -374,10 +388,11 @@ fn no_count_small_leaves_small_functions_out_and_the_report_says_so() {
         .map(|&(name, count)| (name.to_owned(), count))
         .collect();
     assert_eq!(calls_by_function(&profile), expected);
-    let note = "NOTE: built with --min-size 40 and small functions left out: functions smaller \
-                than that, with no loop or recursion, were not instrumented; their time is in \
-                their callers' self time.";
-    assert!(run.stderr.contains(note), "summary:\n{}", run.stderr);
+    assert!(
+        legend_line(&run.stderr).contains("functions under --min-size 40 not instrumented"),
+        "summary:\n{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -739,4 +754,17 @@ fn crates_that_cannot_be_instrumented_are_refused_by_name() {
         assert!(run.stderr.contains(reason), "{krate}: {}", run.stderr);
         assert!(!run.stderr.contains("Compiling"), "{}", run.stderr);
     }
+}
+
+/// The one line of legend a summary or a text report has, checked to be
+/// the only note and to say where the long text is.
+fn legend_line(text: &str) -> &str {
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("NOTE:")).collect();
+    assert_eq!(notes.len(), 1, "one line of legend:\n{text}");
+    assert!(
+        notes[0].ends_with("; more: `cargo wasmprof report --explain`"),
+        "{}",
+        notes[0]
+    );
+    notes[0]
 }

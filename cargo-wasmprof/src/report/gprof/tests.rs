@@ -197,7 +197,7 @@ fn incomplete_run_matches_golden() {
     assert!(text.contains(
         "WARNING:   demo::main > demo::parser::Parser::parse > demo::parser::Parser::expr (30 frames)\n"
     ));
-    assert!(text.contains("NOTE: 1234 calls came after the call tree was full"));
+    assert!(text.contains("WARNING: 1234 calls came after the call tree was full"));
     // checksum: 2 calls from the host, 3 from main, with exact times.
     assert!(
         text.contains("                0.70    0.00       2/5           <spontaneous>\n"),
