@@ -17,7 +17,7 @@ pub(crate) fn calibrate(thread: &mut ThreadState) {
         return;
     }
     thread.clock_cost = least_read_cost(crate::clock::now);
-    thread.probe_cost = crate::count::measure_probe_cost(thread.clock_cost);
+    thread.probe_cost = measure_probe_cost(thread.clock_cost);
 }
 
 /// The clock's cost and a counted call's, measured for a thread whose
@@ -31,12 +31,12 @@ pub(crate) fn costs() -> Option<(f64, f64)> {
         return None;
     }
     let clock_cost = least_read_cost(crate::clock::now);
-    Some((clock_cost, crate::count::measure_probe_cost(clock_cost)))
+    Some((clock_cost, measure_probe_cost(clock_cost)))
 }
 
 /// What one read of `clock` costs, in its units: the least, over a few
 /// rounds, of a round's reads back to back divided by their number.
-pub(crate) fn least_read_cost(mut clock: impl FnMut() -> f64) -> f64 {
+fn least_read_cost(mut clock: impl FnMut() -> f64) -> f64 {
     const READS: u32 = 200;
     least_of_rounds(|| {
         let first = clock();
@@ -48,10 +48,31 @@ pub(crate) fn least_read_cost(mut clock: impl FnMut() -> f64) -> f64 {
     })
 }
 
+/// What one counted call costs, in the clock's unit (ms): measured once,
+/// with the clock's cost, so that timed calls can be given it back. The
+/// least of a few rounds, as the clock's cost is: it is taken out of a
+/// timed call once per counted call under it, so a round slowed by a busy
+/// moment would take a caller's time away by the millisecond.
+fn measure_probe_cost(clock_cost: f64) -> f64 {
+    const PROBES: u32 = 20_000;
+    let probe = crate::count::calibration_site();
+    let before = crate::state::counted::total();
+    let cost = least_of_rounds(|| {
+        let start = crate::clock::now();
+        for _ in 0..PROBES {
+            crate::count::count_bare(std::hint::black_box(probe), None);
+        }
+        let end = crate::clock::now();
+        (end - start - clock_cost) / f64::from(PROBES)
+    });
+    crate::state::counted::set(before);
+    cost
+}
+
 /// The least of a few measurements of one cost, none below zero: a busy
 /// moment of the machine (another process, a collection, the engine
 /// compiling) slows the round it falls in, never all of them.
-pub(crate) fn least_of_rounds(mut round: impl FnMut() -> f64) -> f64 {
+fn least_of_rounds(mut round: impl FnMut() -> f64) -> f64 {
     const ROUNDS: u32 = 5;
     (0..ROUNDS)
         .map(|_| round().max(0.0))

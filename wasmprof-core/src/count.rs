@@ -259,27 +259,13 @@ mod scan {
     }
 }
 
-/// What one counted call costs, in the clock's unit (ms): measured once,
-/// with the clock's cost, so that timed calls can be given it back. The
-/// least of a few rounds, as the clock's cost is: it is taken out of a
-/// timed call once per counted call under it, so a round slowed by a busy
-/// moment would take a caller's time away by the millisecond.
-pub(crate) fn measure_probe_cost(clock_cost: f64) -> f64 {
+/// The site `calibration.rs` counts to measure what a counted call costs:
+/// marked as called already, since a site's first call registers it and
+/// this one is not the program's.
+pub(crate) fn calibration_site() -> &'static CountSite {
     static PROBE: CountSite = CountSite::new("wasmprof", "<calibration>", "", 0);
-    const PROBES: u32 = 20_000;
-    // The first call registers; the calibration site must not.
     PROBE.calls.store(1, Relaxed);
-    let before = crate::state::counted::total();
-    let cost = crate::calibration::least_of_rounds(|| {
-        let start = crate::clock::now();
-        for _ in 0..PROBES {
-            count_bare(std::hint::black_box(&PROBE), None);
-        }
-        let end = crate::clock::now();
-        (end - start - clock_cost) / f64::from(PROBES)
-    });
-    crate::state::counted::set(before);
-    cost
+    &PROBE
 }
 
 fn lock_sites() -> std::sync::MutexGuard<'static, Vec<&'static CountSite>> {

@@ -47,7 +47,7 @@ pub(crate) fn render_folded(profile: &Profile, weight: Option<MemoryWeight>) -> 
         .first()
         .map_or(0, |f| f.self_weight.round() as u64);
     if outside > 0 {
-        lines.push(format!("{} {outside}", super::gprof::OUTSIDE));
+        lines.push(format!("{} {outside}", super::words::OUTSIDE));
     }
     lines.sort();
     let mut text = lines.join("\n");

@@ -28,8 +28,6 @@ mod graph;
 mod index;
 mod memory;
 
-pub(crate) use memory::{plural, OUTSIDE};
-
 use std::io::Write;
 
 use super::callgraph::{CallGraph, FunctionId};

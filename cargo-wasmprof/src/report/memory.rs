@@ -173,7 +173,7 @@ fn has_ancestor_of(profile: &Profile, index: usize, function: usize) -> bool {
 pub(crate) fn call_path(profile: &Profile, node: usize, separator: &str) -> String {
     let stack = profile.stack(node);
     if stack.is_empty() {
-        return super::gprof::OUTSIDE.to_owned();
+        return super::words::OUTSIDE.to_owned();
     }
     stack
         .iter()

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::gprof::OUTSIDE;
 use super::memory::{human_bytes, MemoryGraph};
+use super::words::OUTSIDE;
 use crate::profile::Profile;
 
 /// A function's bytes allocated and bytes left live.

@@ -29,19 +29,20 @@ pub(crate) mod stacks;
 pub(crate) mod summary;
 pub(crate) mod time_kind;
 mod units;
+mod words;
 
 use std::io::Write;
 
 use anyhow::Context;
 
 pub use callgraph::CallGraph;
-pub(crate) use gprof::plural;
 pub use gprof::GprofWriter;
 pub use json::write_json;
 pub(crate) use memory::human_bytes;
 pub use pprof::write_pprof;
 pub use summary::{render_summary, write_summary, DEFAULT_SUMMARY_TOP};
 pub use units::human_duration;
+pub(crate) use words::plural;
 
 /// `1 test`, `3 tests`.
 pub(crate) fn plural_tests(n: usize) -> String {

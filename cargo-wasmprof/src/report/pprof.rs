@@ -40,17 +40,15 @@ use flate2::Compression;
 use prost::Message;
 
 use super::callgraph::OVERFLOW_NAME;
-use super::gprof::OUTSIDE;
 use super::node_times::NodeTimes;
 use super::preamble;
+use super::words::{CALLERS_NOT_TRACKED, OUTSIDE};
 use crate::profile::{FunctionTier, PathMemory, Profile};
 
 /// Frames kept at each end of a stack that is too deep.
 pub const MAX_FRAMES_EACH_SIDE: usize = 128;
 /// The function standing for the frames left out of a deep stack.
 pub const ELIDED_NAME: &str = "<elided frames>";
-/// The frame above a count-only function, whose callers are not known.
-pub const CALLERS_NOT_TRACKED: &str = "<callers not tracked>";
 
 /// A pseudo-frame's name as the pprof file carries it. `go tool pprof`
 /// takes `<…>` for C++ template arguments and drops it, which left

@@ -6,10 +6,10 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::callgraph::{CallGraph, FunctionId};
-use super::gprof::{plural, OUTSIDE};
 use super::memory::{human_bytes, MemoryGraph};
 use super::preamble;
 use super::units::human_duration;
+use super::words::{plural, OUTSIDE};
 use crate::profile::{PathMemory, Profile, Requests};
 
 /// How many functions the summary lists unless told otherwise.

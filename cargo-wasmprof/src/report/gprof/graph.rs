@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 
 use super::{Entry, GprofWriter};
 use crate::report::callgraph::{Arc, Cycle, FunctionId};
-use crate::report::pprof::CALLERS_NOT_TRACKED;
+use crate::report::words::CALLERS_NOT_TRACKED;
 
 const SEPARATOR: &str = "-----------------------------------------------\n";
 

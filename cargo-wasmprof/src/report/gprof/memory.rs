@@ -6,11 +6,7 @@
 use super::GprofWriter;
 use crate::profile::PathMemory;
 use crate::report::memory::{call_path, human_bytes, MemoryGraph};
-
-/// The pseudo-function of allocations made outside any instrumented call.
-/// In parentheses, not angle brackets: `go tool pprof` takes `<…>` for
-/// C++ template arguments and drops it, leaving no name.
-pub(crate) const OUTSIDE: &str = "(outside instrumented code)";
+use crate::report::words::{plural, OUTSIDE};
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {
     let Some(graph) = MemoryGraph::build(report.profile) else {
@@ -160,15 +156,6 @@ fn write_graph(report: &GprofWriter, graph: &MemoryGraph, ranked: &[usize], text
             ));
         }
         text.push_str("-----------------------------------------------\n");
-    }
-}
-
-/// `1 block`, `2 blocks`.
-pub(crate) fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
     }
 }
 
