@@ -7,6 +7,14 @@ use serde_json::Value;
 
 use crate::run::host::RunStatus;
 
+/// The snapshot a pull brought back (the `snapshot` field of the page
+/// script's reply, in base64), decoded.
+pub(super) fn snapshot_bytes(value: &Value) -> Option<Vec<u8>> {
+    use base64::Engine;
+    let text = value["snapshot"].as_str()?;
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
+}
+
 /// One message from the page.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::console::{Relay, Stream};
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions};
-use super::page_message::{Exited, PageMessage, Settled};
+use super::page_message::{snapshot_bytes, Exited, PageMessage, Settled};
 use super::window::Recording;
 use crate::run::host::RunStatus;
 use crate::run::host::{Captured, HostConfig, HostResult};
@@ -487,12 +487,6 @@ impl PageRun<'_> {
             pending_work: pending_work(&value["pending"]),
         }))
     }
-}
-
-/// The snapshot a periodic pull brought back, decoded.
-pub(super) fn snapshot_bytes(value: &Value) -> Option<Vec<u8>> {
-    let text = value["snapshot"].as_str()?;
-    base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
 /// Writes the profile pulled last while the page ran, when the run could

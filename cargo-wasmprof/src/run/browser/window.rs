@@ -54,7 +54,7 @@ impl Recording {
                 self.opening = None;
                 // No host API yet: asked again below.
                 if let Some(reply) = reply.ok().filter(|v| v.is_object()) {
-                    self.opened = Some((super::session::snapshot_bytes(&reply), into_run));
+                    self.opened = Some((super::page_message::snapshot_bytes(&reply), into_run));
                 }
             }
             if self.opened.is_none() && self.opening.is_none() && into_run >= self.spec.after {
