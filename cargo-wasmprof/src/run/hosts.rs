@@ -40,7 +40,7 @@ fn wasmtime(args: &HostOptions) -> Result<Box<dyn Host>> {
     if let Some((_, flags)) = others.iter().find(|(given, _)| *given) {
         anyhow::bail!("{flags} are not for --host wasmtime");
     }
-    Ok(Box::new(super::wasmtime_host::Wasmtime::new()?))
+    Ok(Box::new(super::wasmtime::Wasmtime::new()?))
 }
 
 #[cfg(not(feature = "wasmtime"))]

@@ -3,33 +3,23 @@
 //! `Host` trait (`host.rs`).
 
 pub mod browser;
-#[cfg(feature = "wasmtime")]
-mod component_host;
 mod components;
 pub(crate) mod count_check;
 pub(crate) mod engine;
 pub(crate) mod files;
 pub(crate) mod host;
 pub(crate) mod hosts;
-#[cfg(feature = "wasmtime")]
-mod http_host;
 mod interrupt;
 pub(crate) mod node;
 pub(crate) mod options;
 pub(crate) mod process_tree;
-#[cfg(feature = "wasmtime")]
-mod request_snapshots;
 mod rustc_names;
 mod serve;
 pub(crate) mod snapshot_to_profile;
 mod threaded;
 pub(crate) mod wasi;
 #[cfg(feature = "wasmtime")]
-mod wasi_threads;
-#[cfg(feature = "wasmtime")]
-mod wasmtime_host;
-#[cfg(feature = "wasmtime")]
-mod wasmtime_sampler;
+mod wasmtime;
 
 use anyhow::{bail, Context, Result};
 

@@ -130,7 +130,7 @@ impl Samples {
 
 /// Writes the samples as a `.cpuprofile` where the engine reads them
 /// (`config.cpuprofile_out`), their frames naming the run's `.wasm`.
-pub(super) fn save(samples: &Samples, config: &super::host::HostConfig) -> anyhow::Result<()> {
+pub(super) fn save(samples: &Samples, config: &crate::run::host::HostConfig) -> anyhow::Result<()> {
     use anyhow::Context;
     let url = format!("file://{}", config.wasm.display());
     std::fs::write(
@@ -153,7 +153,7 @@ pub(super) type SharedSamples = Arc<Mutex<Samples>>;
 
 /// The samples of a sampled run (`config.sample_interval_micros`), shared
 /// by its stores.
-pub(super) fn new_shared(config: &super::host::HostConfig) -> Option<SharedSamples> {
+pub(super) fn new_shared(config: &crate::run::host::HostConfig) -> Option<SharedSamples> {
     config
         .sample_interval_micros
         .map(|_| Arc::new(Mutex::new(Samples::new())))
@@ -191,7 +191,7 @@ pub(super) fn resume(samples: Option<&SharedSamples>) {
 /// Writes a sampled run's samples where the engine reads them.
 pub(super) fn save_shared(
     samples: Option<&SharedSamples>,
-    config: &super::host::HostConfig,
+    config: &crate::run::host::HostConfig,
 ) -> anyhow::Result<()> {
     match samples.map(|s| s.lock()) {
         Some(Ok(samples)) => save(&samples, config),

@@ -1,7 +1,7 @@
 //! WASI 0.2 components (`wasm32-wasip2`) in the embedded wasmtime: a
 //! command run through `wasi:cli/run`, with the WASI 0.2 interfaces
 //! wasmtime-wasi implements, or an HTTP handler served its requests
-//! (`http_host.rs`).
+//! (`http.rs`).
 //!
 //! The profile leaves the component through the runtime's export
 //! `wasmprof:runtime/snapshot@0.1.0` (`take`), called once the command has
@@ -10,7 +10,7 @@
 //! the trap's core dump names it, so the snapshot is pulled from there as
 //! from any core module (`__wasmprof_snapshot`).
 //!
-//! Sampled runs are sampled as core modules are (`wasmtime_sampler.rs`):
+//! Sampled runs are sampled as core modules are (`sampler.rs`):
 //! every store of the run, one per request for a handler, records into the
 //! same samples.
 
@@ -22,15 +22,12 @@ use wasmtime::{Engine, Store, WasmCoreDump};
 use wasmtime_wasi::p2::bindings::sync::Command;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::host::{HostConfig, HostResult, HttpRequests, RunStatus};
-use super::http_host::{self, HANDLER_INTERFACE};
+use super::ending::{classify, keep_snapshot, pull_snapshot, Ticker, SNAPSHOT_INTERFACE};
+use super::http::{self, HANDLER_INTERFACE};
 use super::request_snapshots;
-use super::wasmtime_host::{classify, keep_snapshot, pull_snapshot, Ticker};
-use super::wasmtime_sampler::{new_shared, resume, save_shared, watch};
+use super::sampler::{new_shared, resume, save_shared, watch};
+use crate::run::host::{HostConfig, HostResult, HttpRequests, RunStatus};
 
-/// The runtime's export that hands the snapshot over (`wasmprof-core`'s
-/// `component.rs`).
-pub(super) const SNAPSHOT_INTERFACE: &str = "wasmprof:runtime/snapshot@0.1.0";
 /// What a command exports, at any WASI 0.2 version.
 const RUN_INTERFACE: &str = "wasi:cli/run@0.2";
 /// The WASI 0.2 packages wasmtime-wasi gives a command.
@@ -234,7 +231,7 @@ fn serve(
     new_wasi: &dyn Fn() -> Result<WasiCtx>,
     result: &mut HostResult,
 ) -> Result<()> {
-    let server = match http_host::Server::new(&config.wasm) {
+    let server = match http::Server::new(&config.wasm) {
         Ok(server) => server,
         Err(e) => {
             result.status = RunStatus::Usage;

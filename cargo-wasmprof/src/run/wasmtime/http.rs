@@ -20,8 +20,9 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::host::RunStatus;
-use super::wasmtime_sampler::SharedSamples;
+use super::ending::{classify, snapshot_at, SNAPSHOT_INTERFACE};
+use super::sampler::SharedSamples;
+use crate::run::host::{HostResult, RunStatus};
 
 /// What the export `incoming-handler` is named, at any WASI 0.2 version.
 pub(super) const HANDLER_INTERFACE: &str = "wasi:http/incoming-handler@0.2";
@@ -143,8 +144,8 @@ async fn serve_one(
         },
     );
     // The time between two requests is no sample's.
-    super::wasmtime_sampler::resume(samples);
-    super::wasmtime_sampler::watch(&mut store, deadline, samples);
+    super::sampler::resume(samples);
+    super::sampler::watch(&mut store, deadline, samples);
     let request = hyper::Request::get(format!("http://localhost{path}"))
         .body(Empty::<Bytes>::new())
         .with_context(|| format!("--path {path:?} is not a request path"))?;
@@ -212,8 +213,8 @@ async fn serve_one(
     match &handled {
         Ok(()) => {}
         Err(error) => {
-            let mut result = super::host::HostResult::started(String::new());
-            super::wasmtime_host::classify(error, 0, &mut result)?;
+            let mut result = HostResult::started(String::new());
+            classify(error, 0, &mut result)?;
             if result.status == RunStatus::Timeout {
                 result.message = Some("timed out".to_owned());
             }
@@ -237,11 +238,9 @@ async fn serve_one(
     })
 }
 
-/// The snapshot through the runtime's export (see `component_host::take`).
+/// The snapshot through the runtime's export (see `component.rs`).
 async fn take(store: &mut Store<RequestState>, instance: &Instance) -> Result<Option<Vec<u8>>> {
-    let Some(interface) =
-        instance.get_export_index(&mut *store, None, super::component_host::SNAPSHOT_INTERFACE)
-    else {
+    let Some(interface) = instance.get_export_index(&mut *store, None, SNAPSHOT_INTERFACE) else {
         return Ok(None);
     };
     let Some(function) = instance.get_export_index(&mut *store, Some(&interface), "take") else {
@@ -275,7 +274,7 @@ async fn from_core_dump(
         let memory = instance
             .get_memory(&mut *store, "memory")
             .context("the handler's core module exports no memory")?;
-        return super::wasmtime_host::snapshot_at(memory.data(&*store), pointer).map(Some);
+        return snapshot_at(memory.data(&*store), pointer).map(Some);
     }
     Ok(None)
 }

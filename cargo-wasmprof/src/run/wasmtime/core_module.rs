@@ -1,0 +1,367 @@
+//! A core module in the embedded wasmtime, so that a WASI
+//! program can be profiled where there is no Node. The host API is
+//! implemented here in Rust (`prof.getTime` from a monotonic clock,
+//! `prof.exit`), the snapshot is pulled through the module's export after
+//! the program ends, traps or times out (epoch interruption), exactly as the
+//! JavaScript hosts do. With `--sample`, the epoch also ticks every
+//! `--sample-interval`, and each tick samples the guest's stack
+//! ([`super::wasmtime_sampler`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use wasmtime::{Engine, Linker, Module, Store, Trap, Val, ValType};
+use wasmtime_wasi::p1::{self, WasiP1Ctx};
+use wasmtime_wasi::I32Exit;
+
+use super::ending::{classify, keep_snapshot, pull_snapshot, Ticker, UsageError};
+use super::sampler::Samples;
+use super::threads::{ThreadEnd, Threads};
+use super::wasi_context::{wasi_context, Outputs};
+use crate::run::host::{HostConfig, HostResult, LoadAs, RunStatus};
+
+/// How long threads still exiting when the main thread is done may take.
+const THREAD_EXIT_GRACE: Duration = Duration::from_millis(500);
+/// What a thread the program spawns is made from.
+struct Spawner {
+    threads: Arc<Threads>,
+    config: HostConfig,
+    outputs: Option<Outputs>,
+}
+
+/// What the host functions reach.
+struct State {
+    wasi: WasiP1Ctx,
+    /// A threaded module's threads (`wasm32-wasip1-threads`).
+    spawner: Option<Arc<Spawner>>,
+    started: Instant,
+    exit_code: Option<i32>,
+    /// The guest's stacks, one at each epoch tick, with `--sample`.
+    samples: Option<Samples>,
+    /// When `--timeout` ends the run.
+    deadline: Instant,
+}
+
+/// Runs a core module (a WASI program, or a module `--invoke` calls into)
+/// and fills in `result`: its end, its threads, its snapshot and samples.
+pub(super) fn run(
+    engine: &Engine,
+    config: &HostConfig,
+    outputs: Option<&Outputs>,
+    result: &mut HostResult,
+) -> Result<()> {
+    let mut store = new_store(engine, config, wasi_context(config, outputs)?.build_p1());
+    let module = Module::from_file(engine, &config.wasm)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
+    let threads = Threads::for_module(engine, &module)?;
+    if let Some(threads) = &threads {
+        store.data_mut().spawner = Some(Arc::new(Spawner {
+            threads: threads.clone(),
+            config: config.clone(),
+            outputs: outputs.cloned(),
+        }));
+    }
+    let linker = host_api(&store, threads.as_deref())?;
+
+    let wall = Instant::now();
+    store.data_mut().deadline = wall + Duration::from_millis(config.timeout_ms);
+    // Nor is it part of the first sample's.
+    if config.sample_interval_micros.is_some() {
+        store.data_mut().samples = Some(Samples::new());
+    }
+    let ticker = Ticker::start(engine, config);
+    let instance = match linker.instantiate(&mut store, &module) {
+        Ok(instance) => instance,
+        Err(e) => {
+            ticker.stop();
+            result.status = RunStatus::Usage;
+            result.message = Some(format!("wasmtime could not instantiate the module: {e:#}"));
+            return Ok(());
+        }
+    };
+    let program_started = Instant::now();
+    let outcome = enter(&mut store, &instance, config);
+    // Threads still running when the main one is done end with it.
+    if let Some(threads) = &threads {
+        result.threads_left_running = threads.end(THREAD_EXIT_GRACE);
+    }
+    result.program_nanos = program_started.elapsed().as_nanos() as u64;
+    ticker.stop();
+    let thread_end = threads.as_ref().and_then(|t| t.first_end());
+    match (outcome, thread_end) {
+        // Another thread's trap or `proc_exit` ended the program.
+        (_, Some(ThreadEnd::Exit(code))) => {
+            result.status = RunStatus::of_exit_code(code);
+            result.exit_code = code;
+        }
+        (_, Some(ThreadEnd::Trap { thread, message })) => {
+            result.status = RunStatus::Trap;
+            result.exit_code = 101;
+            result.message = Some(format!(
+                "thread {thread}: {message} (a WebAssembly trap: a Rust panic, an \
+                     out-of-bounds access or an abort)"
+            ));
+        }
+        (Ok(value), None) => result.return_value = value,
+        (Err(error), None) => classify(&error, config.timeout_ms, result)?,
+    }
+    if let Some(code) = store.data().exit_code {
+        if result.status == RunStatus::Ok {
+            result.status = RunStatus::of_exit_code(code);
+            result.exit_code = code;
+        }
+    }
+    save_what_it_left(&mut store, &instance, config, result)?;
+    result.wall_nanos = wall.elapsed().as_nanos() as u64;
+    Ok(())
+}
+
+/// The store of one run. Each epoch tick checks the timeout and, when the
+/// run is sampled, records the stack.
+fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<State> {
+    let mut store = Store::new(
+        engine,
+        State {
+            wasi,
+            spawner: None,
+            started: Instant::now(),
+            exit_code: None,
+            samples: config.sample_interval_micros.map(|_| Samples::new()),
+            // Set again when the program starts: compiling it is not
+            // part of its time.
+            deadline: Instant::now() + Duration::from_millis(config.timeout_ms),
+        },
+    );
+    store.set_epoch_deadline(1);
+    if config.sample_interval_micros.is_some() {
+        store.epoch_deadline_callback(|mut context| {
+            if Instant::now() >= context.data().deadline || context.data().ending() {
+                return Ok(wasmtime::UpdateDeadline::Interrupt);
+            }
+            let trace = wasmtime::WasmBacktrace::capture(&context);
+            if let Some(samples) = &mut context.data_mut().samples {
+                samples.record(&trace);
+            }
+            Ok(wasmtime::UpdateDeadline::Continue(1))
+        });
+    }
+    store
+}
+
+impl State {
+    /// The run is over for every thread.
+    fn ending(&self) -> bool {
+        self.spawner
+            .as_ref()
+            .is_some_and(|s| s.threads.ending.load(Ordering::Relaxed))
+    }
+}
+
+/// WASI and the host API (module "prof": `getTime`, `exit`); for a
+/// threaded module, its shared memory and `wasi.thread-spawn`.
+fn host_api(store: &Store<State>, threads: Option<&Threads>) -> Result<Linker<State>> {
+    let mut linker: Linker<State> = Linker::new(store.engine());
+    p1::add_to_linker_sync(&mut linker, |state| &mut state.wasi)?;
+    if let Some(threads) = threads {
+        linker.define(store, "env", "memory", threads.memory.clone())?;
+        linker.func_wrap(
+            "wasi",
+            "thread-spawn",
+            |caller: wasmtime::Caller<'_, State>, start_arg: i32| -> i32 {
+                match &caller.data().spawner {
+                    Some(spawner) => spawn(spawner, caller.data(), start_arg),
+                    None => -1,
+                }
+            },
+        )?;
+    }
+    linker.func_wrap("prof", "getTime", |caller: wasmtime::Caller<'_, State>| {
+        caller.data().started.elapsed().as_secs_f64() * 1e3
+    })?;
+    linker.func_wrap(
+        "prof",
+        "exit",
+        |mut caller: wasmtime::Caller<'_, State>, code: i32| {
+            caller.data_mut().exit_code.get_or_insert(code);
+        },
+    )?;
+    Ok(linker)
+}
+
+/// `wasi.thread-spawn`: a new thread running `wasi_thread_start(tid,
+/// start_arg)` in a store of its own; its id, or -1 when none could start.
+fn spawn(spawner: &Arc<Spawner>, parent: &State, start_arg: i32) -> i32 {
+    let Some(id) = spawner.threads.next_id() else {
+        return -1;
+    };
+    let (started, deadline) = (parent.started, parent.deadline);
+    let own = spawner.clone();
+    let thread = std::thread::Builder::new()
+        .name(format!("wasm thread {id}"))
+        .spawn(move || {
+            if let Err(end) = run_thread(&own, id, start_arg, started, deadline) {
+                // One thread's trap or exit ends them all.
+                own.threads.record(end);
+                own.threads.stop_all();
+            }
+        });
+    match thread {
+        Ok(handle) => {
+            spawner.threads.keep(handle);
+            id
+        }
+        Err(_) => -1,
+    }
+}
+
+/// One spawned thread, from instantiation to the return of its start
+/// function; how it ended the program if it did not return.
+fn run_thread(
+    spawner: &Arc<Spawner>,
+    id: i32,
+    start_arg: i32,
+    started: Instant,
+    deadline: Instant,
+) -> std::result::Result<(), ThreadEnd> {
+    let trap = |message: String| ThreadEnd::Trap {
+        thread: id,
+        message,
+    };
+    let threads = &spawner.threads;
+    let wasi = wasi_context(&spawner.config, spawner.outputs.as_ref())
+        .map_err(|e| trap(format!("{e:#}")))?
+        .build_p1();
+    let mut store = new_store(&threads.engine, &spawner.config, wasi);
+    {
+        let state = store.data_mut();
+        state.spawner = Some(spawner.clone());
+        state.started = started;
+        state.deadline = deadline;
+        // The sampler follows the main thread.
+        state.samples = None;
+    }
+    let linker = host_api(&store, Some(threads)).map_err(|e| trap(format!("{e:#}")))?;
+    let instance = linker
+        .instantiate(&mut store, &threads.module)
+        .map_err(|e| {
+            trap(format!(
+                "could not instantiate the module for a new thread: {e:#}"
+            ))
+        })?;
+    let start = instance
+        .get_typed_func::<(i32, i32), ()>(&mut store, "wasi_thread_start")
+        .map_err(|_| trap("the module exports no `wasi_thread_start`".to_owned()))?;
+    match start.call(&mut store, (id, start_arg)) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            if let Some(exit) = error.downcast_ref::<I32Exit>() {
+                Err(ThreadEnd::Exit(exit.0))
+            } else if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+                // Stopped: the run is over, or timed out.
+                Ok(())
+            } else {
+                let message = error
+                    .downcast_ref::<Trap>()
+                    .map(ToString::to_string)
+                    .unwrap_or_else(|| format!("{error:#}"));
+                Err(trap(message))
+            }
+        }
+    }
+}
+
+/// Calls the entry point: `--invoke`'s function, or a WASI program's
+/// `_start`.
+fn enter(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+    config: &HostConfig,
+) -> Result<Option<serde_json::Value>> {
+    match (&config.invoke, config.kind) {
+        (Some(name), _) => invoke(store, instance, name, &config.args),
+        (None, LoadAs::Wasi) => instance
+            .get_typed_func::<(), ()>(&mut *store, "_start")
+            .and_then(|start| start.call(&mut *store, ()))
+            .map(|()| None)
+            .map_err(anyhow::Error::from),
+        (None, kind) => Err(anyhow::Error::new(UsageError(format!(
+            "a {kind} module has no entry point: name one with --invoke"
+        )))),
+    }
+}
+
+/// Writes the samples and the snapshot of a run that is over, trapped or
+/// interrupted: the memory is still there to read, and nothing may
+/// interrupt or sample the call that reads it.
+fn save_what_it_left(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+    config: &HostConfig,
+    result: &mut HostResult,
+) -> Result<()> {
+    store.set_epoch_deadline(u64::MAX / 2);
+    store.epoch_deadline_callback(|_| Ok(wasmtime::UpdateDeadline::Continue(u64::MAX / 2)));
+    if let Some(samples) = store.data_mut().samples.take() {
+        super::sampler::save(&samples, config)?;
+    }
+    let shared = store
+        .data()
+        .spawner
+        .as_ref()
+        .map(|s| s.threads.memory.clone());
+    keep_snapshot(
+        pull_snapshot(store, instance, shared.as_ref()),
+        config,
+        result,
+    )
+}
+
+/// `--invoke NAME -- ARGS`: numbers converted to the function's parameter
+/// types; the first result, if any, comes back as JSON.
+fn invoke(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+    name: &str,
+    args: &[String],
+) -> Result<Option<serde_json::Value>> {
+    let usage = |message: String| anyhow::Error::new(UsageError(message));
+    let Some(func) = instance.get_func(&mut *store, name) else {
+        return Err(usage(format!(
+            "--invoke {name}: the module exports no function of that name"
+        )));
+    };
+    let ty = func.ty(&*store);
+    if ty.params().len() != args.len() {
+        return Err(usage(format!(
+            "--invoke {name}: it takes {} argument(s) but {} were given after --",
+            ty.params().len(),
+            args.len()
+        )));
+    }
+    let params = ty
+        .params()
+        .zip(args)
+        .map(|(ty, arg)| {
+            let bad = || usage(format!("--invoke {name}: argument {arg:?} is not a {ty}"));
+            Ok(match ty {
+                ValType::I32 => Val::I32(arg.parse::<i64>().map_err(|_| bad())? as i32),
+                ValType::I64 => Val::I64(arg.parse().map_err(|_| bad())?),
+                ValType::F32 => Val::F32(arg.parse::<f32>().map_err(|_| bad())?.to_bits()),
+                ValType::F64 => Val::F64(arg.parse::<f64>().map_err(|_| bad())?.to_bits()),
+                _ => return Err(bad()),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut results = vec![Val::I32(0); ty.results().len()];
+    func.call(&mut *store, &params, &mut results)?;
+    Ok(results.first().map(|value| match value {
+        Val::I32(n) => serde_json::json!(n),
+        Val::I64(n) => serde_json::json!(n.to_string()),
+        Val::F32(bits) => serde_json::json!(f32::from_bits(*bits)),
+        Val::F64(bits) => serde_json::json!(f64::from_bits(*bits)),
+        _ => serde_json::Value::Null,
+    }))
+}
