@@ -1,11 +1,8 @@
-//! A core module in the embedded wasmtime, so that a WASI
-//! program can be profiled where there is no Node. The host API is
-//! implemented here in Rust (`prof.getTime` from a monotonic clock,
-//! `prof.exit`), the snapshot is pulled through the module's export after
-//! the program ends, traps or times out (epoch interruption), exactly as the
-//! JavaScript hosts do. With `--sample`, the epoch also ticks every
-//! `--sample-interval`, and each tick samples the guest's stack
-//! ([`super::wasmtime_sampler`]).
+//! A core module in the embedded wasmtime: a WASI program (`_start`) or a
+//! module `--invoke` calls into, with the host API's functions
+//! (`prof.getTime`, `prof.exit`) and, for `wasm32-wasip1-threads`, the
+//! threads it spawns. Each epoch tick checks the timeout and, in a sampled
+//! run, records the guest's stack (`sampler.rs`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
