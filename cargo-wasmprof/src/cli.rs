@@ -146,7 +146,8 @@ pub enum Command {
     Report(ReportArgs),
 }
 
-pub use crate::run::options::{HostKind, HostOptions};
+pub use crate::build::options::HostKind;
+pub use crate::run::options::HostOptions;
 
 /// `--host node|browser|wasmtime`: clap's side of the engine's `HostKind`.
 impl ValueEnum for HostKind {

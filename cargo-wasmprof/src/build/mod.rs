@@ -211,7 +211,7 @@ pub fn prepare(
     // A program with a thread pool on web workers is built for threads,
     // by another toolchain: a directory of its own.
     let web_threads = !tests
-        && args.host == crate::run::options::HostKind::Browser
+        && args.host == options::HostKind::Browser
         && args
             .cargo
             .target

@@ -4,7 +4,32 @@
 
 use std::path::PathBuf;
 
-use crate::run::options::HostKind;
+use serde::{Deserialize, Serialize};
+
+/// Where the module runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostKind {
+    /// Node.js (wasm-bindgen's `nodejs` bindings; WASI binaries through node:wasi)
+    #[default]
+    Node,
+    /// Headless Chromium, driven through the DevTools protocol (wasm-bindgen's `web` bindings)
+    Browser,
+    /// wasmtime, embedded: WASI programs (and plain modules with --invoke) without Node
+    Wasmtime,
+}
+
+impl HostKind {
+    /// The `--target` wasm-bindgen generates bindings for.
+    pub fn bindgen_target(self) -> &'static str {
+        match self {
+            // wasmtime runs no wasm-bindgen module; the Node bindings are
+            // as good as any for a build that will be refused.
+            HostKind::Node | HostKind::Wasmtime => "nodejs",
+            HostKind::Browser => "web",
+        }
+    }
+}
 
 /// Which timer the instrumentation reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,7 +4,8 @@
 use anyhow::Result;
 
 use super::host::Host;
-use super::options::{HostKind, HostOptions};
+use super::options::HostOptions;
+use crate::build::options::HostKind;
 
 /// Finds the host the flags ask for, before anything is built.
 pub(crate) fn select(kind: HostKind, args: &HostOptions) -> Result<Box<dyn Host>> {

@@ -16,10 +16,10 @@ use super::engine::{host_config, run_context, save_profile};
 use super::host::HostResult;
 use super::{build_module_for, files, interrupt};
 use crate::build::options::BuildOptions;
+use crate::build::options::HostKind;
 use crate::build::{ModuleKind, Workspace};
 use crate::cli::RunArgs;
 use crate::profile::Window;
-use crate::run::options::HostKind;
 use crate::terminal;
 
 pub(super) fn serve(

@@ -10,10 +10,10 @@ use clap::Parser;
 
 use super::runner::{check_host, test_config, Binary};
 use super::session::Session;
+use crate::build::options::HostKind;
 use crate::build::{bindgen, wasm_info::WasmInfo};
 use crate::run::host::{BindgenTests, HostConfig, HostResult};
 use crate::run::hosts;
-use crate::run::options::HostKind;
 use crate::run::{self as run_cmd};
 
 /// The harness's arguments, as wasm-bindgen-test-runner takes them (and

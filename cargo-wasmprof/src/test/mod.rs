@@ -20,11 +20,12 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use crate::build::options::HostKind;
 use crate::build::options::{BuildOptions, Timer};
 use crate::build::{self, wasmprof_dir, Workspace};
 use crate::cli::TestArgs;
 use crate::run::hosts;
-use crate::run::options::{HostKind, HostOptions};
+use crate::run::options::HostOptions;
 use crate::terminal;
 use session::{Session, SESSION_VAR};
 

@@ -13,12 +13,12 @@ use wasmprof_wire::Snapshot;
 use super::bindgen_test;
 use super::doctest::Found;
 use super::session::Session;
+use crate::build::options::HostKind;
 use crate::build::wasm_info;
 use crate::profile;
 use crate::run::host::{HostConfig, HostResult};
 use crate::run::host::{LoadAs, RunStatus};
 use crate::run::hosts;
-use crate::run::options::HostKind;
 use crate::run::snapshot_to_profile::{self, RunContext};
 use crate::run::{self as run_cmd, wasi};
 

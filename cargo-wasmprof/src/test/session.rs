@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::run::options::{HostKind, HostOptions};
+use crate::build::options::HostKind;
+use crate::run::options::HostOptions;
 
 /// The variable naming the session file.
 pub(crate) const SESSION_VAR: &str = "WASMPROF_TEST_SESSION";
