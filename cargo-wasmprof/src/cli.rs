@@ -547,6 +547,20 @@ pub struct RunArgs {
     pub bind: Option<std::net::IpAddr>,
 }
 
+impl RunArgs {
+    /// The plain options `run` takes.
+    pub fn options(&self) -> crate::run::options::RunOptions {
+        crate::run::options::RunOptions {
+            build: self.build.options(),
+            host: self.host.options(),
+            top: self.top,
+            serve: self
+                .serve
+                .then_some(crate::run::options::ServeOptions { bind: self.bind }),
+        }
+    }
+}
+
 /// How the module is run: entry point, host, limits, arguments.
 #[derive(Debug, Clone, Args)]
 pub struct HostArgs {
@@ -959,6 +973,29 @@ pub enum Weight {
     LiveBytes,
     /// Bytes each path held when the program's live bytes peaked
     PeakBytes,
+}
+
+impl ReportArgs {
+    /// The plain options `report` takes.
+    pub fn options(&self) -> crate::report::command::ReportOptions {
+        crate::report::command::ReportOptions {
+            input: self.input.clone(),
+            hide_idle: self.hide_idle,
+            module: self.module.clone(),
+            format: self.format,
+            output: self.output.clone(),
+            thread: self.thread.clone(),
+            explain: self.explain,
+            icicle: self.icicle,
+            weight: self.weight.map(Weight::memory),
+            diff: self.diff.clone(),
+            fail_if_slower: self.fail_if_slower,
+            fail_if_more_memory: self.fail_if_more_memory,
+            function: self.function.clone(),
+            manifest_path: self.manifest_path.clone(),
+            target_dir: self.target_dir.clone(),
+        }
+    }
 }
 
 impl Weight {

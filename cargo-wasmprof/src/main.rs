@@ -36,9 +36,10 @@ fn execute(command: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Run(args) => {
-            let workspace = build::Workspace::load(&args.build.cargo.options())?;
+            let options = args.options();
+            let workspace = build::Workspace::load(&options.build.cargo)?;
             let command_line = std::env::args().collect();
-            run::run(&args, &workspace, command_line)
+            run::run(&options, &workspace, command_line)
         }
         Command::Bench(args) => {
             let workspace = build::Workspace::load(&args.cargo.options())?;
@@ -51,6 +52,6 @@ fn execute(command: Command) -> anyhow::Result<i32> {
             test::test(&args, &workspace, command_line)
         }
         Command::TestRunner(args) => test::runner::run(&args.args),
-        Command::Report(args) => report::command::report(&args),
+        Command::Report(args) => report::command::report(&args.options()),
     }
 }

@@ -8,13 +8,33 @@ use anyhow::{bail, Context, Result};
 
 use crate::build::options::CargoOptions;
 use crate::build::Workspace;
-use crate::cli::ReportArgs;
-use crate::profile::{self, Profile};
+use crate::profile::{self, MemoryWeight, Profile};
 use crate::report::{self, diff, Format, RenderOptions};
 use crate::sampled;
 
+/// What `cargo wasmprof report` is asked for, as plain data; each field is
+/// the flag of the same name.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    pub input: Vec<PathBuf>,
+    pub hide_idle: bool,
+    pub module: Option<PathBuf>,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub thread: Option<String>,
+    pub explain: bool,
+    pub icicle: bool,
+    pub weight: Option<MemoryWeight>,
+    pub diff: Vec<PathBuf>,
+    pub fail_if_slower: Option<f64>,
+    pub fail_if_more_memory: Option<f64>,
+    pub function: Vec<String>,
+    pub manifest_path: Option<PathBuf>,
+    pub target_dir: Option<PathBuf>,
+}
+
 /// Renders the report; the exit status is 1 when `--fail-if-slower` fails.
-pub fn report(args: &ReportArgs) -> Result<i32> {
+pub fn report(args: &ReportOptions) -> Result<i32> {
     let inputs = if args.input.is_empty() {
         vec![latest_in_workspace(args)?]
     } else {
@@ -50,7 +70,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         icicle: args.icicle,
         timeline: &timeline,
         base: base.as_ref(),
-        weight: args.weight.map(crate::cli::Weight::memory),
+        weight: args.weight,
     };
     if args.fail_if_more_memory.is_some() && (base.is_none() || args.format != Format::Gprof) {
         bail!(
@@ -166,7 +186,7 @@ fn load(
 
 /// Writes the report to `-o FILE` or standard output (no `-o`, or `-o -`).
 fn emit(
-    args: &ReportArgs,
+    args: &ReportOptions,
     render: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> Result<()> {
     match args
@@ -215,7 +235,7 @@ fn base_path_for(output: &Path) -> PathBuf {
     output.with_file_name(base)
 }
 
-fn latest_in_workspace(args: &ReportArgs) -> Result<PathBuf> {
+fn latest_in_workspace(args: &ReportOptions) -> Result<PathBuf> {
     let target_dir = match &args.target_dir {
         Some(dir) => dir.clone(),
         None => {

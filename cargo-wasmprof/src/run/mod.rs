@@ -25,31 +25,30 @@ use anyhow::{bail, Context, Result};
 
 use crate::build::options::{BuildOptions, CargoOptions};
 use crate::build::{self, BuiltModule, Workspace};
-use crate::cli::RunArgs;
 use crate::terminal;
 use engine::{
     entry_point, host_config, launch, run_context, sample_interval_micros, samples_by_default,
     save_profile, seconds_or_millis,
 };
-use options::HostOptions;
+use options::{HostOptions, RunOptions};
 
 /// Runs the program and returns the exit status `cargo wasmprof` should end
 /// with: the program's own.
-pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
-    let host_options = args.host.options();
-    let build_options = args.build.options();
+pub fn run(options: &RunOptions, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+    let host_options = &options.host;
+    let build_options = &options.build;
     one_package(&build_options.cargo, "run")?;
-    if args.serve {
-        return serve::serve(args, workspace, command_line);
+    if let Some(serve) = options.serve {
+        return serve::serve(options, serve, workspace, command_line);
     }
     // Before the long build: is there a host at all, and can it run this?
-    let mut host = hosts::select(build_options.host, &host_options)?;
+    let mut host = hosts::select(build_options.host, host_options)?;
     for unit in workspace.units(&build_options.cargo)? {
         host.check_kind(unit.kind)?;
     }
     threaded::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
     components::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
-    let (module, entry) = build_module_for(&build_options, &host_options, workspace)?;
+    let (module, entry) = build_module_for(build_options, host_options, workspace)?;
     let wasm = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
     let info = build::wasm_info::inspect(&wasm)?;
@@ -57,9 +56,9 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
     components::check_module(&info, host.as_ref())?;
     let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
-    let mut config = host_config(&module, &host_options, &run_dir)?;
-    if samples_by_default(&module, &host_options, host.as_ref()) {
-        config.sample_interval_micros = Some(sample_interval_micros(&host_options));
+    let mut config = host_config(&module, host_options, &run_dir)?;
+    if samples_by_default(&module, host_options, host.as_ref()) {
+        config.sample_interval_micros = Some(sample_interval_micros(host_options));
     }
     terminal::status(
         "Running",
@@ -85,7 +84,7 @@ pub fn run(args: &RunArgs, workspace: &Workspace, command_line: Vec<String>) -> 
         Some(&config.cpuprofile_out),
         &target_dir,
         run_context(&module, command_line, entry)?,
-        args.top,
+        options.top,
     )?;
     // The run's files served their purpose; what matters is in the profile.
     let _ = std::fs::remove_dir_all(&run_dir);

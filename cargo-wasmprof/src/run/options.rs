@@ -34,3 +34,23 @@ pub struct HostOptions {
     pub path: Option<String>,
     pub args: Vec<String>,
 }
+
+/// What `cargo wasmprof run` is asked for: the build, the host, the
+/// summary's length, and whether to serve the page for a browser of the
+/// user's own instead of running it.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub build: crate::build::options::BuildOptions,
+    pub host: HostOptions,
+    /// How many functions the summary after the run lists.
+    pub top: usize,
+    /// `--serve`, with the address to listen on (`--bind`).
+    pub serve: Option<ServeOptions>,
+}
+
+/// `--serve`: where the page is served.
+#[derive(Debug, Clone, Copy)]
+pub struct ServeOptions {
+    /// `--bind`; loopback when not given.
+    pub bind: Option<std::net::IpAddr>,
+}

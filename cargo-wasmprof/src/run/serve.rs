@@ -18,16 +18,17 @@ use super::{build_module_for, files, interrupt};
 use crate::build::options::BuildOptions;
 use crate::build::options::HostKind;
 use crate::build::{ModuleKind, Workspace};
-use crate::cli::RunArgs;
 use crate::profile::Window;
+use crate::run::options::{RunOptions, ServeOptions};
 use crate::terminal;
 
 pub(super) fn serve(
-    args: &RunArgs,
+    options: &RunOptions,
+    serve: ServeOptions,
     workspace: &Workspace,
     command_line: Vec<String>,
 ) -> Result<i32> {
-    let host_options = args.host.options();
+    let host_options = &options.host;
     if host_options.timeout.is_some() || host_options.until_exit || host_options.sample {
         terminal::warning(
             "--timeout, --until-exit and --sample do not apply to --serve, which runs until Ctrl-C \
@@ -37,7 +38,7 @@ pub(super) fn serve(
     // The page is for a browser, whatever --host says.
     let build_options = BuildOptions {
         host: HostKind::Browser,
-        ..args.build.options()
+        ..options.build.clone()
     };
     let units = workspace.units(&build_options.cargo)?;
     if units.iter().any(|u| u.kind == ModuleKind::Wasi) {
@@ -45,10 +46,10 @@ pub(super) fn serve(
             "--serve serves a page, and a WASI binary cannot run in one: use --host node"
         );
     }
-    let (module, entry) = build_module_for(&build_options, &host_options, workspace)?;
+    let (module, entry) = build_module_for(&build_options, host_options, workspace)?;
     let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
-    let mut config = host_config(&module, &host_options, &run_dir)?;
+    let mut config = host_config(&module, host_options, &run_dir)?;
     files::copy_module_into(&mut config, &run_dir.join("module"))?;
     let token = new_token();
     let page = page::served_page(
@@ -58,7 +59,7 @@ pub(super) fn serve(
         &token,
         true,
     )?;
-    let ip = args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let ip = serve.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let server = server::Server::start(ip, page.files)?;
     if !ip.is_loopback() {
         terminal::warning(&format!(
@@ -118,7 +119,7 @@ pub(super) fn serve(
             None,
             &target_dir,
             context,
-            args.top,
+            options.top,
         ) {
             Ok(Some(_)) => saved += 1,
             Ok(None) => {}
