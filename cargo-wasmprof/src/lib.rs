@@ -9,6 +9,8 @@ pub mod add;
 pub mod bench;
 pub mod build;
 pub mod cli;
+#[cfg(test)]
+mod docs_tests;
 pub(crate) mod html_text;
 pub mod input;
 pub mod output;

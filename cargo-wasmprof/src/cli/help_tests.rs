@@ -1,7 +1,8 @@
-//! The help is the reference, and the README carries it word for word:
-//! each subcommand's `--help` is a golden file, and the README's command
-//! reference holds the same text between markers. `WASMPROF_BLESS=1`
-//! writes both anew after a deliberate change.
+//! The help is the reference, and the book carries it word for word: each
+//! subcommand's `--help` is a golden file, and its page of the book's
+//! command reference (`docs/src/reference/NAME.md`) holds the same text
+//! between markers. `WASMPROF_BLESS=1` writes both anew after a deliberate
+//! change.
 
 use clap::CommandFactory;
 
@@ -37,9 +38,9 @@ fn every_subcommand_s_help_matches_its_golden_file() {
     }
 }
 
-/// The README's block for `subcommand`: between `<!-- help:NAME -->` and
+/// The book's block for `subcommand`: between `<!-- help:NAME -->` and
 /// `<!-- /help:NAME -->`, in a `text` code fence.
-fn readme_block(subcommand: &str) -> String {
+fn book_block(subcommand: &str) -> String {
     format!(
         "<!-- help:{subcommand} -->\n```text\n$ cargo wasmprof {subcommand} --help\n{}```\n<!-- /help:{subcommand} -->",
         long_help(subcommand)
@@ -47,32 +48,30 @@ fn readme_block(subcommand: &str) -> String {
 }
 
 #[test]
-fn the_readme_carries_every_subcommand_s_help() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
-    let mut readme = std::fs::read_to_string(&path).expect("read README.md");
+fn the_book_carries_every_subcommand_s_help() {
     let bless = std::env::var_os("WASMPROF_BLESS").is_some_and(|v| v == "1");
     let mut stale = Vec::new();
     for subcommand in SUBCOMMANDS {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../docs/src/reference/{subcommand}.md"));
+        let mut page = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
         let start = format!("<!-- help:{subcommand} -->");
         let end = format!("<!-- /help:{subcommand} -->");
-        let (Some(from), Some(to)) = (readme.find(&start), readme.find(&end)) else {
-            panic!("README.md has no `{start}` … `{end}` block");
+        let (Some(from), Some(to)) = (page.find(&start), page.find(&end)) else {
+            panic!("{} has no `{start}` … `{end}` block", path.display());
         };
-        let current = &readme[from..to + end.len()];
-        let wanted = readme_block(subcommand);
-        if current != wanted {
+        let wanted = book_block(subcommand);
+        if page[from..to + end.len()] != wanted {
             stale.push(*subcommand);
             if bless {
-                readme.replace_range(from..to + end.len(), &wanted);
+                page.replace_range(from..to + end.len(), &wanted);
+                std::fs::write(&path, page).expect("write the book's page");
             }
         }
     }
-    if bless {
-        std::fs::write(&path, readme).expect("write README.md");
-    } else {
-        assert!(
-            stale.is_empty(),
-            "README.md's help of {stale:?} differs from `--help` (re-bless with WASMPROF_BLESS=1)"
-        );
-    }
+    assert!(
+        bless || stale.is_empty(),
+        "the book's help of {stale:?} differs from `--help` (re-bless with WASMPROF_BLESS=1)"
+    );
 }
