@@ -321,7 +321,7 @@ mod tests {
     /// A component's snapshot, as its runtime writes it: `fib` called
     /// three times under `main`, `fib` still running (a panic).
     fn snapshot_bytes() -> Vec<u8> {
-        use crate::testing::{snapshot_function as function, snapshot_node};
+        use crate::fixtures::{snapshot_function as function, snapshot_node};
         let node = |parent, function, calls| snapshot_node(parent, function, calls, 1.0);
         wasmprof_wire::Snapshot {
             timed: true,

@@ -11,6 +11,8 @@ pub mod build;
 pub mod cli;
 #[cfg(test)]
 mod docs_tests;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub(crate) mod html_text;
 pub mod input;
 pub mod output;
@@ -21,5 +23,3 @@ pub mod run;
 pub mod sampled;
 pub(crate) mod terminal;
 pub mod test;
-#[cfg(test)]
-pub(crate) mod testing;

@@ -7,7 +7,7 @@
 use clap::CommandFactory;
 
 use super::CargoCli;
-use crate::testing::assert_golden;
+use crate::fixtures::assert_golden;
 
 /// The subcommands a user runs (the hidden test runner is not one).
 const SUBCOMMANDS: &[&str] = &["add", "build", "run", "test", "bench", "report"];

@@ -95,7 +95,7 @@ fn nanos(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     const MS: f64 = 1e6;
 

@@ -176,14 +176,17 @@ mod tests {
     fn round_trips_through_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.json");
-        write_profile(&crate::testing::demo_profile(), &path).unwrap();
-        assert_eq!(read_profile(&path).unwrap(), crate::testing::demo_profile());
+        write_profile(&crate::fixtures::demo_profile(), &path).unwrap();
+        assert_eq!(
+            read_profile(&path).unwrap(),
+            crate::fixtures::demo_profile()
+        );
         assert!(!path.with_extension("json.partial").exists());
     }
 
     #[test]
     fn truncated_file_is_a_json_error_naming_the_file() {
-        let text = serde_json::to_string(&crate::testing::demo_profile()).unwrap();
+        let text = serde_json::to_string(&crate::fixtures::demo_profile()).unwrap();
         let err =
             parse_profile(&text.as_bytes()[..text.len() / 2], Path::new("x.json")).unwrap_err();
         assert!(matches!(err, ProfileError::Json { .. }), "{err}");
@@ -192,7 +195,7 @@ mod tests {
 
     #[test]
     fn newer_major_version_is_refused_for_its_version() {
-        let mut value = serde_json::to_value(crate::testing::demo_profile()).unwrap();
+        let mut value = serde_json::to_value(crate::fixtures::demo_profile()).unwrap();
         value["format"] = "wasmprof/3".into();
         value["something_new"] = 1.into();
         let err = parse_profile(value.to_string().as_bytes(), Path::new("x.json")).unwrap_err();
@@ -201,10 +204,10 @@ mod tests {
 
     #[test]
     fn a_version_1_file_with_node_objects_is_still_read() {
-        let mut value = serde_json::to_value(crate::testing::demo_profile()).unwrap();
+        let mut value = serde_json::to_value(crate::fixtures::demo_profile()).unwrap();
         value["format"] = "wasmprof/1".into();
         value["nodes"] = serde_json::to_value(
-            crate::testing::demo_profile()
+            crate::fixtures::demo_profile()
                 .nodes
                 .iter()
                 .map(|n| {
@@ -217,7 +220,7 @@ mod tests {
         )
         .unwrap();
         let read = parse_profile(value.to_string().as_bytes(), Path::new("x.json")).unwrap();
-        assert_eq!(read.nodes, crate::testing::demo_profile().nodes);
+        assert_eq!(read.nodes, crate::fixtures::demo_profile().nodes);
     }
 
     #[test]
@@ -228,10 +231,10 @@ mod tests {
 
     #[test]
     fn dangling_indices_are_inconsistent_not_a_panic() {
-        let mut profile = crate::testing::demo_profile();
+        let mut profile = crate::fixtures::demo_profile();
         profile.nodes[2].function = Some(7);
         assert!(validate(&profile).unwrap_err().contains("function 7"));
-        let mut profile = crate::testing::demo_profile();
+        let mut profile = crate::fixtures::demo_profile();
         profile.nodes[1].parent = Some(2);
         assert!(validate(&profile).is_err());
     }
@@ -239,7 +242,7 @@ mod tests {
     #[test]
     fn self_time_is_inclusive_less_children() {
         assert_eq!(
-            crate::testing::demo_profile().self_nanos(),
+            crate::fixtures::demo_profile().self_nanos(),
             vec![0.0, 60.0, 40.0]
         );
     }

@@ -161,8 +161,8 @@ mod tests {
     #[test]
     fn merging_adds_matching_paths() {
         let merged = merge(vec![
-            crate::testing::demo_profile(),
-            crate::testing::demo_profile(),
+            crate::fixtures::demo_profile(),
+            crate::fixtures::demo_profile(),
         ])
         .unwrap();
         assert_eq!(merged.nodes.len(), 3);
@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn merging_adds_the_futures_of_the_same_path() {
         let run = |polls, latency: f64| {
-            crate::testing::ProfileBuilder::timed()
+            crate::fixtures::ProfileBuilder::timed()
                 .path(&["app::run", "app::load"], 2, 1e6)
                 .future(&["app::run", "app::load"], polls, 2, 0, Some(latency))
                 .build()

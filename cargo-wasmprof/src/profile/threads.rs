@@ -231,7 +231,7 @@ impl Profile {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::{node_at, two_workers, ProfileBuilder};
+    use crate::fixtures::{node_at, two_workers, ProfileBuilder};
 
     #[test]
     fn a_thread_alone_has_its_own_calls_on_the_same_paths() {
@@ -255,7 +255,7 @@ mod tests {
     /// thread blocks on a latch while the pool runs its job.
     #[test]
     fn a_worker_s_open_loop_shows_the_work_and_the_waits_inside_it() {
-        let profile = crate::testing::rayon_pool();
+        let profile = crate::fixtures::rayon_pool();
         let worker = profile.threads[1].activity(&profile);
         assert_eq!(
             (worker.busy_nanos, worker.waiting_nanos),

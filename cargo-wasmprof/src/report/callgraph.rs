@@ -574,7 +574,7 @@ fn summarize_cycles(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, recursion, ProfileBuilder};
+    use crate::fixtures::{appendix_b, recursion, ProfileBuilder};
 
     fn id(graph: &CallGraph, name: &str) -> FunctionId {
         graph

@@ -190,7 +190,7 @@ impl<'a> CpuProfile<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, recursion};
+    use crate::fixtures::{appendix_b, recursion};
 
     #[test]
     fn devtools_gets_a_start_after_zero_and_calls_in_first_call_order() {

@@ -276,7 +276,7 @@ pub(crate) fn path_changes(base: &Profile, new: &Profile) -> Vec<Option<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     fn base() -> Profile {
         ProfileBuilder::timed()

@@ -125,7 +125,7 @@ fn node_path(stacks: &Stacks, node: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     fn span(node: usize, start: f64, nanos: f64) -> Span {
         Span {

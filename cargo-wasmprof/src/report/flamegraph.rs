@@ -308,8 +308,8 @@ fn info_line(frame: &super::stacks::Frame, unit: Unit, share: f64, counted: bool
             let _ = write!(
                 text,
                 " ({}, {share:.2}%; self {}",
-                super::memory::human_bytes(frame.inclusive as u64),
-                super::memory::human_bytes(frame.self_weight as u64)
+                super::memory_graph::human_bytes(frame.inclusive as u64),
+                super::memory_graph::human_bytes(frame.self_weight as u64)
             );
         }
         Unit::Blocks => {
@@ -449,7 +449,7 @@ const SCRIPT: &str = include_str!("flamegraph.js");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, ProfileBuilder};
+    use crate::fixtures::{appendix_b, ProfileBuilder};
 
     #[test]
     fn every_wide_frame_is_drawn_with_its_calls_and_share() {

@@ -84,7 +84,7 @@ fn parse_folded(text: &str) -> Result<Vec<(Vec<String>, u64)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, assert_golden, recursion};
+    use crate::fixtures::{appendix_b, assert_golden, recursion};
 
     #[test]
     fn folded_stacks_match_golden() {

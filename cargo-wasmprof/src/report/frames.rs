@@ -106,8 +106,8 @@ fn nearest_frame_ancestor(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::ProfileBuilder;
     use crate::profile::FrameCalls;
-    use crate::testing::ProfileBuilder;
 
     #[test]
     fn a_frame_s_tree_nests_its_paths_under_their_callers() {
@@ -117,7 +117,7 @@ mod tests {
             .path(&["main", "frame", "row"], 120, 6.0)
             .path(&["main", "frame", "paint"], 3, 2.0)
             .build();
-        let node = |path: &[&str]| crate::testing::node_at(&profile, path);
+        let node = |path: &[&str]| crate::fixtures::node_at(&profile, path);
         let frame = Frame {
             index: 1,
             start_nanos: 16e6,

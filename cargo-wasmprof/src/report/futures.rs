@@ -177,7 +177,7 @@ fn has_ancestor_of(profile: &Profile, node: usize, function: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     #[test]
     fn paths_are_summed_per_function_and_latency_kept_apart() {

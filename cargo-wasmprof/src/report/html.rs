@@ -198,7 +198,7 @@ fn page_title(profile: &Profile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, ProfileBuilder};
+    use crate::fixtures::{appendix_b, ProfileBuilder};
 
     #[test]
     fn the_page_holds_everything_and_fetches_nothing() {
@@ -227,7 +227,7 @@ mod tests {
     fn a_recursive_function_s_calls_are_all_its_calls() {
         // gprof's flat profile shows fib's 200 calls from main; the page,
         // as JSON and pprof, every call.
-        let page = render_html(&crate::testing::recursion(false));
+        let page = render_html(&crate::fixtures::recursion(false));
         assert!(
             page.contains(r#"{"calls":4378200,"cycle":null,"file":"src/lib.rs","id":1,"line":20,"name":"fib","#),
             "{page}"
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn counted_functions_are_flagged_for_the_page() {
-        let profile = crate::testing::ProfileBuilder::timed()
+        let profile = crate::fixtures::ProfileBuilder::timed()
             .path(&["main"], 1, 5.0)
             .counted("get", 9)
             .build();
@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn a_profile_with_memory_gets_a_memory_section_and_others_none() {
-        let page = render_html(&crate::testing::memory_profile());
+        let page = render_html(&crate::fixtures::memory_profile());
         assert!(page.contains("<a href=\"#memory\">Memory</a>"), "the link");
         let section = &page[page.find("<section id=\"memory\">").expect("the section")..];
         assert!(section.contains("<h3>Top allocators</h3>"), "{section}");

@@ -217,7 +217,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, recursion, FullDisk};
+    use crate::fixtures::{appendix_b, recursion, FullDisk};
     use serde_json::Value;
 
     fn to_value(profile: &Profile) -> Value {
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn count_only_functions_say_their_tier() {
-        let profile = crate::testing::ProfileBuilder::untimed()
+        let profile = crate::fixtures::ProfileBuilder::untimed()
             .path(&["main"], 1, 0.0)
             .counted("get", 7)
             .build();
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn arcs_into_a_counted_function_have_no_count() {
-        let profile = crate::testing::ProfileBuilder::timed()
+        let profile = crate::fixtures::ProfileBuilder::timed()
             .path(&["main"], 1, 5.0)
             .path(&["main", "get"], 0, 3.0)
             .counted("get", 7)
@@ -316,7 +316,7 @@ mod tests {
 
     #[test]
     fn async_functions_have_their_futures_figures() {
-        let profile = crate::testing::ProfileBuilder::timed()
+        let profile = crate::fixtures::ProfileBuilder::timed()
             .path(&["app::batch", "app::load"], 3, 6e6)
             .future(&["app::batch", "app::load"], 9, 2, 1, Some(50e6))
             .build();

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::memory::{human_bytes, MemoryGraph};
+use super::memory_graph::{human_bytes, MemoryGraph};
 use super::words::OUTSIDE;
 use crate::profile::Profile;
 
@@ -155,7 +155,7 @@ pub(crate) fn too_much(base: &Profile, new: &Profile, pct: f64) -> anyhow::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     fn with_leak(leak: u64) -> Profile {
         ProfileBuilder::timed()

@@ -18,8 +18,8 @@ pub(crate) mod futures;
 pub(crate) mod gprof;
 pub(crate) mod html;
 pub(crate) mod json;
-pub(crate) mod memory;
 mod memory_diff;
+pub(crate) mod memory_graph;
 pub(crate) use memory_diff::too_much as too_much_memory;
 mod node_times;
 pub mod pprof;
@@ -38,7 +38,7 @@ use anyhow::Context;
 pub use callgraph::CallGraph;
 pub use gprof::GprofWriter;
 pub use json::write_json;
-pub(crate) use memory::human_bytes;
+pub(crate) use memory_graph::human_bytes;
 pub use pprof::write_pprof;
 pub use summary::{render_summary, write_summary, DEFAULT_SUMMARY_TOP};
 pub use units::human_duration;
@@ -264,8 +264,8 @@ mod tests {
     /// the changes; the other formats say how to compare instead.
     #[test]
     fn a_comparison_renders_as_a_table_or_a_flame_graph_and_nothing_else() {
-        let base = crate::testing::appendix_b(true);
-        let new = crate::testing::appendix_b(true);
+        let base = crate::fixtures::appendix_b(true);
+        let new = crate::fixtures::appendix_b(true);
         let compare = |format| {
             let options = RenderOptions {
                 format,
@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn an_empty_profile_renders_in_every_format() {
-        let profile = crate::testing::ProfileBuilder::untimed().build();
+        let profile = crate::fixtures::ProfileBuilder::untimed().build();
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
             let rendered = render(&profile, &RenderOptions::format(format), &mut bytes);
@@ -338,7 +338,7 @@ mod tests {
 
     #[test]
     fn an_inconsistent_profile_is_an_error_not_a_panic() {
-        let mut profile = crate::testing::appendix_b(true);
+        let mut profile = crate::fixtures::appendix_b(true);
         profile.nodes[3].function = Some(99);
         for &format in Format::value_variants() {
             let err =
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn every_format_renders() {
-        let profile = crate::testing::appendix_b(true);
+        let profile = crate::fixtures::appendix_b(true);
         for &format in Format::value_variants() {
             let mut bytes = Vec::new();
             let rendered = render(&profile, &RenderOptions::format(format), &mut bytes);
@@ -370,7 +370,7 @@ mod tests {
 #[cfg(test)]
 mod golden {
     use super::*;
-    use crate::testing::{appendix_b, assert_golden};
+    use crate::fixtures::{appendix_b, assert_golden};
 
     fn rendered(format: Format) -> String {
         let mut bytes = Vec::new();

@@ -53,7 +53,7 @@ impl NodeTimes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     #[test]
     fn inclusive_is_never_less_than_the_children() {

@@ -458,7 +458,7 @@ fn describe_stack(names: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     #[test]
     fn a_complete_run_has_no_warnings() {

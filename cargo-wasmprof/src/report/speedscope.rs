@@ -347,7 +347,7 @@ fn slow_frames(profile: &Profile, table: &mut FrameTable) -> Vec<Evented> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, ProfileBuilder};
+    use crate::fixtures::{appendix_b, ProfileBuilder};
 
     #[test]
     fn events_nest_and_last_as_long_as_each_path() {
@@ -438,7 +438,7 @@ mod tests {
         let schema: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
         let validator = jsonschema::validator_for(&schema).unwrap();
-        for profile in [appendix_b(true), crate::testing::recursion(false)] {
+        for profile in [appendix_b(true), crate::fixtures::recursion(false)] {
             let file = speedscope(&profile);
             let errors: Vec<String> = validator
                 .iter_errors(&file)
@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn a_threaded_program_has_a_profile_per_thread_after_the_merged_one() {
-        let file = speedscope(&crate::testing::two_workers());
+        let file = speedscope(&crate::fixtures::two_workers());
         let profiles = file["profiles"].as_array().unwrap();
         let names: Vec<&str> = profiles
             .iter()
@@ -500,7 +500,7 @@ mod tests {
             .path(&["main", "frame", "row"], 120, 6.0)
             .path(&["main", "frame", "paint"], 3, 2.0)
             .build();
-        let node = |path: &[&str]| crate::testing::node_at(&profile, path);
+        let node = |path: &[&str]| crate::fixtures::node_at(&profile, path);
         let calls = |path: &[&str], calls: u64, nanos: f64| FrameCalls {
             node: node(path),
             calls,

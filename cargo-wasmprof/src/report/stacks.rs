@@ -205,7 +205,7 @@ impl Stacks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     #[test]
     fn weights_are_times_or_calls() {
@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn memory_weights_are_each_path_s_figure_with_its_subtree_s() {
-        let profile = crate::testing::memory_profile();
+        let profile = crate::fixtures::memory_profile();
         let stacks = Stacks::weighed(&profile, Some(MemoryWeight::AllocBytes));
         assert_eq!(stacks.unit, Unit::Bytes);
         // 1110 under `outer`, and 7 outside any instrumented call.

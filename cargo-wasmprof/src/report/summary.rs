@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::callgraph::{CallGraph, FunctionId};
-use super::memory::{human_bytes, MemoryGraph};
+use super::memory_graph::{human_bytes, MemoryGraph};
 use super::preamble;
 use super::units::human_duration;
 use super::words::{plural, OUTSIDE};
@@ -364,7 +364,7 @@ fn ranked(graph: &CallGraph) -> Vec<FunctionId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{appendix_b, assert_golden, recursion};
+    use crate::fixtures::{appendix_b, assert_golden, recursion};
 
     #[test]
     fn timed_summary_matches_golden() {
@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn a_threaded_run_lists_each_thread_s_busy_time_and_share_of_the_run() {
-        let mut profile = crate::testing::two_workers();
+        let mut profile = crate::fixtures::two_workers();
         profile.run.wall_nanos = 10_000;
         let text = render_summary(&profile, 5);
         assert!(
@@ -409,7 +409,7 @@ mod tests {
 
     #[test]
     fn with_rayon_core_instrumented_the_waits_have_a_column_of_their_own() {
-        let text = render_summary(&crate::testing::rayon_pool(), 5);
+        let text = render_summary(&crate::fixtures::rayon_pool(), 5);
         assert!(
             text.contains("  thread         busy           waiting                calls\n"),
             "{text}"
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn with_frames_the_summary_gives_their_rate_and_the_slowest_frame_s_calls() {
         use crate::profile::{Frame, FrameCalls, Frames};
-        let mut profile = crate::testing::ProfileBuilder::timed()
+        let mut profile = crate::fixtures::ProfileBuilder::timed()
             .path(&["frame"], 3, 9.0)
             .path(&["frame", "row"], 120, 6.0)
             .build();
@@ -482,7 +482,7 @@ mod tests {
 
     #[test]
     fn with_memory_the_summary_names_who_held_the_peak_and_who_leaked() {
-        let text = render_summary(&crate::testing::memory_profile(), 3);
+        let text = render_summary(&crate::fixtures::memory_profile(), 3);
         assert!(
             text.contains(
                 "memory: 5 allocations, 1.1 KiB; peak 400 B, the most of it held by inner 400 B\n"
@@ -499,7 +499,7 @@ mod tests {
 
     #[test]
     fn the_growth_line_names_each_function_once_most_pages_first() {
-        let mut profile = crate::testing::memory_profile();
+        let mut profile = crate::fixtures::memory_profile();
         let memory = profile.memory.as_mut().unwrap();
         (memory.first_pages, memory.pages) = (17, 24);
         // The root grew memory once, `inner` on two paths, `outer` once.

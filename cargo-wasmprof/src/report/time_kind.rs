@@ -101,7 +101,7 @@ pub(crate) fn of_functions(profile: &Profile) -> Vec<TimeKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     #[test]
     fn every_kind_is_told_apart() {

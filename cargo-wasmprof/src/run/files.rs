@@ -10,9 +10,9 @@ use super::host::HostConfig;
 use crate::build::{self, BuiltModule};
 
 /// The host API every JavaScript host loads before the module.
-pub(crate) const HOST_API_JS: &str = include_str!("../host/host-api.js");
+pub(crate) const HOST_API_JS: &str = include_str!("../js/host-api.js");
 /// The wasm-bindgen-test driver, shared by Node and the page.
-pub(crate) const BINDGEN_TEST_JS: &str = include_str!("../host/bindgen-test.js");
+pub(crate) const BINDGEN_TEST_JS: &str = include_str!("../js/bindgen-test.js");
 
 /// A directory no other run uses, in this process or another: runs of the
 /// same package side by side, or one after another in a benchmark, cannot

@@ -1,6 +1,6 @@
 //! The seam between `run`/`bench` and the programs that run a module. Every
 //! host takes the same [`HostConfig`], provides the same host API to the
-//! module (`host/host-api.js` for the JavaScript hosts), relays the
+//! module (`js/host-api.js` for the JavaScript hosts), relays the
 //! program's output, and leaves the same two things behind: a
 //! [`HostResult`] saying how the run ended and the raw snapshot bytes in
 //! `config.snapshot_out`. `run` and `bench` never ask which host it was.
@@ -318,7 +318,7 @@ mod tests {
     /// for, under the same words.
     #[test]
     fn node_s_host_script_loads_every_kind_of_module() {
-        let script = include_str!("../host/node-host.js");
+        let script = include_str!("../js/node-host.js");
         let switch = &script[script.find("switch (config.kind)").unwrap()..];
         for kind in [
             LoadAs::Bindgen,
@@ -339,11 +339,11 @@ mod tests {
     #[test]
     fn every_status_the_host_scripts_report_is_a_run_status() {
         let scripts = [
-            include_str!("../host/host-api.js"),
-            include_str!("../host/node-host.js"),
-            include_str!("../host/page-host.js"),
-            include_str!("../host/page-watch.js"),
-            include_str!("../host/bindgen-test.js"),
+            include_str!("../js/host-api.js"),
+            include_str!("../js/node-host.js"),
+            include_str!("../js/page-host.js"),
+            include_str!("../js/page-watch.js"),
+            include_str!("../js/bindgen-test.js"),
         ];
         let mut words = Vec::new();
         for script in scripts {
@@ -363,7 +363,7 @@ mod tests {
         assert_eq!(RunStatus::from_report(None), RunStatus::Error);
     }
 
-    /// The host scripts' own tests (`host/tests/*.test.js`, under `node
+    /// The host scripts' own tests (`js/tests/*.test.js`, under `node
     /// --test`): node-host.js and host-api.js run against small modules
     /// assembled in JavaScript, every ending of a run included, without
     /// building any Rust to wasm. The statuses they may report are this
@@ -379,7 +379,7 @@ mod tests {
             }
         }
         let statuses: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/host/tests");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/js/tests");
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|entry| entry.unwrap().path())

@@ -11,7 +11,7 @@ use crate::build::ModuleKind;
 use crate::run::options::HostOptions;
 
 /// The host script, shipped inside the binary.
-const HOST_JS: &str = include_str!("../host/node-host.js");
+const HOST_JS: &str = include_str!("../js/node-host.js");
 /// What wasm-bindgen's `require("prof")` resolves to: the host API object
 /// the host script put on `globalThis`.
 const PROF_MODULE_JS: &str = "module.exports = globalThis.__wasmprofHostApi;\n";

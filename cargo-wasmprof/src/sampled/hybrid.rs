@@ -116,7 +116,7 @@ pub(crate) fn attribute(profile: &mut Profile, samples: &Profile) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ProfileBuilder;
+    use crate::fixtures::ProfileBuilder;
 
     /// `main` calls `shared` through `from_a` (3 calls) and `from_b` (1).
     fn instrumented() -> Profile {

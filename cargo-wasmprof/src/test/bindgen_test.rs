@@ -1,7 +1,7 @@
 //! wasm-bindgen-test binaries: which tests to run (as
 //! wasm-bindgen-test-runner decides, from the module's `__wbgt_` exports and
 //! the harness's arguments), bindings without the start function, and the
-//! run in Node or the browser (`host/bindgen-test.js` drives the harness).
+//! run in Node or the browser (`js/bindgen-test.js` drives the harness).
 
 use std::path::Path;
 

@@ -193,7 +193,7 @@ fn remove_nodes(profile: &mut Profile, remove: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{node_at, ProfileBuilder};
+    use crate::fixtures::{node_at, ProfileBuilder};
 
     #[test]
     fn harness_tests_take_their_names_and_a_test_recorded_twice_is_kept_once() {

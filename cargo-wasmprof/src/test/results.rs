@@ -417,7 +417,7 @@ mod tests {
 
     /// Two tests calling `count`, one of them also through `helper`.
     fn two_tests() -> Profile {
-        let mut profile = crate::testing::appendix_b(true);
+        let mut profile = crate::fixtures::appendix_b(true);
         profile.functions = vec![
             function("wc::tests::short", "wc/src/lib.rs", 20),
             function("wc::count", "wc/src/lib.rs", 3),

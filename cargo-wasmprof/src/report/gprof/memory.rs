@@ -5,7 +5,7 @@
 
 use super::GprofWriter;
 use crate::profile::PathMemory;
-use crate::report::memory::{call_path, human_bytes, MemoryGraph};
+use crate::report::memory_graph::{call_path, human_bytes, MemoryGraph};
 use crate::report::words::{plural, OUTSIDE};
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {

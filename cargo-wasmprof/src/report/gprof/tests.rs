@@ -2,7 +2,7 @@
 //! programs (tests/data/gnu-gprof), and against golden files.
 
 use super::*;
-use crate::testing::{appendix_b, assert_golden, recursion, ProfileBuilder};
+use crate::fixtures::{appendix_b, assert_golden, recursion, ProfileBuilder};
 
 fn render(profile: &Profile) -> String {
     GprofWriter::new(profile).render()
@@ -379,7 +379,7 @@ fn async_functions_are_marked_and_their_futures_listed_last() {
 
 #[test]
 fn memory_sections_match_golden() {
-    let text = GprofWriter::new(&crate::testing::memory_profile()).render();
+    let text = GprofWriter::new(&crate::fixtures::memory_profile()).render();
     let memory = &text[text.find("Memory flat profile").expect("a memory section")..];
     assert_golden("memory.gprof.txt", memory);
     assert!(

@@ -55,8 +55,8 @@ pub(super) fn section(profile: &Profile) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::ProfileBuilder;
     use crate::profile::{Frame, FrameCalls, Frames};
-    use crate::testing::ProfileBuilder;
 
     #[test]
     fn the_section_shows_the_rate_and_each_slow_frame_s_calls_escaped() {

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use crate::html_text::escape;
 use crate::profile::{MemoryWeight, PathMemory, Profile};
 use crate::report::flamegraph::{self, FlameOptions};
-use crate::report::memory::{call_path, human_bytes, MemoryGraph};
+use crate::report::memory_graph::{call_path, human_bytes, MemoryGraph};
 use crate::report::words::{plural, OUTSIDE};
 
 /// Rows each table shows at most.

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 use super::*;
+use crate::fixtures::{appendix_b, recursion, two_workers, FullDisk, ProfileBuilder};
 use crate::report::callgraph::CallGraph;
-use crate::testing::{appendix_b, recursion, two_workers, FullDisk, ProfileBuilder};
 
 fn encode(profile: &Profile) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -133,7 +133,7 @@ fn untimed_profiles_have_only_calls() {
 
 #[test]
 fn futures_add_polls_and_latency_sample_types() {
-    let profile = crate::testing::ProfileBuilder::timed()
+    let profile = crate::fixtures::ProfileBuilder::timed()
         .path(&["app::batch"], 1, 1e6)
         .path(&["app::batch", "app::load"], 3, 6e6)
         .future(&["app::batch", "app::load"], 9, 2, 1, Some(50e6))
@@ -409,7 +409,7 @@ fn a_counted_function_s_sampled_path_is_a_sample_with_time_and_no_calls() {
 
 #[test]
 fn memory_adds_go_s_heap_sample_types_that_go_tool_pprof_reads() {
-    let profile = crate::testing::memory_profile();
+    let profile = crate::fixtures::memory_profile();
     let message = decode(&encode(&profile));
     let types: Vec<&str> = message
         .sample_type

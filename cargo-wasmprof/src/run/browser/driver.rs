@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::console::Stream;
 use super::rpc::Call;
 
-/// The name the page's scripts report through (`host/page-host.js`).
+/// The name the page's scripts report through (`js/page-host.js`).
 pub(super) const REPORT_BINDING: &str = "__wasmprofReport";
 
 /// Something the page or the browser did.

@@ -14,10 +14,10 @@ use crate::html_text::{escape, script_json};
 use crate::run::files::HOST_API_JS;
 use crate::run::host::{HostConfig, LoadAs};
 
-const PAGE_HOST_JS: &str = include_str!("../../host/page-host.js");
-const PAGE_THREADS_JS: &str = include_str!("../../host/page-threads.js");
-const PAGE_WATCH_JS: &str = include_str!("../../host/page-watch.js");
-const SAVE_OVERLAY_JS: &str = include_str!("../../host/save-overlay.js");
+const PAGE_HOST_JS: &str = include_str!("../../js/page-host.js");
+const PAGE_THREADS_JS: &str = include_str!("../../js/page-threads.js");
+const PAGE_WATCH_JS: &str = include_str!("../../js/page-watch.js");
+const SAVE_OVERLAY_JS: &str = include_str!("../../js/save-overlay.js");
 /// What `import … from "prof"` resolves to: through the page's import map,
 /// or by its path (`thread_page.rs`). A worker without the host API (a
 /// thread pool's) reads its own clock: only durations are taken from it.

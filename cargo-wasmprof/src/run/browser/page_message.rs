@@ -1,4 +1,4 @@
-//! What the page's scripts (`host/page-host.js`, `host/page-watch.js`)
+//! What the page's scripts (`js/page-host.js`, `js/page-watch.js`)
 //! report through the DevTools binding: one JSON object per message, told
 //! apart by its `type`, read here into types rather than looked up by key.
 
@@ -98,9 +98,9 @@ mod tests {
     #[test]
     fn every_message_type_the_page_scripts_send_is_read() {
         let scripts = [
-            include_str!("../../host/page-host.js"),
-            include_str!("../../host/page-watch.js"),
-            include_str!("../../host/host-api.js"),
+            include_str!("../../js/page-host.js"),
+            include_str!("../../js/page-watch.js"),
+            include_str!("../../js/host-api.js"),
         ];
         let mut types = Vec::new();
         for script in scripts {

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-const THREAD_HOST_JS: &str = include_str!("../../host/thread-host.js");
+const THREAD_HOST_JS: &str = include_str!("../../js/thread-host.js");
 
 /// Where the generated `prof` module is served.
 pub(super) const PROF_PATH: &str = "/__wasmprof/prof.js";

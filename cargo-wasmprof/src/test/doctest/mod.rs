@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn the_run_s_calls_go_under_the_doctest() {
-        let mut profile = crate::testing::ProfileBuilder::timed()
+        let mut profile = crate::fixtures::ProfileBuilder::timed()
             .path(&["demo::parse"], 2, 1_000_000.0)
             .path(&["demo::parse", "demo::digit"], 6, 500_000.0)
             .path(&["demo::format"], 1, 2_000_000.0)

@@ -200,7 +200,7 @@ pub(crate) fn human_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::memory_profile;
+    use crate::fixtures::memory_profile;
 
     #[test]
     fn totals_count_callees_once_and_arcs_say_what_calls_through_them_allocated() {

@@ -3,7 +3,7 @@
 // can have must give the status and exit code the Rust side expects, and
 // the snapshot must be saved in every one of them.
 //
-// Run: node --test cargo-wasmprof/src/host/tests/ (the crate's unit test
+// Run: node --test cargo-wasmprof/src/js/tests/ (the crate's unit test
 // `run::host::tests::the_host_scripts_pass_their_own_tests` does). With
 // WASMPROF_RUN_STATUSES set (by that test, from the Rust enum), every
 // status seen must be one of them.
