@@ -21,6 +21,7 @@ use crate::run::host::{HostConfig, HostResult, LoadAs, RunStatus};
 
 /// How long threads still exiting when the main thread is done may take.
 const THREAD_EXIT_GRACE: Duration = Duration::from_millis(500);
+
 /// What a thread the program spawns is made from.
 struct Spawner {
     threads: Arc<Threads>,

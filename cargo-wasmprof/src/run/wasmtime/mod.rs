@@ -116,7 +116,7 @@ fn is_component(wasm: &Path) -> Result<bool> {
 }
 
 /// The smallest step of the clock `prof.getTime` reads.
-pub(super) fn clock_resolution_nanos() -> f64 {
+fn clock_resolution_nanos() -> f64 {
     let mut smallest = Duration::MAX;
     let mut last = Instant::now();
     for _ in 0..20_000 {
