@@ -45,7 +45,17 @@ pub fn report(args: &ReportOptions) -> Result<i32> {
         module_names: None,
     };
     let options = match &args.module {
-        Some(module) => options.with_module(module)?,
+        Some(module) => {
+            let options = options.with_module(module)?;
+            if options.module_names.as_ref().is_some_and(|n| n.is_empty()) {
+                crate::terminal::warning(&format!(
+                    "--module {} has no function names (no name section): wasm-function[N] \
+                     frames stay as they are",
+                    module.display()
+                ));
+            }
+            options
+        }
         None => options,
     };
     let (profile, timeline) = load(&inputs, &options)?;

@@ -38,18 +38,13 @@ pub struct Options {
 }
 
 impl Options {
-    /// Reads the name section of `module` for `wasm-function[N]` frames.
+    /// Reads the name section of `module` for `wasm-function[N]` frames. A
+    /// module without one gives no names, which the caller may point out.
     pub fn with_module(mut self, module: &Path) -> Result<Options> {
         let bytes = std::fs::read(module)
             .with_context(|| format!("--module {}: cannot read it", module.display()))?;
         let names = crate::build::wasm_info::function_names(&bytes)
             .with_context(|| format!("--module {}", module.display()))?;
-        if names.is_empty() {
-            crate::terminal::warning(&format!(
-                "--module {} has no function names (no name section): wasm-function[N] frames stay as they are",
-                module.display()
-            ));
-        }
         self.module_names = Some(names);
         Ok(self)
     }
