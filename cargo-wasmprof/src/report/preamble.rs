@@ -48,7 +48,7 @@ pub(super) fn warnings(profile: &Profile) -> Vec<String> {
 /// the functions they concern: `report --explain`, and the HTML and pprof
 /// reports, which are read at leisure. The terminal's reports give
 /// [`legend`] instead.
-pub(crate) fn explanations(profile: &Profile) -> Vec<String> {
+fn explanations(profile: &Profile) -> Vec<String> {
     [
         short_calls(profile),
         counted_functions(profile),
