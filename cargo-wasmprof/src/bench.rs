@@ -893,7 +893,7 @@ mod tests {
     #[test]
     fn a_frame_is_the_window_over_the_display_frames_drawn_in_it() {
         let mut result = HostResult::started("browser".into());
-        result.window = Some(crate::profile::Window {
+        result.window = Some(wasmprof_profile::profile::Window {
             start_nanos: 1_000_000_000,
             end_nanos: 4_000_000_000,
         });

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::Format;
+use wasmprof_profile::report::Format;
 
 mod duration;
 
@@ -167,6 +167,30 @@ impl ValueEnum for HostKind {
                 "wasmtime, embedded: WASI programs (and plain modules with --invoke) without Node",
             ),
         })
+    }
+}
+
+/// `--format`: clap's side of the library's report [`Format`], with its
+/// names and descriptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatArg(pub Format);
+
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [FormatArg; Format::ALL.len()] = {
+            let mut all = [FormatArg(Format::Gprof); Format::ALL.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = FormatArg(Format::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.description()))
     }
 }
 
@@ -785,8 +809,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE.wasm")]
     pub module: Option<PathBuf>,
     /// Output format
-    #[arg(short, long, value_enum, default_value_t = Format::Gprof)]
-    pub format: Format,
+    #[arg(short, long, value_enum, default_value = "gprof")]
+    pub format: FormatArg,
     /// Write to this file instead of standard output (required for pprof on a terminal)
     ///
     /// A regular file is replaced whole, or left as it was if the report
@@ -977,12 +1001,12 @@ pub enum Weight {
 
 impl ReportArgs {
     /// The plain options `report` takes.
-    pub fn options(&self) -> crate::report::command::ReportOptions {
-        crate::report::command::ReportOptions {
+    pub fn options(&self) -> crate::report::ReportOptions {
+        crate::report::ReportOptions {
             input: self.input.clone(),
             hide_idle: self.hide_idle,
             module: self.module.clone(),
-            format: self.format,
+            format: self.format.0,
             output: self.output.clone(),
             thread: self.thread.clone(),
             explain: self.explain,
@@ -999,8 +1023,8 @@ impl ReportArgs {
 }
 
 impl Weight {
-    pub fn memory(self) -> crate::profile::MemoryWeight {
-        use crate::profile::MemoryWeight;
+    pub fn memory(self) -> wasmprof_profile::profile::MemoryWeight {
+        use wasmprof_profile::profile::MemoryWeight;
         match self {
             Weight::AllocBytes => MemoryWeight::AllocBytes,
             Weight::Allocs => MemoryWeight::Allocs,

@@ -11,15 +11,9 @@ pub mod build;
 pub mod cli;
 #[cfg(test)]
 mod docs_tests;
-#[cfg(test)]
-pub(crate) mod fixtures;
-pub(crate) mod html_text;
-pub mod input;
 pub mod output;
-pub mod profile;
 pub mod report;
 pub(crate) mod rewrite;
 pub mod run;
-pub mod sampled;
 pub(crate) mod terminal;
 pub mod test;

@@ -52,6 +52,6 @@ fn execute(command: Command) -> anyhow::Result<i32> {
             test::test(&args, &workspace, command_line)
         }
         Command::TestRunner(args) => test::runner::run(&args.args),
-        Command::Report(args) => report::command::report(&args.options()),
+        Command::Report(args) => report::report(&args.options()),
     }
 }

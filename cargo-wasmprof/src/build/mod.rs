@@ -13,7 +13,7 @@ pub(crate) mod web_threads;
 
 pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
 pub use toolchain::ensure_target;
-pub mod wasm_info;
+
 pub(crate) mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -464,7 +464,7 @@ fn finish_module(
     }
     let bytes =
         std::fs::read(&wasm).with_context(|| format!("could not read {}", wasm.display()))?;
-    let info = wasm_info::inspect(&bytes)
+    let info = wasmprof_profile::wasm_info::inspect(&bytes)
         .with_context(|| format!("{} is not a valid module", wasm.display()))?;
     let version = info
         .bindgen_version
@@ -494,7 +494,7 @@ fn finish_module(
 fn check_module(module: &BuiltModule) -> Result<()> {
     let bytes = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
-    let info = wasm_info::inspect(&bytes)?;
+    let info = wasmprof_profile::wasm_info::inspect(&bytes)?;
     if !info.has_names {
         terminal::warning(&format!(
             "{} has no name section: sampling profiles and stack traces will show wasm-function[N]",

@@ -7,7 +7,7 @@
 use clap::CommandFactory;
 
 use super::CargoCli;
-use crate::fixtures::assert_golden;
+use wasmprof_profile::fixtures::assert_golden_in;
 
 /// The subcommands a user runs (the hidden test runner is not one).
 const SUBCOMMANDS: &[&str] = &["add", "build", "run", "test", "bench", "report"];
@@ -34,7 +34,11 @@ fn long_help(subcommand: &str) -> String {
 #[test]
 fn every_subcommand_s_help_matches_its_golden_file() {
     for subcommand in SUBCOMMANDS {
-        assert_golden(&format!("help/{subcommand}.txt"), &long_help(subcommand));
+        assert_golden_in(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
+            &format!("help/{subcommand}.txt"),
+            &long_help(subcommand),
+        );
     }
 }
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::host::Host;
 use crate::build::options::is_component_target;
-use crate::build::wasm_info::WasmInfo;
+use wasmprof_profile::wasm_info::WasmInfo;
 
 /// Refuses a component `--target` for a host without the component model.
 pub(crate) fn check_target(target: Option<&str>, host: &dyn Host) -> Result<()> {

@@ -11,12 +11,12 @@ use wasmprof_wire::Snapshot;
 
 use super::host::{Captured, Host, HostConfig, HostResult, RunStatus};
 use super::options::HostOptions;
-use super::snapshot_to_profile::RunContext;
-use super::{host, snapshot_to_profile, wasi};
+use super::{host, wasi};
 use crate::build;
 use crate::build::{BuiltModule, ModuleKind};
-use crate::profile;
 use crate::terminal;
+use wasmprof_profile::profile;
+use wasmprof_profile::snapshot::RunContext;
 
 /// Without `--timeout` the run is bounded only by this (V8 needs a number).
 const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -33,7 +33,8 @@ pub(crate) fn run_context(
         module_sha256: sha256_hex(&module.wasm)?,
         command,
         entry,
-        small: module.small,
+        min_size: module.small.map(|small| small.min_size),
+        small_counted: module.small.is_some_and(|small| small.counted),
     })
 }
 
@@ -46,11 +47,13 @@ fn load_as(module: &BuiltModule) -> Result<host::LoadAs> {
     }
     let bytes = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
-    Ok(if crate::build::wasm_info::inspect(&bytes)?.shared_memory {
-        host::LoadAs::BindgenThreads
-    } else {
-        kind
-    })
+    Ok(
+        if wasmprof_profile::wasm_info::inspect(&bytes)?.shared_memory {
+            host::LoadAs::BindgenThreads
+        } else {
+            kind
+        },
+    )
 }
 
 /// What the host script is told.
@@ -244,7 +247,7 @@ pub(crate) fn save_profile(
             snapshot_path.display()
         )
     })?;
-    let mut profile = snapshot_to_profile::to_profile(&snapshot, result, context);
+    let mut profile = profile_of(&snapshot, result, context);
     let dir = profile::profiles_dir(target_dir);
     let path = profile::new_profile_path(&dir, &module.unit.package);
     let samples = samples_path.filter(|p| p.exists());
@@ -254,7 +257,7 @@ pub(crate) fn save_profile(
     };
     profile::write_profile(&profile, &path)?;
     let mut stderr = std::io::stderr().lock();
-    crate::report::write_summary(&profile, top, &mut stderr)?;
+    wasmprof_profile::report::write_summary(&profile, top, &mut stderr)?;
     drop(stderr);
     announce_profile(&path, profile.run.complete);
     if let Some(line) = samples_line {
@@ -293,10 +296,10 @@ fn keep_samples(
     std::fs::copy(samples, &kept)
         .with_context(|| format!("could not copy {} to {}", samples.display(), kept.display()))?;
     profile.run.samples_file = Some(kept.display().to_string());
-    let read = crate::input::read(&kept, &crate::sampled::Options::default());
+    let read = wasmprof_profile::input::read(&kept, &wasmprof_profile::sampled::Options::default());
     Ok(match read {
         Ok(input) => {
-            crate::sampled::apply_to_run(profile, &input.profile, &input.timeline);
+            wasmprof_profile::sampled::apply_to_run(profile, &input.profile, &input.timeline);
             let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
             format!(
                 "{} ({count} samples{}; `cargo wasmprof report --input` it)",
@@ -305,7 +308,10 @@ fn keep_samples(
                     .profile
                     .timer
                     .sample_interval_nanos
-                    .map(|i| format!(", every {} on average", crate::report::human_duration(i)))
+                    .map(|i| format!(
+                        ", every {} on average",
+                        wasmprof_profile::report::human_duration(i)
+                    ))
                     .unwrap_or_default()
             )
         }
@@ -315,7 +321,10 @@ fn keep_samples(
 
 /// How a component is entered: an HTTP handler's `handle` for each request,
 /// or a command's `run`. (The exports are its core module's.)
-fn component_entry(info: &build::wasm_info::WasmInfo, args: &HostOptions) -> Result<String> {
+fn component_entry(
+    info: &wasmprof_profile::wasm_info::WasmInfo,
+    args: &HostOptions,
+) -> Result<String> {
     if let Some(name) = &args.invoke {
         bail!(
             "--invoke {name}: a component is entered through its `wasi:cli/run` or \
@@ -339,7 +348,7 @@ fn component_entry(info: &build::wasm_info::WasmInfo, args: &HostOptions) -> Res
 pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<String> {
     let bytes = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
-    let info = build::wasm_info::inspect(&bytes)?;
+    let info = wasmprof_profile::wasm_info::inspect(&bytes)?;
     if let Some(page) = &args.page {
         return Ok(format!("page {}", page.display()));
     }
@@ -397,6 +406,20 @@ fn list_or_none(names: &[String]) -> String {
 }
 
 /// The module's SHA-256, in hex: the profile names exactly what ran.
+/// The profile of the run `snapshot` records, as the host saw it end; what
+/// could not be done on the way is said as a warning.
+pub(crate) fn profile_of(
+    snapshot: &Snapshot,
+    result: &HostResult,
+    context: RunContext,
+) -> profile::Profile {
+    let converted = wasmprof_profile::snapshot::to_profile(snapshot, &result.ending(), context);
+    for warning in &converted.warnings {
+        terminal::warning(warning);
+    }
+    converted.profile
+}
+
 pub(crate) fn sha256_hex(path: &Path) -> Result<String> {
     let bytes =
         std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;

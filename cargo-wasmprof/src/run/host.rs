@@ -183,7 +183,7 @@ pub(crate) struct HostResult {
     pub pending_work: Option<String>,
     /// The part of the run the snapshot covers, when a window was asked for.
     #[serde(default)]
-    pub window: Option<crate::profile::Window>,
+    pub window: Option<wasmprof_profile::profile::Window>,
     /// Display frames the page drew (in the window, when there is one),
     /// counted by the page host whatever the build: a plain build's frame
     /// rate, and a count of the instrumented build's frames made apart
@@ -201,73 +201,29 @@ pub(crate) struct HostResult {
     pub harness_tests: Vec<Option<String>>,
     /// An HTTP handler's requests, as served.
     #[serde(default)]
-    pub requests: Option<crate::profile::Requests>,
+    pub requests: Option<wasmprof_profile::profile::Requests>,
 }
 
-/// How a run ended, as the host scripts and the wasmtime host say it
-/// (`"status"` in their reports).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum RunStatus {
-    /// The entry point returned (or the program exited with 0).
-    Ok,
-    /// The program exited with a non-zero code.
-    Exit,
-    /// The program trapped or threw: a panic, an abort, an unreachable.
-    Trap,
-    /// `--timeout` stopped it.
-    Timeout,
-    /// The host failed around it (a load error, a crash, a lost browser).
-    Error,
-    /// The run was refused as asked for (a wrong `--invoke`).
-    Usage,
-    /// Ctrl-C stopped it.
-    Interrupted,
-}
-
-impl RunStatus {
-    /// The word the reports use.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Ok => "ok",
-            RunStatus::Exit => "exit",
-            RunStatus::Trap => "trap",
-            RunStatus::Timeout => "timeout",
-            RunStatus::Error => "error",
-            RunStatus::Usage => "usage",
-            RunStatus::Interrupted => "interrupted",
-        }
-    }
-
-    /// The program ran to its end, with its own exit code.
-    pub(crate) fn finished(self) -> bool {
-        matches!(self, RunStatus::Ok | RunStatus::Exit)
-    }
-
-    /// `Ok` for exit code 0, `Exit` otherwise.
-    pub(crate) fn of_exit_code(code: i32) -> RunStatus {
-        if code == 0 {
-            RunStatus::Ok
-        } else {
-            RunStatus::Exit
-        }
-    }
-
-    /// A status word from a host script's report; one this version does not
-    /// know is an error.
-    pub(crate) fn from_report(word: Option<&str>) -> RunStatus {
-        word.and_then(|w| serde_json::from_value(serde_json::Value::String(w.to_owned())).ok())
-            .unwrap_or(RunStatus::Error)
-    }
-}
-
-impl std::fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub(crate) use wasmprof_profile::snapshot::{RunEnding, RunStatus};
 
 impl HostResult {
+    /// What the profile keeps of the host's account.
+    pub(crate) fn ending(&self) -> RunEnding {
+        RunEnding {
+            host: self.host.clone(),
+            status: self.status,
+            message: self.message.clone(),
+            exit_code: self.exit_code,
+            wall_nanos: self.wall_nanos,
+            timer_resolution_nanos: self.timer_resolution_nanos,
+            pending_work: self.pending_work.clone(),
+            window: self.window,
+            display_frames: self.display_frames,
+            threads_left_running: self.threads_left_running,
+            requests: self.requests.clone(),
+        }
+    }
+
     /// A run under way in `host`, fine so far: the host fills in how it
     /// ends.
     pub(crate) fn started(host: String) -> HostResult {

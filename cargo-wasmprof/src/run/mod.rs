@@ -13,9 +13,7 @@ mod interrupt;
 pub(crate) mod node;
 pub(crate) mod options;
 pub(crate) mod process_tree;
-mod rustc_names;
 mod serve;
-pub(crate) mod snapshot_to_profile;
 mod threaded;
 pub(crate) mod wasi;
 #[cfg(feature = "wasmtime")]
@@ -51,7 +49,7 @@ pub fn run(options: &RunOptions, workspace: &Workspace, command_line: Vec<String
     let (module, entry) = build_module_for(build_options, host_options, workspace)?;
     let wasm = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
-    let info = build::wasm_info::inspect(&wasm)?;
+    let info = wasmprof_profile::wasm_info::inspect(&wasm)?;
     threaded::check_module(&info, host.as_ref())?;
     components::check_module(&info, host.as_ref())?;
     let target_dir = workspace.target_dir(&build_options.cargo);

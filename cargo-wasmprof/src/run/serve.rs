@@ -18,9 +18,9 @@ use super::{build_module_for, files, interrupt};
 use crate::build::options::BuildOptions;
 use crate::build::options::HostKind;
 use crate::build::{ModuleKind, Workspace};
-use crate::profile::Window;
 use crate::run::options::{RunOptions, ServeOptions};
 use crate::terminal;
+use wasmprof_profile::profile::Window;
 
 pub(super) fn serve(
     options: &RunOptions,

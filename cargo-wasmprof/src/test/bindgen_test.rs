@@ -10,11 +10,12 @@ use clap::Parser;
 
 use super::runner::{check_host, test_config, Binary};
 use super::session::Session;
+use crate::build::bindgen;
 use crate::build::options::HostKind;
-use crate::build::{bindgen, wasm_info::WasmInfo};
 use crate::run::host::{BindgenTests, HostConfig, HostResult};
 use crate::run::hosts;
 use crate::run::{self as run_cmd};
+use wasmprof_profile::wasm_info::WasmInfo;
 
 /// The harness's arguments, as wasm-bindgen-test-runner takes them (and
 /// the ones cargo or a user may add for libtest, accepted and ignored).

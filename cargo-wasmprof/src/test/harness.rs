@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::profile::Profile;
+use wasmprof_profile::profile::Profile;
 
 /// The module the runtime gives harness tests' functions; their name is
 /// the test's number.
@@ -193,7 +193,7 @@ fn remove_nodes(profile: &mut Profile, remove: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{node_at, ProfileBuilder};
+    use wasmprof_profile::fixtures::{node_at, ProfileBuilder};
 
     #[test]
     fn harness_tests_take_their_names_and_a_test_recorded_twice_is_kept_once() {
@@ -256,6 +256,6 @@ mod tests {
             .iter()
             .filter(|f| f.name.starts_with("t::tests::adds"))
             .all(|f| f.is_test));
-        crate::profile::validate(&profile).unwrap();
+        wasmprof_profile::profile::validate(&profile).unwrap();
     }
 }

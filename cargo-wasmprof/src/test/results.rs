@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::profile::{self, Function, Profile};
-use crate::report::human_duration;
 use crate::rewrite::Planned;
 use crate::terminal;
+use wasmprof_profile::profile::{self, Function, Profile};
+use wasmprof_profile::report::human_duration;
 
 /// The merged profile of a test run and the tests in it.
 pub(super) struct Gathered {
@@ -148,9 +148,9 @@ pub(super) fn save(
     let path = profile::new_profile_path(&dir, package);
     profile::write_profile(&gathered.profile, &path)?;
     let mut stderr = std::io::stderr().lock();
-    crate::report::write_summary(
+    wasmprof_profile::report::write_summary(
         &gathered.profile,
-        crate::report::DEFAULT_SUMMARY_TOP,
+        wasmprof_profile::report::DEFAULT_SUMMARY_TOP,
         &mut stderr,
     )?;
     stderr.write_all(slowest_tests(gathered, args.top).as_bytes())?;
@@ -275,13 +275,13 @@ fn leaky_tests(gathered: &Gathered) -> String {
     leaky.sort_by_key(|&(name, bytes, _)| (std::cmp::Reverse(bytes), name));
     let mut text = format!(
         "{} left memory live at the end:\n",
-        crate::report::plural_tests(leaky.len())
+        wasmprof_profile::report::plural(leaky.len() as u64, "test")
     );
     for (name, bytes, blocks) in leaky {
         text.push_str(&format!(
             "{:>9}  {name} ({})\n",
-            crate::report::human_bytes(bytes),
-            crate::report::plural(blocks, "block")
+            wasmprof_profile::report::human_bytes(bytes),
+            wasmprof_profile::report::plural(blocks, "block")
         ));
     }
     text
@@ -356,7 +356,7 @@ pub(super) fn subtree(profile: &Profile, top: usize) -> Profile {
         .iter()
         .filter_map(|f| {
             let node = *node_map.get(&f.node)?;
-            Some(crate::profile::FutureStats { node, ..f.clone() })
+            Some(wasmprof_profile::profile::FutureStats { node, ..f.clone() })
         })
         .collect();
     one.memory = profile
@@ -389,7 +389,7 @@ pub(super) fn subtree(profile: &Profile, top: usize) -> Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::Node;
+    use wasmprof_profile::profile::Node;
 
     fn node(parent: Option<usize>, function: Option<usize>, calls: u64, nanos: f64) -> Node {
         Node {
@@ -417,7 +417,7 @@ mod tests {
 
     /// Two tests calling `count`, one of them also through `helper`.
     fn two_tests() -> Profile {
-        let mut profile = crate::fixtures::appendix_b(true);
+        let mut profile = wasmprof_profile::fixtures::appendix_b(true);
         profile.functions = vec![
             function("wc::tests::short", "wc/src/lib.rs", 20),
             function("wc::count", "wc/src/lib.rs", 3),

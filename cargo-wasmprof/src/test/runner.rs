@@ -14,13 +14,13 @@ use super::bindgen_test;
 use super::doctest::Found;
 use super::session::Session;
 use crate::build::options::HostKind;
-use crate::build::wasm_info;
-use crate::profile;
 use crate::run::host::{HostConfig, HostResult};
 use crate::run::host::{LoadAs, RunStatus};
 use crate::run::hosts;
-use crate::run::snapshot_to_profile::{self, RunContext};
 use crate::run::{self as run_cmd, wasi};
+use wasmprof_profile::profile;
+use wasmprof_profile::snapshot::RunContext;
+use wasmprof_profile::wasm_info;
 
 /// What kind of test binary a module is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,9 +257,10 @@ fn save(
         module_sha256: run_cmd::engine::sha256_hex(wasm)?,
         command: session.command.clone(),
         entry: format!("test binary {name}"),
-        small: session.small,
+        min_size: session.small.map(|small| small.min_size),
+        small_counted: session.small.is_some_and(|small| small.counted),
     };
-    let mut profile = snapshot_to_profile::to_profile(&snapshot, result, context);
+    let mut profile = run_cmd::engine::profile_of(&snapshot, result, context);
     if super::doctest::is_doctest_binary(wasm) && result.harness_tests.is_empty() {
         name_doctest(&mut profile, wasm, result, session)?;
     } else if super::doctest::is_doctest_binary(wasm) {
@@ -286,10 +287,12 @@ fn save(
     // The samples give the calls too short to time their time; the file
     // goes with the run's directory.
     if profile.timer.mode == profile::TimerMode::Host && config.cpuprofile_out.exists() {
-        match crate::input::read(&config.cpuprofile_out, &Default::default()) {
-            Ok(samples) => {
-                crate::sampled::apply_to_run(&mut profile, &samples.profile, &samples.timeline)
-            }
+        match wasmprof_profile::input::read(&config.cpuprofile_out, &Default::default()) {
+            Ok(samples) => wasmprof_profile::sampled::apply_to_run(
+                &mut profile,
+                &samples.profile,
+                &samples.timeline,
+            ),
             Err(e) => crate::terminal::warning(&format!(
                 "{name}: the engine's samples are unreadable ({e:#}); calls too short to time \
                  keep no time of their own"

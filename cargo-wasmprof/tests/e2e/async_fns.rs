@@ -5,7 +5,7 @@
 //! logical caller, latency apart from CPU time, and the reports.
 
 use crate::support::*;
-use cargo_wasmprof::profile::{FutureStats, Profile};
+use wasmprof_profile::profile::{FutureStats, Profile};
 
 /// What the program prints, from the pure function it runs (so: what an
 /// uninstrumented build prints).

@@ -4,7 +4,7 @@
 //! wasm-bindgen one), under the attribute and crate-wide; a program that
 //! runs out of memory keeps its profile; `go tool pprof` reads the heap.
 
-use cargo_wasmprof::profile::{PathMemory, Profile};
+use wasmprof_profile::profile::{PathMemory, Profile};
 
 use crate::support::*;
 
@@ -483,7 +483,7 @@ fn a_test_suite_s_memory_is_per_test_and_the_test_that_leaks_is_named() {
             .unwrap()
             .trim_end_matches(".wasmprof.json")
     ));
-    let leaky = cargo_wasmprof::profile::read_profile(
+    let leaky = wasmprof_profile::profile::read_profile(
         &dir.join("memory-tests-a_kilobyte_is_leaked.wasmprof.json"),
     )
     .expect("the leaking test's profile");

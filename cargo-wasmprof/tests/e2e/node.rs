@@ -202,11 +202,14 @@ fn counts_only_mode_reads_no_clock_and_counts_exactly() {
     let run = wasmprof(&["run", "-p", "fib", "--release", "--timer", "none"]);
     run.assert_success();
     let profile = run.profile();
-    assert_eq!(profile.timer.mode, cargo_wasmprof::profile::TimerMode::None);
+    assert_eq!(
+        profile.timer.mode,
+        wasmprof_profile::profile::TimerMode::None
+    );
     assert_eq!(calls_by_function(&profile)["fib::fib"], 4_378_200);
     assert!(profile.nodes.iter().all(|n| n.inclusive_nanos == 0.0));
     let module = std::path::PathBuf::from(&profile.run.module);
-    let info = cargo_wasmprof::build::wasm_info::inspect(&std::fs::read(module).unwrap()).unwrap();
+    let info = wasmprof_profile::wasm_info::inspect(&std::fs::read(module).unwrap()).unwrap();
     assert!(
         !info.imports.iter().any(|i| i.starts_with("prof.")),
         "{:?}",

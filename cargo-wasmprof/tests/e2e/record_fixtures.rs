@@ -1,4 +1,4 @@
-//! Records the sampling-profile fixtures of `cargo-wasmprof/tests/data/sampled/`
+//! Records the sampling-profile fixtures of `wasmprof-profile/tests/data/sampled/`
 //! with the real engines. Not part of the test run (the fixtures must stay
 //! what they were when their expected numbers were written down); run it by
 //! hand to record new ones:
@@ -24,7 +24,7 @@ use crate::support::*;
 use serde_json::{json, Value};
 
 fn fixtures_dir() -> PathBuf {
-    let dir = repo_root().join("cargo-wasmprof/tests/data/sampled");
+    let dir = repo_root().join("wasmprof-profile/tests/data/sampled");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

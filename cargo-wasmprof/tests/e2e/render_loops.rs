@@ -236,7 +236,7 @@ fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
     // other tests running beside this one. (`a_render_loop_that_prints_…`
     // holds each slow frame's calls exactly, in a loop whose every frame
     // works.)
-    let rows_in = |frame: &cargo_wasmprof::profile::Frame| -> u64 {
+    let rows_in = |frame: &wasmprof_profile::profile::Frame| -> u64 {
         (frame.calls.iter())
             .filter(|c| {
                 let function = profile.nodes[c.node].function;

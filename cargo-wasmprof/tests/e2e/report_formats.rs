@@ -4,8 +4,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use cargo_wasmprof::profile::parse_profile;
-use cargo_wasmprof::report::{self, Format};
+use wasmprof_profile::profile::parse_profile;
+use wasmprof_profile::report::{self, Format};
 
 /// main → work ×3 → leaf ×12, plus work ×2 straight from the host.
 const PROFILE: &str = r#"{

@@ -1,5 +1,5 @@
 //! `cargo wasmprof report` on the sampling profiles real engines wrote
-//! (`cargo-wasmprof/tests/data/sampled/`, recorded by
+//! (`wasmprof-profile/tests/data/sampled/`, recorded by
 //! `tests/e2e/record_fixtures.rs`): every format, checked with the real
 //! `go tool pprof`, and the bad-input paths.
 
@@ -9,7 +9,7 @@ use crate::support::*;
 
 fn fixture(name: &str) -> String {
     repo_root()
-        .join("cargo-wasmprof/tests/data/sampled")
+        .join("wasmprof-profile/tests/data/sampled")
         .join(name)
         .display()
         .to_string()
@@ -17,9 +17,9 @@ fn fixture(name: &str) -> String {
 
 /// Total sampled time of a fixture, in ms, as the library reads it.
 fn total_ms(name: &str, hide_idle: bool) -> f64 {
-    let input = cargo_wasmprof::input::read(
+    let input = wasmprof_profile::input::read(
         std::path::Path::new(&fixture(name)),
-        &cargo_wasmprof::sampled::Options {
+        &wasmprof_profile::sampled::Options {
             hide_idle,
             ..Default::default()
         },
@@ -166,9 +166,9 @@ fn run_with_samples(args: &[&str], hot: &str) {
     assert!(interval > 50_000.0 && interval < 5_000_000.0, "{interval}");
     // The instrumented counts are untouched by the sampler.
     assert!(calls_by_function(&profile).values().all(|&c| c > 0));
-    let input = cargo_wasmprof::input::read(
+    let input = wasmprof_profile::input::read(
         std::path::Path::new(&samples),
-        &cargo_wasmprof::sampled::Options::default(),
+        &wasmprof_profile::sampled::Options::default(),
     )
     .unwrap();
     let hot_ms: f64 = input

@@ -139,7 +139,7 @@ fn per_test_profiles_are_named_after_the_tests_and_hold_only_their_calls() {
         "{}",
         run.stderr
     );
-    let one = cargo_wasmprof::profile::read_profile(
+    let one = wasmprof_profile::profile::read_profile(
         &dir.join("wordcount-tests-counts_a_long_text.wasmprof.json"),
     )
     .unwrap();

@@ -6,7 +6,7 @@
 //! workers in headless Chromium, read by the page from the shared memory.
 
 use crate::support::*;
-use cargo_wasmprof::profile::Profile;
+use wasmprof_profile::profile::Profile;
 
 const THREADED: &str = "wasm32-wasip1-threads";
 

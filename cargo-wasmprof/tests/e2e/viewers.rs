@@ -10,7 +10,7 @@ use crate::support::devtools::bottom_up_rows;
 use crate::support::shown::Row;
 use crate::support::speedscope::sandwich_rows;
 use crate::support::*;
-use cargo_wasmprof::report::CallGraph;
+use wasmprof_profile::report::CallGraph;
 
 /// Self and total milliseconds per function, as the gprof report has them.
 fn gprof_times(profile: &Profile) -> BTreeMap<String, (f64, f64)> {
@@ -117,7 +117,7 @@ fn chrome_devtools_bottom_up_shows_the_report_s_times_for_an_engine_profile() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("samples.cpuprofile");
     report_as(Path::new(&samples), "cpuprofile", &file);
-    let read = cargo_wasmprof::input::read(Path::new(&samples), &Default::default()).unwrap();
+    let read = wasmprof_profile::input::read(Path::new(&samples), &Default::default()).unwrap();
     let expected = gprof_times(&read.profile);
     let rows = bottom_up_rows(&file);
     let wasm: Vec<&Row> = rows

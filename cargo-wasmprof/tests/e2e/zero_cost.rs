@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::*;
-use cargo_wasmprof::build::wasm_info;
+use wasmprof_profile::wasm_info;
 
 fn plain_build(workspace: &Path, target_dir: &Path, package: &str) -> Vec<u8> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub(crate) use cargo_wasmprof::profile::{read_profile, Profile};
+pub(crate) use wasmprof_profile::profile::{read_profile, Profile};
 
 pub(crate) mod devtools;
 mod page_probe;
@@ -155,7 +155,7 @@ pub(crate) fn counted_functions(profile: &Profile) -> std::collections::BTreeSet
     profile
         .functions
         .iter()
-        .filter(|f| f.tier == Some(cargo_wasmprof::profile::FunctionTier::Counted))
+        .filter(|f| f.tier == Some(wasmprof_profile::profile::FunctionTier::Counted))
         .map(|f| f.name.clone())
         .collect()
 }
@@ -180,7 +180,7 @@ pub(crate) fn node_indices_of_path<'a>(
 pub(crate) fn nodes_of_path<'a>(
     profile: &'a Profile,
     path: &'a [&'a str],
-) -> impl Iterator<Item = &'a cargo_wasmprof::profile::Node> + 'a {
+) -> impl Iterator<Item = &'a wasmprof_profile::profile::Node> + 'a {
     node_indices_of_path(profile, path).map(|i| &profile.nodes[i])
 }
 
@@ -276,7 +276,7 @@ pub(crate) fn go_pprof(args: &[&str]) -> String {
 /// reads `fn <its last name segment>`: the file as the user's editor shows
 /// it, never the rewritten copy. Relative files are taken from `base`.
 pub(crate) fn assert_function_at_its_line(
-    function: &cargo_wasmprof::profile::Function,
+    function: &wasmprof_profile::profile::Function,
     base: &Path,
 ) {
     let path = base.join(&function.file);

@@ -68,7 +68,7 @@ fn one_comparison() -> Result<(), String> {
     let profile = hybrid.profile();
     assert_eq!(
         profile.timer.mode,
-        cargo_wasmprof::profile::TimerMode::Hybrid
+        wasmprof_profile::profile::TimerMode::Hybrid
     );
     let calls = calls_by_function(&profile);
     assert_eq!(calls["appendix_b::add"], 52_500_000);

@@ -19,7 +19,7 @@
 //! Its tests run one after the other, alone (`timing::alone`).
 
 use crate::support::*;
-use cargo_wasmprof::profile::TimerMode;
+use wasmprof_profile::profile::TimerMode;
 
 const RUNS: usize = 10;
 /// The share of the program's own measurement the profile must give.
@@ -39,7 +39,7 @@ fn sampler_was_blind(run: &Run) -> bool {
         return false;
     };
     let input =
-        cargo_wasmprof::input::read(std::path::Path::new(&samples), &Default::default()).unwrap();
+        wasmprof_profile::input::read(std::path::Path::new(&samples), &Default::default()).unwrap();
     let samples = input.profile;
     let self_nanos = samples.self_nanos();
     !(0..samples.nodes.len()).any(|i| {
@@ -133,7 +133,7 @@ fn run(host: Host, program: &str, flags: &[&str]) -> Run {
 fn ending_with<'a>(
     profile: &'a Profile,
     suffix: &'a [&'a str],
-) -> impl Iterator<Item = &'a cargo_wasmprof::profile::Node> + 'a {
+) -> impl Iterator<Item = &'a wasmprof_profile::profile::Node> + 'a {
     (0..profile.nodes.len())
         .filter(move |&i| {
             let names: Vec<&str> = profile
@@ -291,7 +291,7 @@ fn sampled_time_in(run: &Run, names: &[&str]) -> f64 {
         .as_deref()
         .expect("the samples are saved beside the profile");
     let input =
-        cargo_wasmprof::input::read(std::path::Path::new(samples), &Default::default()).unwrap();
+        wasmprof_profile::input::read(std::path::Path::new(samples), &Default::default()).unwrap();
     let samples = input.profile;
     let self_nanos = samples.self_nanos();
     let name = |f: usize| samples.functions[f].name.as_str();
@@ -305,7 +305,7 @@ fn sampled_time_in(run: &Run, names: &[&str]) -> f64 {
             .iter()
             .rev()
             .map(|&f| name(f))
-            .find(|n| cargo_wasmprof::sampled::is_runtime(n) || n.starts_with("long_call::"))
+            .find(|n| wasmprof_profile::sampled::is_runtime(n) || n.starts_with("long_call::"))
             .is_some_and(|n| !n.starts_with("long_call::"))
     };
     (0..samples.nodes.len())

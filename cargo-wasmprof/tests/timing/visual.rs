@@ -234,7 +234,7 @@ fn the_flame_graph_svg_zooms_and_searches_on_its_own() {
 #[test]
 fn a_profile_of_100_000_nodes_stays_responsive() {
     let _alone = timing::alone();
-    use cargo_wasmprof::profile::{Function, Node};
+    use wasmprof_profile::profile::{Function, Node};
     let mut profile = read_profile(appendix_b_profile()).unwrap();
     // 1,000 functions, each called under 99 different callers' paths.
     profile.functions = (0..1000)
@@ -269,7 +269,7 @@ fn a_profile_of_100_000_nodes_stays_responsive() {
     }
     let dir = scratch();
     let input = dir.path().join("big.wasmprof.json");
-    cargo_wasmprof::profile::write_profile(&profile, &input).unwrap();
+    wasmprof_profile::profile::write_profile(&profile, &input).unwrap();
     let page = dir.path().join("big.html");
     report_to(&input, &["--format", "html"], &page).assert_success();
     let mut probe = PageProbe::open(&file_url(&page));

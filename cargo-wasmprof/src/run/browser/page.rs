@@ -10,9 +10,9 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::server::{ServedFiles, Substitute};
-use crate::html_text::{escape, script_json};
 use crate::run::files::HOST_API_JS;
 use crate::run::host::{HostConfig, LoadAs};
+use wasmprof_profile::html_text::{escape, script_json};
 
 const PAGE_HOST_JS: &str = include_str!("../../js/page-host.js");
 const PAGE_THREADS_JS: &str = include_str!("../../js/page-threads.js");

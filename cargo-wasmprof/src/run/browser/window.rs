@@ -13,8 +13,8 @@ use anyhow::{Context, Result};
 use wasmprof_wire::Snapshot;
 
 use super::driver::{Evaluation, PageDriver};
-use crate::profile::Window;
 use crate::run::host::WindowSpec;
+use wasmprof_profile::profile::Window;
 
 /// The snapshot the window opens with; the frames so far are forgotten in
 /// the same task, so the window's frames are its own. A page without an

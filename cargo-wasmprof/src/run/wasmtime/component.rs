@@ -244,7 +244,7 @@ fn serve(
     let deadline = wall + Duration::from_millis(config.timeout_ms);
     let samples = new_shared(config);
     let ticker = Ticker::start(server.engine(), config);
-    let mut served = crate::profile::Requests {
+    let mut served = wasmprof_profile::profile::Requests {
         path: requests.path.clone(),
         latency_nanos: Vec::new(),
         statuses: Vec::new(),

@@ -227,7 +227,7 @@ impl Merged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{snapshot_function as function, snapshot_node as node};
+    use wasmprof_profile::fixtures::{snapshot_function as function, snapshot_node as node};
 
     /// One request: `route` → `fib` (called `fibs` times), its functions
     /// registered in the order given.

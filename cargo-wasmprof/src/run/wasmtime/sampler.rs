@@ -218,7 +218,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.cpuprofile");
         std::fs::write(&path, text).unwrap();
-        let read = crate::input::read(&path, &Default::default()).unwrap();
+        let read = wasmprof_profile::input::read(&path, &Default::default()).unwrap();
         let step = read
             .profile
             .nodes

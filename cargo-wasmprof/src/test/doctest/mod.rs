@@ -14,7 +14,7 @@ mod own_main;
 
 use std::path::Path;
 
-use crate::profile::{Function, Node, Profile, TimerMode};
+use wasmprof_profile::profile::{Function, Node, Profile, TimerMode};
 
 /// rustdoc's prefix for the function that holds a doctest's code.
 const WRAPPER_PREFIX: &str = "_doctest_main_";
@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn the_run_s_calls_go_under_the_doctest() {
-        let mut profile = crate::fixtures::ProfileBuilder::timed()
+        let mut profile = wasmprof_profile::fixtures::ProfileBuilder::timed()
             .path(&["demo::parse"], 2, 1_000_000.0)
             .path(&["demo::parse", "demo::digit"], 6, 500_000.0)
             .path(&["demo::format"], 1, 2_000_000.0)

@@ -11,7 +11,7 @@ pub(crate) const OUTSIDE: &str = "(outside instrumented code)";
 pub(crate) const CALLERS_NOT_TRACKED: &str = "<callers not tracked>";
 
 /// `1 block`, `2 blocks`.
-pub(crate) fn plural(n: u64, word: &str) -> String {
+pub fn plural(n: u64, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {

@@ -8,9 +8,9 @@ use anyhow::{bail, Context, Result};
 
 use crate::build::options::CargoOptions;
 use crate::build::Workspace;
-use crate::profile::{self, MemoryWeight, Profile};
-use crate::report::{self, diff, Format, RenderOptions};
-use crate::sampled;
+use wasmprof_profile::profile::{self, MemoryWeight, Profile};
+use wasmprof_profile::report::{self, diff, Format, RenderOptions};
+use wasmprof_profile::sampled;
 
 /// What `cargo wasmprof report` is asked for, as plain data; each field is
 /// the flag of the same name.
@@ -150,15 +150,12 @@ pub fn report(args: &ReportOptions) -> Result<i32> {
 
 /// Reads and merges profiles of one kind; with one input, also its
 /// samples in time order, if it is an engine's.
-fn load(
-    inputs: &[PathBuf],
-    options: &sampled::Options,
-) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+fn load(inputs: &[PathBuf], options: &sampled::Options) -> Result<(Profile, Vec<sampled::Span>)> {
     let mut profiles = Vec::with_capacity(inputs.len());
     let mut timeline = Vec::new();
     let mut first_kind = None;
     for path in inputs {
-        let input = crate::input::read(path, options)?;
+        let input = wasmprof_profile::input::read(path, options)?;
         match first_kind {
             None => first_kind = Some((input.kind, path)),
             Some((kind, first)) if kind != input.kind => bail!(
@@ -180,7 +177,7 @@ fn load(
         }
         // A snapshot file carries the independent count of a build with
         // --verify-counts, as a run does: said here as `run` says it.
-        if input.kind == crate::input::InputKind::Snapshot {
+        if input.kind == wasmprof_profile::input::InputKind::Snapshot {
             if let Some(check) = &input.profile.run.count_check {
                 crate::run::count_check::announce_verified(check);
             }

@@ -109,8 +109,11 @@ pub(crate) struct TreeBuilder {
 /// stands for, `[start, start + nanos)` from the profile's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Span {
+    /// The profile node the sample's stack leads to.
     pub node: usize,
+    /// When the span starts, from the profile's start.
     pub start_nanos: f64,
+    /// How long it lasts.
     pub nanos: f64,
 }
 
@@ -141,7 +144,7 @@ impl TreeBuilder {
             .or_insert_with(|| {
                 std::fs::read(path)
                     .ok()
-                    .and_then(|bytes| crate::build::wasm_info::function_names(&bytes).ok())
+                    .and_then(|bytes| crate::wasm_info::function_names(&bytes).ok())
             });
         names.as_ref()?.get(&index).cloned()
     }

@@ -45,7 +45,7 @@ pub struct Input {
     pub problems: sampled::Problems,
     /// A sampling profile's samples in time order (empty for a wasmprof
     /// profile, which has no order in time).
-    pub timeline: Vec<sampled::tree::Span>,
+    pub timeline: Vec<sampled::Span>,
 }
 
 /// One kind of file `report --input` reads, in the way of inferno's
@@ -64,7 +64,7 @@ trait Reader: Sync {
         path: &Path,
         options: &sampled::Options,
         problems: &mut sampled::Problems,
-    ) -> Result<(Profile, Vec<sampled::tree::Span>)>;
+    ) -> Result<(Profile, Vec<sampled::Span>)>;
 }
 
 /// The readers, asked in this order: the first that applies reads the file.
@@ -100,7 +100,7 @@ impl Reader for WasmprofReader {
         path: &Path,
         _: &sampled::Options,
         _: &mut sampled::Problems,
-    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+    ) -> Result<(Profile, Vec<sampled::Span>)> {
         // A wasmprof profile has no order in time.
         Ok((profile::parse_profile(&bytes, path)?, Vec::new()))
     }
@@ -125,7 +125,7 @@ impl Reader for CpuProfileReader {
         path: &Path,
         options: &sampled::Options,
         problems: &mut sampled::Problems,
-    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+    ) -> Result<(Profile, Vec<sampled::Span>)> {
         let parsed = sampled::parse_cpuprofile(&bytes)
             .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
         drop(bytes);
@@ -153,7 +153,7 @@ impl Reader for TraceReader {
         path: &Path,
         options: &sampled::Options,
         problems: &mut sampled::Problems,
-    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+    ) -> Result<(Profile, Vec<sampled::Span>)> {
         let parsed: sampled::trace::Trace = serde_json::from_slice(&bytes).with_context(|| {
             format!(
                 "{} is not a readable JS Self-Profiling trace ({{resources, frames, stacks, samples}})",
@@ -205,7 +205,7 @@ impl Reader for SnapshotReader {
         path: &Path,
         _: &sampled::Options,
         _: &mut sampled::Problems,
-    ) -> Result<(Profile, Vec<sampled::tree::Span>)> {
+    ) -> Result<(Profile, Vec<sampled::Span>)> {
         let snapshot = wasmprof_wire::Snapshot::decode(&bytes).map_err(|e| {
             anyhow::anyhow!(
                 "{} is a wasmprof snapshot that cannot be read: {e}",
@@ -214,23 +214,21 @@ impl Reader for SnapshotReader {
         })?;
         // The file holds what the runtime knew, not the host's account of
         // the run: which host, how it ended and its wall time.
-        let host =
-            crate::run::host::HostResult::started("not recorded (a snapshot file)".to_owned());
-        let context = crate::run::snapshot_to_profile::RunContext {
+        let context = crate::snapshot::RunContext {
             package: path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            module: String::new(),
-            module_sha256: String::new(),
-            command: Vec::new(),
             entry: "unknown".to_owned(),
-            small: None,
+            ..crate::snapshot::RunContext::default()
         };
-        Ok((
-            crate::run::snapshot_to_profile::to_profile(&snapshot, &host, context),
-            Vec::new(),
-        ))
+        // Without a module, nothing can go wrong in naming its functions.
+        let converted = crate::snapshot::to_profile(
+            &snapshot,
+            &crate::snapshot::RunEnding::unrecorded(),
+            context,
+        );
+        Ok((converted.profile, Vec::new()))
     }
 }
 

@@ -2,7 +2,7 @@
 //! page and the reports' pages and graphs.
 
 /// `text` safe as element content or a double-quoted attribute value.
-pub(crate) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -10,7 +10,7 @@ pub(crate) fn escape(text: &str) -> String {
 }
 
 /// JSON that cannot end the `<script>` element it is written into.
-pub(crate) fn script_json(value: &serde_json::Value) -> String {
+pub fn script_json(value: &serde_json::Value) -> String {
     value
         .to_string()
         .replace('<', "\\u003c")

@@ -183,7 +183,7 @@ pub(crate) fn call_path(profile: &Profile, node: usize, separator: &str) -> Stri
 }
 
 /// A byte count as people read it: `1000 B`, `2.0 KiB`, `1.0 MiB`.
-pub(crate) fn human_bytes(bytes: u64) -> String {
+pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

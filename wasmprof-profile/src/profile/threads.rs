@@ -183,7 +183,7 @@ impl Profile {
 
     /// Moves every thread's shares through `map` (old node → new node),
     /// leaving out the nodes it drops.
-    pub(crate) fn remap_threads(&mut self, map: impl Fn(usize) -> Option<usize>) {
+    pub fn remap_threads(&mut self, map: impl Fn(usize) -> Option<usize>) {
         for thread in &mut self.threads {
             thread.nodes = thread
                 .nodes

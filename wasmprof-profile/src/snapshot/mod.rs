@@ -3,26 +3,156 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde::{Deserialize, Serialize};
 use wasmprof_wire::{Snapshot, Tier};
 
-use super::count_check;
-use super::host::HostResult;
-use super::rustc_names;
+pub mod count_check;
+mod rustc_names;
+
 use crate::profile::{
     self, CountCheck, Function, FunctionTier, FutureStats, Latency, Node, Profile, RunInfo,
     TimerInfo, TimerMode,
 };
-use crate::run::host::RunStatus;
+
+/// How a run ended, as the host scripts and the wasmtime host say it
+/// (`"status"` in their reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// The entry point returned (or the program exited with 0).
+    Ok,
+    /// The program exited with a non-zero code.
+    Exit,
+    /// The program trapped or threw: a panic, an abort, an unreachable.
+    Trap,
+    /// `--timeout` stopped it.
+    Timeout,
+    /// The host failed around it (a load error, a crash, a lost browser).
+    Error,
+    /// The run was refused as asked for (a wrong `--invoke`).
+    Usage,
+    /// Ctrl-C stopped it.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The word the reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Exit => "exit",
+            RunStatus::Trap => "trap",
+            RunStatus::Timeout => "timeout",
+            RunStatus::Error => "error",
+            RunStatus::Usage => "usage",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The program ran to its end, with its own exit code.
+    pub fn finished(self) -> bool {
+        matches!(self, RunStatus::Ok | RunStatus::Exit)
+    }
+
+    /// `Ok` for exit code 0, `Exit` otherwise.
+    pub fn of_exit_code(code: i32) -> RunStatus {
+        if code == 0 {
+            RunStatus::Ok
+        } else {
+            RunStatus::Exit
+        }
+    }
+
+    /// A status word from a host script's report; one this version does not
+    /// know is an error.
+    pub fn from_report(word: Option<&str>) -> RunStatus {
+        word.and_then(|w| serde_json::from_value(serde_json::Value::String(w.to_owned())).ok())
+            .unwrap_or(RunStatus::Error)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How the run went, as its host saw it: what the profile keeps of the
+/// host's account besides the snapshot.
+#[derive(Debug, Clone)]
+pub struct RunEnding {
+    /// The host and its version (`node v20.20.2`).
+    pub host: String,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// What the host said of an ending other than `Ok`: the trap, the error.
+    pub message: Option<String>,
+    /// The program's exit code.
+    pub exit_code: i32,
+    /// The run's wall time, the host's start-up included.
+    pub wall_nanos: u64,
+    /// The resolution of the clock the program was timed with.
+    pub timer_resolution_nanos: Option<f64>,
+    /// A browser run ended by the grace period while the page still had
+    /// work scheduled: what it was (`2 timers, 1 animation frame`).
+    pub pending_work: Option<String>,
+    /// The part of the run the snapshot covers, when a window was asked for.
+    pub window: Option<profile::Window>,
+    /// Display frames the page drew (in the window, when there is one).
+    pub display_frames: Option<u64>,
+    /// Threads of the program still running when its main thread was done.
+    pub threads_left_running: usize,
+    /// An HTTP handler's requests, as served.
+    pub requests: Option<profile::Requests>,
+}
+
+impl RunEnding {
+    /// A run no host gave an account of: a snapshot file read on its own.
+    pub fn unrecorded() -> RunEnding {
+        RunEnding {
+            host: "not recorded (a snapshot file)".to_owned(),
+            status: RunStatus::Ok,
+            message: None,
+            exit_code: 0,
+            wall_nanos: 0,
+            timer_resolution_nanos: None,
+            pending_work: None,
+            window: None,
+            display_frames: None,
+            threads_left_running: 0,
+            requests: None,
+        }
+    }
+}
 
 /// What the run was, independent of what it measured.
-pub(crate) struct RunContext {
+#[derive(Debug, Clone, Default)]
+pub struct RunContext {
+    /// The package the module was built from.
     pub package: String,
+    /// The module's path; its name section names the functions.
     pub module: String,
+    /// The module's SHA-256, in hex.
     pub module_sha256: String,
+    /// The command that ran it.
     pub command: Vec<String>,
+    /// The entry point called.
     pub entry: String,
-    /// What crate-wide instrumentation did with small functions.
-    pub small: Option<crate::build::SmallFunctions>,
+    /// Crate-wide instrumentation's `--min-size`: functions below it were
+    /// left out or only counted.
+    pub min_size: Option<usize>,
+    /// Those small functions were counted (`--count-small`).
+    pub small_counted: bool,
+}
+
+/// A snapshot made a profile, and what could not be done on the way.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The profile.
+    pub profile: Profile,
+    /// What the user should hear: for example, functions that keep the
+    /// macro's names because the module could not be read.
+    pub warnings: Vec<String>,
 }
 
 /// Why a run whose threads were cut in the middle of calls is incomplete.
@@ -42,7 +172,7 @@ fn threads_cut(count: usize) -> String {
 /// that stood waiting (its innermost open call is one of
 /// [`profile::WAIT_FUNCTIONS`], as an idle rayon worker is when rayon-core
 /// is instrumented) was cut from nothing: it is idle, not cut off.
-fn threads_in_calls(snapshot: &Snapshot, functions: &[Function], host: &HostResult) -> usize {
+fn threads_in_calls(snapshot: &Snapshot, functions: &[Function], host: &RunEnding) -> usize {
     if host.threads_left_running == 0 {
         return 0;
     }
@@ -70,12 +200,14 @@ fn threads_in_calls(snapshot: &Snapshot, functions: &[Function], host: &HostResu
         .count()
 }
 
-/// Builds the profile. Frames still running when the snapshot was taken are
-/// marked open, and the run incomplete.
-pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunContext) -> Profile {
+/// Builds the profile of the run `snapshot` (the runtime's bytes, decoded)
+/// records, as `host` saw it end. Frames still running when the snapshot
+/// was taken are marked open, and the run incomplete.
+pub fn to_profile(snapshot: &Snapshot, host: &RunEnding, context: RunContext) -> Converted {
     const NANOS_PER_MS: f64 = 1e6;
     let open = open_nodes(snapshot);
-    let functions = functions(snapshot, &context.module);
+    let mut warnings = Vec::new();
+    let functions = functions(snapshot, &context.module, &mut warnings);
     let count_check = count_check::check(
         snapshot,
         &functions,
@@ -127,7 +259,7 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
         (None, false) => format!("{}: calls were still running", host.status),
         (None, true) => format!("the program ended with status {}", host.exit_code),
     });
-    Profile {
+    let profile = Profile {
         format: profile::FORMAT.to_owned(),
         created_unix_nanos: SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -144,8 +276,8 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
             incomplete_reason,
             exit_code: host.exit_code,
             wall_nanos: host.wall_nanos,
-            min_size: context.small.map(|s| s.min_size as u64),
-            small_counted: context.small.is_some_and(|s| s.counted),
+            min_size: context.min_size.map(|size| size as u64),
+            small_counted: context.small_counted,
             max_nodes: Some(u64::from(snapshot.cap)),
             samples_file: None,
             count_check,
@@ -224,12 +356,13 @@ pub(crate) fn to_profile(snapshot: &Snapshot, host: &HostResult, context: RunCon
                 .sum()
         }),
         nodes,
-    }
+    };
+    Converted { profile, warnings }
 }
 
 /// The snapshot's functions, named as rustc names them where the module
-/// (`wasm`) tells (see [`super::rustc_names`]), else as the macro did.
-fn functions(snapshot: &Snapshot, wasm: &str) -> Vec<Function> {
+/// (`wasm`) tells (see [`rustc_names`]), else as the macro did.
+fn functions(snapshot: &Snapshot, wasm: &str, warnings: &mut Vec<String>) -> Vec<Function> {
     let mut functions: Vec<Function> = snapshot
         .functions
         .iter()
@@ -257,7 +390,7 @@ fn functions(snapshot: &Snapshot, wasm: &str) -> Vec<Function> {
     if !wasm.is_empty() && markers.iter().any(|(marker, _)| marker.is_some()) {
         match rustc_names::marker_names(std::path::Path::new(wasm)) {
             Ok(names) => rustc_names::rename(&mut functions, &markers, &names),
-            Err(e) => crate::terminal::warning(&format!(
+            Err(e) => warnings.push(format!(
                 "functions keep the names the macro gave them: {wasm} is unreadable ({e:#})"
             )),
         }
@@ -328,16 +461,15 @@ mod tests {
     use super::*;
     use wasmprof_wire::{SnapshotFunction, SnapshotNode};
 
-    fn host(status: RunStatus) -> HostResult {
-        HostResult {
+    fn host(status: RunStatus) -> RunEnding {
+        RunEnding {
+            host: "node v20".into(),
             status,
             message: (status != RunStatus::Ok).then(|| "RuntimeError: unreachable".into()),
             exit_code: if status == RunStatus::Ok { 0 } else { 101 },
             timer_resolution_nanos: Some(100.0),
             wall_nanos: 5,
-            program_nanos: 4,
-            snapshot: true,
-            ..HostResult::started("node v20".into())
+            ..RunEnding::unrecorded()
         }
     }
 
@@ -356,19 +488,19 @@ mod tests {
         };
         let mut snapshot = snapshot(0);
         snapshot.oracle = Some(Vec::new());
-        let result = HostResult {
+        let result = RunEnding {
             threads_left_running: 3,
             ..host(RunStatus::Ok)
         };
         // Idle workers: everything they did is in.
         snapshot.threads = Some(vec![thread("thread 1", 0), thread("thread 2", 0)]);
-        let p = to_profile(&snapshot, &result, context());
+        let p = to_profile(&snapshot, &result, context()).profile;
         assert!(p.run.complete, "{:?}", p.run.incomplete_reason);
         assert_eq!(p.run.count_check.unwrap().threads_left_running, 3);
         // A worker in the middle of a call.
         let cut = thread("thread 2", wasmprof_wire::NEVER_RETURNED);
         snapshot.threads.as_mut().unwrap().push(cut);
-        let p = to_profile(&snapshot, &result, context());
+        let p = to_profile(&snapshot, &result, context()).profile;
         assert!(!p.run.complete);
         let reason = p.run.incomplete_reason.unwrap();
         assert!(
@@ -459,13 +591,13 @@ mod tests {
             module_sha256: "ff".into(),
             command: vec![],
             entry: "main".into(),
-            small: None,
+            ..RunContext::default()
         }
     }
 
     #[test]
     fn a_finished_run_is_complete_and_in_nanoseconds() {
-        let p = to_profile(&snapshot(0), &host(RunStatus::Ok), context());
+        let p = to_profile(&snapshot(0), &host(RunStatus::Ok), context()).profile;
         assert!(p.run.complete);
         assert_eq!(p.nodes[1].inclusive_nanos, 2e6);
         assert_eq!(p.nodes[2].calls, 3);
@@ -474,7 +606,7 @@ mod tests {
 
     #[test]
     fn futures_keep_their_figures_and_the_pending_ones_are_counted() {
-        let p = to_profile(&snapshot(2), &host(RunStatus::Trap), context());
+        let p = to_profile(&snapshot(2), &host(RunStatus::Trap), context()).profile;
         assert!(p.functions[1].is_async && !p.functions[0].is_async);
         let future = &p.futures[0];
         assert_eq!((future.node, future.polls, future.completions), (2, 9, 2));
@@ -487,7 +619,7 @@ mod tests {
 
     #[test]
     fn a_trap_marks_the_running_frames_open() {
-        let p = to_profile(&snapshot(2), &host(RunStatus::Trap), context());
+        let p = to_profile(&snapshot(2), &host(RunStatus::Trap), context()).profile;
         assert!(!p.run.complete);
         assert!(p.run.incomplete_reason.unwrap().contains("unreachable"));
         assert!(p.nodes[1].open && p.nodes[2].open && !p.nodes[0].open);

@@ -13,7 +13,7 @@ use super::flamegraph::{colour, render_boxes, FrameBox, Layout};
 use super::stacks::Stacks;
 use super::units::human_duration;
 use crate::profile::Profile;
-use crate::sampled::tree::Span;
+use crate::sampled::Span;
 
 /// Stacks whose outermost frame is one of these are the engine waiting:
 /// drawn as gaps.

@@ -15,6 +15,7 @@ pub(crate) mod cpuprofile;
 pub(crate) mod hybrid;
 mod matching;
 pub use matching::is_runtime;
+pub use tree::Span;
 pub(crate) mod trace;
 pub(crate) mod tree;
 
@@ -43,7 +44,7 @@ impl Options {
     pub fn with_module(mut self, module: &Path) -> Result<Options> {
         let bytes = std::fs::read(module)
             .with_context(|| format!("--module {}: cannot read it", module.display()))?;
-        let names = crate::build::wasm_info::function_names(&bytes)
+        let names = crate::wasm_info::function_names(&bytes)
             .with_context(|| format!("--module {}", module.display()))?;
         self.module_names = Some(names);
         Ok(self)

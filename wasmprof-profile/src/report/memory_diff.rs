@@ -115,7 +115,7 @@ fn change(before: u64, after: u64) -> String {
 
 /// What `--fail-if-more-memory PCT` finds: the totals (bytes allocated,
 /// the peak, what is live at the end) that grew by more than `pct` percent.
-pub(crate) fn too_much(base: &Profile, new: &Profile, pct: f64) -> anyhow::Result<Vec<String>> {
+pub fn too_much(base: &Profile, new: &Profile, pct: f64) -> anyhow::Result<Vec<String>> {
     let (Some(base_memory), Some(new_memory)) = (&base.memory, &new.memory) else {
         anyhow::bail!(
             "--fail-if-more-memory compares memory figures, and {} has none: record both with \

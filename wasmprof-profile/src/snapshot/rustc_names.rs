@@ -14,9 +14,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::build::wasm_info;
 use crate::profile::Function;
 use crate::sampled::tree::rust_name;
+use crate::wasm_info;
 
 /// The marker's own last segment.
 const MARKER: &str = "::__wasmprof_here";

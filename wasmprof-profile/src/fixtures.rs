@@ -12,14 +12,14 @@ use crate::profile::{Function, Node, Profile, RunInfo, TimerInfo, TimerMode, FOR
 
 /// Builds a [`Profile`] from call paths, giving self times; inclusive times
 /// are derived so that the tree is consistent.
-pub(crate) struct ProfileBuilder {
+pub struct ProfileBuilder {
     profile: Profile,
     self_nanos: Vec<f64>,
     child_index: HashMap<(usize, usize), usize>,
 }
 
 /// The node reached by exactly this path of function names from the root.
-pub(crate) fn node_at(profile: &Profile, path: &[&str]) -> usize {
+pub fn node_at(profile: &Profile, path: &[&str]) -> usize {
     (0..profile.nodes.len())
         .find(|&i| {
             let names: Vec<&str> = profile
@@ -33,11 +33,11 @@ pub(crate) fn node_at(profile: &Profile, path: &[&str]) -> usize {
 }
 
 impl ProfileBuilder {
-    pub(crate) fn timed() -> Self {
+    pub fn timed() -> Self {
         Self::new(TimerMode::Host)
     }
 
-    pub(crate) fn untimed() -> Self {
+    pub fn untimed() -> Self {
         Self::new(TimerMode::None)
     }
 
@@ -88,14 +88,14 @@ impl ProfileBuilder {
         }
     }
 
-    pub(crate) fn package(mut self, package: &str) -> Self {
+    pub fn package(mut self, package: &str) -> Self {
         self.profile.run.package = Some(package.into());
         self
     }
 
     /// Adds `calls` calls and `self_nanos` of self time to the node at the
     /// end of `path` (function names, outermost first).
-    pub(crate) fn path(mut self, path: &[&str], calls: u64, self_nanos: f64) -> Self {
+    pub fn path(mut self, path: &[&str], calls: u64, self_nanos: f64) -> Self {
         let node = self.node(path);
         self.profile.nodes[node].calls += calls;
         self.self_nanos[node] += self_nanos;
@@ -105,13 +105,7 @@ impl ProfileBuilder {
     /// Charges the node at the end of `path` (the root for `[]`) with
     /// `allocs` blocks of `bytes` in all, of which `live_bytes` (in as
     /// many blocks as were not freed, at most one) are still live.
-    pub(crate) fn allocated(
-        mut self,
-        path: &[&str],
-        allocs: u64,
-        bytes: u64,
-        live_bytes: u64,
-    ) -> Self {
+    pub fn allocated(mut self, path: &[&str], allocs: u64, bytes: u64, live_bytes: u64) -> Self {
         let node = if path.is_empty() { 0 } else { self.node(path) };
         let memory = self
             .profile
@@ -139,7 +133,7 @@ impl ProfileBuilder {
     }
 
     /// Adds a count-only function: `calls` calls, no node.
-    pub(crate) fn counted(mut self, name: &str, calls: u64) -> Self {
+    pub fn counted(mut self, name: &str, calls: u64) -> Self {
         let function = self.function(name);
         let f = &mut self.profile.functions[function];
         f.tier = Some(crate::profile::FunctionTier::Counted);
@@ -150,7 +144,7 @@ impl ProfileBuilder {
     /// Makes the function at the end of `path` async, with these figures
     /// for its futures there; pending ones are the calls left over, each
     /// completed one took `latency_nanos`.
-    pub(crate) fn future(
+    pub fn future(
         mut self,
         path: &[&str],
         polls: u64,
@@ -181,7 +175,7 @@ impl ProfileBuilder {
 
     /// Marks every node of `path` as still running: like the runtime, the
     /// file then has no time for them (their children's time is known).
-    pub(crate) fn open(mut self, path: &[&str]) -> Self {
+    pub fn open(mut self, path: &[&str]) -> Self {
         for depth in 1..=path.len() {
             let node = self.node(&path[..depth]);
             self.profile.nodes[node].open = true;
@@ -235,7 +229,7 @@ impl ProfileBuilder {
         self.profile.functions.len() - 1
     }
 
-    pub(crate) fn build(mut self) -> Profile {
+    pub fn build(mut self) -> Profile {
         for future in &mut self.profile.futures {
             let calls = self.profile.nodes[future.node].calls;
             future.pending = calls.saturating_sub(future.completions + future.cancellations);
@@ -269,7 +263,7 @@ const MILLI: f64 = 1e6;
 /// per loop iteration in the callers) so that the report has something to show.
 /// A threaded program's profile: `work` called 3 times (3 µs) by
 /// `worker-0` and 5 times (5 µs) by `worker-1`, nothing on `main`.
-pub(crate) fn two_workers() -> Profile {
+pub fn two_workers() -> Profile {
     use crate::profile::{Thread, ThreadNode};
     let mut profile = ProfileBuilder::timed()
         .package("threads")
@@ -298,7 +292,7 @@ pub(crate) fn two_workers() -> Profile {
 /// A rayon pool seen with rayon-core instrumented: the worker's loop never
 /// returns, and holds 4 µs of work and 2 µs idle; the main thread spends
 /// 9 of its 10 µs blocked on the latch while the pool works.
-pub(crate) fn rayon_pool() -> Profile {
+pub fn rayon_pool() -> Profile {
     use crate::profile::{Thread, ThreadNode};
     let loop_path = ["rayon_core::registry::main_loop"];
     let idle = [loop_path[0], "rayon_core::sleep::Sleep::no_work_found"];
@@ -346,7 +340,7 @@ pub(crate) fn rayon_pool() -> Profile {
     profile
 }
 
-pub(crate) fn appendix_b(timed: bool) -> Profile {
+pub fn appendix_b(timed: bool) -> Profile {
     let builder = if timed {
         ProfileBuilder::timed()
     } else {
@@ -390,7 +384,7 @@ pub(crate) fn appendix_b(timed: bool) -> Profile {
 /// recursion.c: 200 times `fib(20)` (4,378,000 recursive calls in all) and
 /// `is_even(101)`, which alternates with `is_odd` down to 0. Made-up self
 /// times when `timed`: 3 ns per `fib` call, 2 ns per `is_even`/`is_odd`.
-pub(crate) fn recursion(timed: bool) -> Profile {
+pub fn recursion(timed: bool) -> Profile {
     let mut builder = if timed {
         ProfileBuilder::timed()
     } else {
@@ -426,12 +420,19 @@ fn fib_calls_by_depth(n: u32) -> Vec<u64> {
     by_n.swap_remove(n as usize)
 }
 
-/// Compares `actual` with `tests/data/NAME` byte for byte; with
-/// `WASMPROF_BLESS=1` in the environment, rewrites the file instead.
-pub(crate) fn assert_golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
+/// Compares `actual` with this crate's `tests/data/NAME` byte for byte;
+/// with `WASMPROF_BLESS=1` in the environment, rewrites the file instead.
+pub fn assert_golden(name: &str, actual: &str) {
+    assert_golden_in(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
+        name,
+        actual,
+    );
+}
+
+/// [`assert_golden`] for the golden files of another crate, in `dir`.
+pub fn assert_golden_in(dir: &std::path::Path, name: &str, actual: &str) {
+    let path = dir.join(name);
     if std::env::var_os("WASMPROF_BLESS").is_some_and(|v| v == "1") {
         std::fs::create_dir_all(path.parent().expect("has a parent")).expect("create tests/data");
         std::fs::write(&path, actual).expect("write golden file");
@@ -483,7 +484,7 @@ fn fib_calls_by_depth_agrees_with_running_fib() {
 
 /// A writer that always fails, as a full disk would: report writers must
 /// return its error, never panic.
-pub(crate) struct FullDisk;
+pub struct FullDisk;
 
 impl std::io::Write for FullDisk {
     fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
@@ -497,7 +498,7 @@ impl std::io::Write for FullDisk {
 /// A profile with memory: `outer` allocates 100 bytes and calls `inner`,
 /// which allocates 1000 (400 of them still live) and, calling itself, 10
 /// more; 7 bytes are allocated outside any instrumented call.
-pub(crate) fn memory_profile() -> Profile {
+pub fn memory_profile() -> Profile {
     ProfileBuilder::timed()
         .path(&["outer"], 1, 500.0)
         .path(&["outer", "inner"], 1, 300.0)
@@ -511,7 +512,7 @@ pub(crate) fn memory_profile() -> Profile {
 
 /// A small profile of three nodes: `main` (100 ns, once) calling `add`
 /// (40 ns, five times).
-pub(crate) fn demo_profile() -> Profile {
+pub fn demo_profile() -> Profile {
     Profile {
         memory: None,
         format: FORMAT.into(),
@@ -599,7 +600,7 @@ pub(crate) fn demo_profile() -> Profile {
 }
 
 /// A fully instrumented function of a runtime snapshot, at `src/main.rs:1`.
-pub(crate) fn snapshot_function(name: &str) -> wasmprof_wire::SnapshotFunction {
+pub fn snapshot_function(name: &str) -> wasmprof_wire::SnapshotFunction {
     wasmprof_wire::SnapshotFunction {
         name: name.into(),
         file: "src/main.rs".into(),
@@ -614,7 +615,7 @@ pub(crate) fn snapshot_function(name: &str) -> wasmprof_wire::SnapshotFunction {
 }
 
 /// A snapshot node whose calls were all timed, `inclusive` ms in all.
-pub(crate) fn snapshot_node(
+pub fn snapshot_node(
     parent: u32,
     function: u32,
     calls: u64,

@@ -6,10 +6,9 @@
 //! apportioning anything, so the formats never disagree.
 
 pub(crate) mod callgraph;
-pub mod command;
 pub(crate) mod cpuprofile_out;
 mod cycles;
-pub(crate) mod diff;
+pub mod diff;
 pub(crate) mod flamechart;
 pub(crate) mod flamegraph;
 pub(crate) mod folded;
@@ -20,7 +19,7 @@ pub(crate) mod html;
 pub(crate) mod json;
 mod memory_diff;
 pub(crate) mod memory_graph;
-pub(crate) use memory_diff::too_much as too_much_memory;
+pub use memory_diff::too_much as too_much_memory;
 mod node_times;
 pub mod pprof;
 mod preamble;
@@ -38,54 +37,98 @@ use anyhow::Context;
 pub use callgraph::CallGraph;
 pub use gprof::GprofWriter;
 pub use json::write_json;
-pub(crate) use memory_graph::human_bytes;
+pub use memory_graph::human_bytes;
 pub use pprof::write_pprof;
 pub use summary::{render_summary, write_summary, DEFAULT_SUMMARY_TOP};
 pub use units::human_duration;
-pub(crate) use words::plural;
-
-/// `1 test`, `3 tests`.
-pub(crate) fn plural_tests(n: usize) -> String {
-    plural(n as u64, "test")
-}
+pub use words::plural;
 
 use crate::profile::Profile;
 
-/// The report formats of `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// The report formats, as `cargo wasmprof report --format` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
-    /// GNU gprof's flat profile and call graph (`gprof -b` layout), as text.
+    /// GNU gprof's flat profile and call graph.
     #[default]
     Gprof,
-    /// pprof's gzipped protobuf, for `go tool pprof` and compatible tools.
+    /// pprof's gzipped protobuf.
     Pprof,
     /// The function table, the arcs and the raw profile, as JSON.
     Json,
-    /// Folded stacks (`main;parse;lex 1234`): self time in nanoseconds (calls without times) per call path.
+    /// Folded stacks.
     Folded,
-    /// An interactive SVG flame graph (hover, click to zoom, search).
+    /// An interactive SVG flame graph.
     Flamegraph,
-    /// A sampling profile's samples in time order, as an SVG flame chart (one --input of an engine).
+    /// A sampling profile's samples in time order, as an SVG flame chart.
     Flamechart,
-    /// A Chrome DevTools `.cpuprofile` (DevTools' Performance panel, Firefox Profiler, speedscope).
+    /// A Chrome DevTools `.cpuprofile`.
     Cpuprofile,
-    /// speedscope's JSON format (speedscope, Firefox Profiler): the exact tree as events.
+    /// speedscope's JSON format.
     Speedscope,
-    /// One self-contained page: summary, sortable flat profile, call graph, flame graph.
+    /// One self-contained HTML page.
     Html,
 }
 
 impl Format {
+    /// Every format, in the order a list of them is shown.
+    pub const ALL: [Format; 9] = [
+        Format::Gprof,
+        Format::Pprof,
+        Format::Json,
+        Format::Folded,
+        Format::Flamegraph,
+        Format::Flamechart,
+        Format::Cpuprofile,
+        Format::Speedscope,
+        Format::Html,
+    ];
+
     /// Whether the output is binary, and so should not go to a terminal.
     pub fn is_binary(self) -> bool {
         matches!(self, Format::Pprof)
     }
 
-    /// The name `--format` takes.
-    pub fn name(self) -> String {
-        clap::ValueEnum::to_possible_value(&self)
-            .map(|v| v.get_name().to_owned())
-            .unwrap_or_default()
+    /// The format's name (`--format NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Gprof => "gprof",
+            Format::Pprof => "pprof",
+            Format::Json => "json",
+            Format::Folded => "folded",
+            Format::Flamegraph => "flamegraph",
+            Format::Flamechart => "flamechart",
+            Format::Cpuprofile => "cpuprofile",
+            Format::Speedscope => "speedscope",
+            Format::Html => "html",
+        }
+    }
+
+    /// One line on what the format is and what reads it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Format::Gprof => "GNU gprof's flat profile and call graph (`gprof -b` layout), as text",
+            Format::Pprof => "pprof's gzipped protobuf, for `go tool pprof` and compatible tools",
+            Format::Json => "The function table, the arcs and the raw profile, as JSON",
+            Format::Folded => {
+                "Folded stacks (`main;parse;lex 1234`): self time in nanoseconds (calls without \
+                 times) per call path"
+            }
+            Format::Flamegraph => "An interactive SVG flame graph (hover, click to zoom, search)",
+            Format::Flamechart => {
+                "A sampling profile's samples in time order, as an SVG flame chart (one --input \
+                 of an engine)"
+            }
+            Format::Cpuprofile => {
+                "A Chrome DevTools `.cpuprofile` (DevTools' Performance panel, Firefox Profiler, \
+                 speedscope)"
+            }
+            Format::Speedscope => {
+                "speedscope's JSON format (speedscope, Firefox Profiler): the exact tree as events"
+            }
+            Format::Html => {
+                "One self-contained page: summary, sortable flat profile, call graph, flame graph"
+            }
+        }
     }
 
     /// The usual file name extension, without the dot.
@@ -103,6 +146,23 @@ impl Format {
     }
 }
 
+impl std::str::FromStr for Format {
+    type Err = anyhow::Error;
+
+    fn from_str(name: &str) -> anyhow::Result<Format> {
+        Format::ALL
+            .into_iter()
+            .find(|format| format.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                anyhow::anyhow!(
+                    "no report format is called {name:?}: one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
 /// How to render a profile: everything a format may need besides the
 /// profile, as plain data that the command line fills in (the layout of
 /// inferno's `Options`).
@@ -113,7 +173,7 @@ pub struct RenderOptions<'a> {
     pub icicle: bool,
     /// A sampling profile's samples in time order: what a flame chart
     /// draws.
-    pub timeline: &'a [crate::sampled::tree::Span],
+    pub timeline: &'a [crate::sampled::Span],
     /// `--diff`: the profile to compare with. The table becomes the
     /// comparison, the flame graph the change along each path.
     pub base: Option<&'a Profile>,
@@ -258,7 +318,6 @@ pub(crate) fn ensure_valid(profile: &Profile) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::ValueEnum;
 
     /// `--diff` goes through the one `render`: a table, or a flame graph of
     /// the changes; the other formats say how to compare instead.
@@ -299,10 +358,11 @@ mod tests {
 
     #[test]
     fn formats_have_the_names_of_the_command_line() {
-        let names: Vec<String> = Format::value_variants()
-            .iter()
-            .map(|f| f.to_possible_value().unwrap().get_name().to_owned())
-            .collect();
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        for format in Format::ALL {
+            assert_eq!(format.name().parse::<Format>().unwrap(), format);
+        }
+        assert!("svg".parse::<Format>().is_err());
         assert_eq!(
             names,
             [
@@ -322,7 +382,7 @@ mod tests {
     #[test]
     fn an_empty_profile_renders_in_every_format() {
         let profile = crate::fixtures::ProfileBuilder::untimed().build();
-        for &format in Format::value_variants() {
+        for format in Format::ALL {
             let mut bytes = Vec::new();
             let rendered = render(&profile, &RenderOptions::format(format), &mut bytes);
             // A .cpuprofile is made of time, which a count-only profile lacks.
@@ -340,7 +400,7 @@ mod tests {
     fn an_inconsistent_profile_is_an_error_not_a_panic() {
         let mut profile = crate::fixtures::appendix_b(true);
         profile.nodes[3].function = Some(99);
-        for &format in Format::value_variants() {
+        for format in Format::ALL {
             let err =
                 render(&profile, &RenderOptions::format(format), &mut Vec::new()).unwrap_err();
             assert!(err.to_string().contains("function 99"), "{err}");
@@ -351,7 +411,7 @@ mod tests {
     #[test]
     fn every_format_renders() {
         let profile = crate::fixtures::appendix_b(true);
-        for &format in Format::value_variants() {
+        for format in Format::ALL {
             let mut bytes = Vec::new();
             let rendered = render(&profile, &RenderOptions::format(format), &mut bytes);
             // A flame chart needs an engine's samples in time order.

@@ -17,17 +17,23 @@ use crate::profile::Profile;
 
 /// One function on either side.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct FunctionChange {
+pub struct FunctionChange {
+    /// The function's name, by which the two sides are matched.
     pub name: String,
-    /// `None`: not in that profile.
+    /// In the base profile; `None`: not in it.
     pub base: Option<Side>,
+    /// In the new profile; `None`: not in it.
     pub new: Option<Side>,
 }
 
+/// A function's figures in one of the two profiles.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Side {
+pub struct Side {
+    /// Its calls.
     pub calls: u64,
+    /// Time in its own code.
     pub self_nanos: f64,
+    /// Time in its calls, callees included (each call path once).
     pub total_nanos: f64,
 }
 
@@ -40,27 +46,35 @@ impl FunctionChange {
         })
     }
 
-    pub(crate) fn self_change(&self) -> f64 {
+    /// How much its self time grew (negative: shrank).
+    pub fn self_change(&self) -> f64 {
         Self::side(&self.new).self_nanos - Self::side(&self.base).self_nanos
     }
 
-    pub(crate) fn calls_change(&self) -> i128 {
+    /// How many more calls it had (negative: fewer).
+    pub fn calls_change(&self) -> i128 {
         i128::from(Self::side(&self.new).calls) - i128::from(Self::side(&self.base).calls)
     }
 }
 
 /// The comparison of two profiles.
-pub(crate) struct Diff {
+#[derive(Debug, Clone)]
+pub struct Diff {
+    /// Every function of either profile, most changed first.
     pub functions: Vec<FunctionChange>,
+    /// The base profile's total time.
     pub base_total: f64,
+    /// The new profile's total time.
     pub new_total: f64,
+    /// Both sides are timed (else counts only).
     pub timed: bool,
+    /// Both sides are counted (else sampled, without call counts).
     pub counted: bool,
 }
 
 /// Compares `new` with `base`; both must be of one kind (both timed, or
 /// both counts only; both counted, or both sampled).
-pub(crate) fn diff(base: &Profile, new: &Profile) -> anyhow::Result<Diff> {
+pub fn diff(base: &Profile, new: &Profile) -> anyhow::Result<Diff> {
     super::ensure_valid(base)?;
     super::ensure_valid(new)?;
     let (b, n) = (base.timer.mode, new.timer.mode);
@@ -215,7 +229,7 @@ pub(crate) fn render_diff(diff: &Diff, top: Option<usize>) -> String {
 
 /// `--fail-if-slower PCT`: why the new profile is too slow, if it is. The
 /// named functions' inclusive times are checked, or the total.
-pub(crate) fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> anyhow::Result<Vec<String>> {
+pub fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> anyhow::Result<Vec<String>> {
     if !diff.timed {
         bail!("--fail-if-slower needs times, and these profiles have counts only (--timer none)");
     }
