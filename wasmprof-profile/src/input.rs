@@ -40,8 +40,12 @@ impl fmt::Display for InputKind {
 
 /// One input file, read and converted.
 pub struct Input {
+    /// What the file was.
     pub kind: InputKind,
+    /// Its profile.
     pub profile: Profile,
+    /// The records of a sampling profile that were bad and left out, by
+    /// what was wrong with them.
     pub problems: sampled::Problems,
     /// A sampling profile's samples in time order (empty for a wasmprof
     /// profile, which has no order in time).

@@ -28,6 +28,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 #[cfg(any(test, feature = "fixtures"))]
 #[doc(hidden)]
 pub mod fixtures;

@@ -28,6 +28,7 @@ pub struct WasmInfo {
     pub component: bool,
 }
 
+/// Reads the facts of [`WasmInfo`] from a module's or a component's bytes.
 pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     let mut info = WasmInfo::default();
     for payload in Parser::new(0).parse_all(bytes) {

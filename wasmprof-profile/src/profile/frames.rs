@@ -16,8 +16,11 @@ pub struct Frames {
     pub span_nanos: f64,
     /// How long a frame's callback took: its distribution.
     pub median_nanos: f64,
+    /// Its 95th percentile.
     pub p95_nanos: f64,
+    /// Its 99th percentile.
     pub p99_nanos: f64,
+    /// The longest frame's time.
     pub worst_nanos: f64,
     /// The slowest frames, slowest first, each with its own calls.
     pub worst: Vec<Frame>,
@@ -30,6 +33,7 @@ pub struct Frame {
     pub index: u64,
     /// When it started, after the first frame's start.
     pub start_nanos: f64,
+    /// How long its callback ran.
     pub duration_nanos: f64,
     /// The call paths that ran in it, with what they did in it alone.
     pub calls: Vec<FrameCalls>,
@@ -38,8 +42,11 @@ pub struct Frame {
 /// What one call path (a node of the profile) did in one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FrameCalls {
+    /// The call path: an index into [`super::Profile::nodes`].
     pub node: usize,
+    /// Its calls in the frame.
     pub calls: u64,
+    /// Their time in the frame, callees included.
     pub inclusive_nanos: f64,
 }
 

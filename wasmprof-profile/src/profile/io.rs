@@ -13,25 +13,52 @@ use super::model::{Profile, FORMAT, FORMAT_MAJOR};
 /// What can be wrong with a profile file.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
+    /// The file could not be read.
     #[error("cannot read profile {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// The file is not JSON of a profile's shape.
     #[error("{path} is not a wasmprof profile (corrupt or truncated JSON: {source}); re-run `cargo wasmprof run` to produce a new one")]
     Json {
+        /// The file.
         path: PathBuf,
+        /// Where the JSON went wrong.
         source: serde_json::Error,
     },
+    /// The file names a format that is not wasmprof's.
     #[error("{path} has format {found:?}, which this wasmprof does not read; expected {FORMAT:?}")]
-    UnknownFormat { path: PathBuf, found: String },
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// The format it names.
+        found: String,
+    },
+    /// The file is of a newer major version of the format.
     #[error("{path} was written by a newer wasmprof (format {found}); this one reads format wasmprof/{FORMAT_MAJOR}: upgrade with `cargo install cargo-wasmprof`")]
-    NewerFormat { path: PathBuf, found: String },
+    NewerFormat {
+        /// The file.
+        path: PathBuf,
+        /// The format it names.
+        found: String,
+    },
+    /// The profile breaks one of the model's invariants (see [`validate`]).
     #[error("{path} is inconsistent: {what}")]
-    Inconsistent { path: PathBuf, what: String },
+    Inconsistent {
+        /// The file.
+        path: PathBuf,
+        /// The invariant broken, and where.
+        what: String,
+    },
+    /// The file could not be written.
     #[error("cannot write profile {path}: {source}")]
     Write {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
 }

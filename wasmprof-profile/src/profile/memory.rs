@@ -11,16 +11,19 @@ use serde::{Deserialize, Serialize};
 /// What the program did with memory, per call path.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryProfile {
-    /// Blocks and bytes still live when the profile was taken.
+    /// Blocks still live when the profile was taken.
     pub live_blocks: u64,
+    /// Their bytes.
     pub live_bytes: u64,
-    /// The highest the live bytes ever were, and the blocks then.
+    /// The blocks live when the live bytes were at their highest.
     pub peak_blocks: u64,
+    /// The highest the live bytes ever were.
     pub peak_bytes: u64,
     /// Linear memory's size in 64 KiB pages before the program's first
-    /// allocation that grew it (the size at the end if none did), and at
-    /// the end (0 outside WebAssembly).
+    /// allocation that grew it (the size at the end if none did; 0
+    /// outside WebAssembly).
     pub first_pages: u32,
+    /// Linear memory's size in pages at the end.
     pub pages: u32,
     /// What the profiler itself held at the end, charged to no path.
     #[serde(default)]
@@ -44,25 +47,33 @@ pub struct MemoryProfile {
 /// What one call path (node) did with memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathMemory {
+    /// The call path: an index into [`super::Profile::nodes`].
     pub node: usize,
     /// Blocks allocated here, reallocations' new blocks included.
     pub allocs: u64,
+    /// Their bytes.
     pub alloc_bytes: u64,
     /// Blocks freed while this path was current, reallocations' old
     /// blocks included, whoever allocated them.
     pub frees: u64,
+    /// Their bytes.
     pub freed_bytes: u64,
+    /// Reallocations made here.
     pub reallocs: u64,
     /// Blocks allocated here that were still live at the end, wherever
     /// they are held.
     pub live_blocks: u64,
+    /// Their bytes.
     pub live_bytes: u64,
-    /// What this path held when the whole program's live bytes peaked.
+    /// The blocks this path held when the whole program's live bytes
+    /// peaked.
     pub peak_blocks: u64,
+    /// Their bytes.
     pub peak_bytes: u64,
-    /// Growths of linear memory its allocations caused, and their pages.
+    /// Growths of linear memory its allocations caused.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub grows: u64,
+    /// The pages those growths added.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub grown_pages: u64,
 }
@@ -70,8 +81,11 @@ pub struct PathMemory {
 /// One growth of linear memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryGrow {
+    /// The call path whose allocation grew memory.
     pub node: usize,
+    /// Linear memory's size in pages before.
     pub pages_before: u32,
+    /// And after.
     pub pages_after: u32,
     /// Bytes the allocation that caused it asked for.
     pub request: u64,
@@ -80,7 +94,9 @@ pub struct MemoryGrow {
 /// An allocation the allocator could not serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailedAlloc {
+    /// The call path that asked.
     pub node: usize,
+    /// The bytes it asked for.
     pub bytes: u64,
 }
 
@@ -102,6 +118,7 @@ pub enum MemoryWeight {
 }
 
 impl PathMemory {
+    /// The figure `weight` names.
     pub fn weight(&self, weight: MemoryWeight) -> u64 {
         match weight {
             MemoryWeight::AllocBytes => self.alloc_bytes,

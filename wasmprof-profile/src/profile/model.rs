@@ -57,7 +57,9 @@ pub struct Profile {
 pub struct FutureStats {
     /// The node (an async function's call path).
     pub node: usize,
+    /// Polls of its futures.
     pub polls: u64,
+    /// Futures that completed.
     pub completions: u64,
     /// Dropped before completing.
     pub cancellations: u64,
@@ -75,10 +77,14 @@ pub struct FutureStats {
 /// Latencies of completed futures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
+    /// The completed futures measured.
     pub count: u64,
+    /// Their latencies' sum.
     pub total_nanos: f64,
-    /// Exact up to 4096 completions, from a uniform sample past them.
+    /// The median: exact up to 4096 completions, from a uniform sample
+    /// past them.
     pub median_nanos: f64,
+    /// The longest.
     pub max_nanos: f64,
 }
 
@@ -189,7 +195,9 @@ impl Requests {
 /// A part of a run, from its start (when the page began to load).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
+    /// Where it starts.
     pub start_nanos: u64,
+    /// Where it ends.
     pub end_nanos: u64,
 }
 
@@ -218,6 +226,7 @@ pub struct CountCheck {
 /// One function whose two counts differ.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CountDifference {
+    /// The function's name.
     pub function: String,
     /// Its calls in the profile: the nodes' and, counted only, its own.
     pub profile: u64,
@@ -277,8 +286,11 @@ pub struct HybridInfo {
 /// Samples that could not be attributed as they were.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnmatchedSamples {
+    /// Why they could not be.
     pub reason: String,
+    /// How many samples.
     pub samples: u64,
+    /// The time they stand for.
     pub nanos: f64,
 }
 

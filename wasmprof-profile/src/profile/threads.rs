@@ -14,17 +14,23 @@ pub struct Thread {
     /// The name the program gave it, else `thread N`; the thread the
     /// profile was taken on (the main one) comes first.
     pub name: String,
+    /// Its share of each call path it took.
     pub nodes: Vec<ThreadNode>,
 }
 
 /// A thread's calls and time on one node of [`Profile::nodes`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ThreadNode {
+    /// The call path: an index into [`Profile::nodes`].
     pub node: usize,
+    /// The thread's calls on it.
     pub calls: u64,
+    /// Their time, callees included.
     pub inclusive_nanos: f64,
+    /// Some of its calls were too short to time ([`super::Node::partly_timed`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partly_timed: bool,
+    /// A call of the thread's was still running ([`super::Node::open`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open: bool,
 }

@@ -141,6 +141,7 @@ pub struct Cycle {
 /// The function-level view of a profile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallGraph {
+    /// Each function's totals, in the profile's order of functions.
     pub functions: Vec<FunctionStats>,
     /// Sorted by callee, then caller (host first).
     pub arcs: Vec<Arc>,

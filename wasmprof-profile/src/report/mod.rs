@@ -168,6 +168,7 @@ impl std::str::FromStr for Format {
 /// inferno's `Options`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RenderOptions<'a> {
+    /// The format to write.
     pub format: Format,
     /// Flame graphs grow downwards, from the root at the top.
     pub icicle: bool,

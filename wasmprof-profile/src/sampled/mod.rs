@@ -56,12 +56,14 @@ impl Options {
 pub struct Problems(BTreeMap<&'static str, usize>);
 
 impl Problems {
+    /// Counts `count` records left out for `what` was wrong with them.
     pub fn add(&mut self, what: &'static str, count: usize) {
         if count > 0 {
             *self.0.entry(what).or_default() += count;
         }
     }
 
+    /// Nothing was left out.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -24,6 +24,10 @@
 //! zero values are not written. Strings are indices into `string_table`,
 //! whose entry 0 must be `""`.
 
+// The fields are profile.proto's, documented there; as in the code
+// prost-build generates, they carry no docs of their own.
+#![allow(missing_docs)]
+
 /// A whole profile: samples over stacks of locations.
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Profile {
