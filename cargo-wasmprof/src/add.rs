@@ -41,7 +41,7 @@ impl RuntimeDependency {
 }
 
 /// Writes the dependency into the selected package's manifest.
-pub fn add(args: &AddArgs) -> Result<i32> {
+pub(crate) fn add(args: &AddArgs) -> Result<i32> {
     let package = selected_package(args)?;
     let manifest = package.manifest_path.as_std_path();
     let text = std::fs::read_to_string(manifest)

@@ -70,7 +70,7 @@ struct Measured {
 }
 
 /// Builds, warms up, measures and prints the table on standard output.
-pub fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
+pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     let host_options = args.host.options();
     // The flags every row shares; each row sets its timer and sampler.
     let base = BuildOptions {

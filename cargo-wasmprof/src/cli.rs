@@ -12,7 +12,7 @@ mod duration;
 /// level exists only to accept that first `wasmprof`.
 #[derive(Debug, Parser)]
 #[command(name = "cargo", bin_name = "cargo", styles = clap::builder::Styles::styled())]
-pub enum CargoCli {
+pub(crate) enum CargoCli {
     Wasmprof(Cli),
 }
 
@@ -30,13 +30,13 @@ pub enum CargoCli {
 ///   cargo wasmprof bench --release               what instrumentation costs this program
 #[derive(Debug, Args)]
 #[command(version, about, long_about, verbatim_doc_comment)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Add the runtime to the package's dependencies, as `wasmprof`: step one.
     ///
     /// Writes `wasmprof = { package = "wasmprof-rt", … }` into the
@@ -146,8 +146,8 @@ pub enum Command {
     Report(ReportArgs),
 }
 
-pub use crate::build::options::HostKind;
-pub use crate::run::options::HostOptions;
+pub(crate) use crate::build::options::HostKind;
+pub(crate) use crate::run::options::HostOptions;
 
 /// `--host node|browser|wasmtime`: clap's side of the engine's `HostKind`.
 impl ValueEnum for HostKind {
@@ -173,7 +173,7 @@ impl ValueEnum for HostKind {
 /// `--format`: clap's side of the library's report [`Format`], with its
 /// names and descriptions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FormatArg(pub Format);
+pub(crate) struct FormatArg(pub Format);
 
 impl ValueEnum for FormatArg {
     fn value_variants<'a>() -> &'a [Self] {
@@ -194,7 +194,7 @@ impl ValueEnum for FormatArg {
     }
 }
 
-pub use crate::build::options::Timer;
+pub(crate) use crate::build::options::Timer;
 use crate::build::options::{BuildOptions, CargoOptions, CrateWideOptions};
 
 /// `--timer host|none`: clap's side of the build's `Timer` (the floor is
@@ -222,7 +222,7 @@ impl ValueEnum for Timer {
 
 /// `cargo wasmprof add`.
 #[derive(Debug, Clone, Args)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     /// The package to add it to [default: the one around the current directory]
     #[arg(short, long, value_name = "NAME")]
     pub package: Option<String>,
@@ -236,7 +236,7 @@ pub struct AddArgs {
 
 /// Cargo's own flags, forwarded as given.
 #[derive(Debug, Clone, Default, Args)]
-pub struct CargoArgs {
+pub(crate) struct CargoArgs {
     /// Package to build (see `cargo help pkgid`)
     #[arg(short, long, value_name = "SPEC", help_heading = "Package Selection")]
     pub package: Vec<String>,
@@ -298,7 +298,7 @@ pub struct CargoArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     #[command(flatten)]
     pub cargo: CargoArgs,
     /// What the guards measure
@@ -342,7 +342,7 @@ pub struct BuildArgs {
 
 /// `--verify-counts`.
 #[derive(Debug, Clone, Default, Args)]
-pub struct OracleArgs {
+pub(crate) struct OracleArgs {
     /// Count every call a second, independent way in the same run, and fail if any count differs
     ///
     /// Each instrumented function also gets a counter of its own, one
@@ -366,7 +366,7 @@ pub struct OracleArgs {
 
 impl OracleArgs {
     /// The flags as the build's option.
-    pub fn option(&self) -> crate::build::options::Oracle {
+    pub(crate) fn option(&self) -> crate::build::options::Oracle {
         use crate::build::options::Oracle;
         match (self.verify_counts, self.oracle_only) {
             (_, true) => Oracle::Only,
@@ -378,7 +378,7 @@ impl OracleArgs {
 
 /// Which functions to instrument without annotations.
 #[derive(Debug, Clone, Default, Args)]
-pub struct CrateWideArgs {
+pub(crate) struct CrateWideArgs {
     /// Instrument the functions of the selected package(s), without annotations
     ///
     /// Free functions, methods, trait default methods, in every module. The
@@ -466,7 +466,7 @@ pub struct CrateWideArgs {
 
 impl CargoArgs {
     /// The flags as plain options.
-    pub fn options(&self) -> CargoOptions {
+    pub(crate) fn options(&self) -> CargoOptions {
         CargoOptions {
             package: self.package.clone(),
             workspace: self.workspace,
@@ -490,7 +490,7 @@ impl CargoArgs {
 
 impl BuildArgs {
     /// The flags as plain options.
-    pub fn options(&self) -> BuildOptions {
+    pub(crate) fn options(&self) -> BuildOptions {
         let cargo = self.cargo.options();
         let wasmtime_only = cargo
             .target
@@ -516,7 +516,7 @@ impl BuildArgs {
 
 impl CrateWideArgs {
     /// The flags as plain options.
-    pub fn options(&self) -> CrateWideOptions {
+    pub(crate) fn options(&self) -> CrateWideOptions {
         CrateWideOptions {
             instrument_all: self.instrument_all,
             instrument_crate: self.instrument_crate.clone(),
@@ -540,7 +540,7 @@ impl CrateWideArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
     #[command(flatten)]
@@ -573,7 +573,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The plain options `run` takes.
-    pub fn options(&self) -> crate::run::options::RunOptions {
+    pub(crate) fn options(&self) -> crate::run::options::RunOptions {
         crate::run::options::RunOptions {
             build: self.build.options(),
             host: self.host.options(),
@@ -587,7 +587,7 @@ impl RunArgs {
 
 /// How the module is run: entry point, host, limits, arguments.
 #[derive(Debug, Clone, Args)]
-pub struct HostArgs {
+pub(crate) struct HostArgs {
     /// Call this exported function instead of the start function or `main`
     ///
     /// Arguments after `--` are passed to it as numbers.
@@ -733,7 +733,7 @@ pub struct HostArgs {
 
 impl HostArgs {
     /// The engine's plain options, as these flags give them.
-    pub fn options(&self) -> HostOptions {
+    pub(crate) fn options(&self) -> HostOptions {
         HostOptions {
             invoke: self.invoke.clone(),
             timeout: self.timeout,
@@ -760,7 +760,7 @@ impl HostArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     #[command(flatten)]
     pub cargo: CargoArgs,
     /// Where the builds run
@@ -788,7 +788,7 @@ pub struct BenchArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Profile file(s) to read; several of one kind are merged [default: the newest profile of this workspace]
     ///
     /// A wasmprof profile, a Chrome DevTools or Node `.cpuprofile` (or the
@@ -918,7 +918,7 @@ pub struct ReportArgs {
          wasm32-wasip1]"
     )),
 )]
-pub struct TestArgs {
+pub(crate) struct TestArgs {
     #[command(flatten)]
     pub cargo: CargoArgs,
     /// Test only this package's library
@@ -977,7 +977,7 @@ pub struct TestArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct TestRunnerArgs {
+pub(crate) struct TestRunnerArgs {
     /// The test binary and the harness's arguments, as cargo gives them
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<std::ffi::OsString>,
@@ -988,7 +988,7 @@ mod help_tests;
 
 /// `report --weight`: what a flame graph's widths are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Weight {
+pub(crate) enum Weight {
     /// Bytes allocated on each path
     AllocBytes,
     /// Blocks allocated on each path
@@ -1001,7 +1001,7 @@ pub enum Weight {
 
 impl ReportArgs {
     /// The plain options `report` takes.
-    pub fn options(&self) -> crate::report::ReportOptions {
+    pub(crate) fn options(&self) -> crate::report::ReportOptions {
         crate::report::ReportOptions {
             input: self.input.clone(),
             hide_idle: self.hide_idle,
@@ -1023,7 +1023,7 @@ impl ReportArgs {
 }
 
 impl Weight {
-    pub fn memory(self) -> wasmprof_profile::profile::MemoryWeight {
+    pub(crate) fn memory(self) -> wasmprof_profile::profile::MemoryWeight {
         use wasmprof_profile::profile::MemoryWeight;
         match self {
             Weight::AllocBytes => MemoryWeight::AllocBytes,

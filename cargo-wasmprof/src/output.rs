@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 
 /// How an output path is to be written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Destination {
+pub(crate) enum Destination {
     /// `-`: standard output.
     Stdout,
     /// A regular file, or none yet: replaced atomically (the path is the
@@ -29,7 +29,7 @@ pub enum Destination {
 
 impl Destination {
     /// What `path` is, looked at now.
-    pub fn of(path: &Path) -> Result<Destination> {
+    pub(crate) fn of(path: &Path) -> Result<Destination> {
         if path.as_os_str() == "-" {
             return Ok(Destination::Stdout);
         }
@@ -86,7 +86,7 @@ fn is_device_name(path: &Path) -> bool {
 
 /// Writes what `render` writes to `path` (see [`Destination`]); returns
 /// where it went.
-pub fn write_to(
+pub(crate) fn write_to(
     path: &Path,
     render: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<Destination> {

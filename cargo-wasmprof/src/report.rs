@@ -15,7 +15,7 @@ use wasmprof_profile::sampled;
 /// What `cargo wasmprof report` is asked for, as plain data; each field is
 /// the flag of the same name.
 #[derive(Debug, Clone, Default)]
-pub struct ReportOptions {
+pub(crate) struct ReportOptions {
     pub input: Vec<PathBuf>,
     pub hide_idle: bool,
     pub module: Option<PathBuf>,
@@ -34,7 +34,7 @@ pub struct ReportOptions {
 }
 
 /// Renders the report; the exit status is 1 when `--fail-if-slower` fails.
-pub fn report(args: &ReportOptions) -> Result<i32> {
+pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     let inputs = if args.input.is_empty() {
         vec![latest_in_workspace(args)?]
     } else {

@@ -12,7 +12,7 @@ use cargo_metadata::{Metadata, Package};
 
 /// Which allocator a `--memory` build records (`WASMPROF_MEMORY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordedAllocator {
+pub(crate) enum RecordedAllocator {
     /// std's: the runtime installs the recording allocator around it.
     System,
     /// The program's own, wrapped in `wasmprof::Recording` by the program
@@ -23,7 +23,7 @@ pub enum RecordedAllocator {
 
 impl RecordedAllocator {
     /// The word for `WASMPROF_MEMORY`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RecordedAllocator::System => "system",
             RecordedAllocator::Own => "own",

@@ -177,7 +177,7 @@ impl CargoBuild<'_> {
 
 /// How a cargo command is to instrument what it builds.
 #[derive(Debug, Clone, Copy)]
-pub struct Instrumentation {
+pub(crate) struct Instrumentation {
     /// `WASMPROF_INSTRUMENT`, or `None` for a plain build.
     pub mode: Option<Instrument>,
     /// `WASMPROF_KEEP_FRAMES`: the functions kept out of line, for the
@@ -193,7 +193,7 @@ pub struct Instrumentation {
 /// command for `target`, and gives rustc the user's own rustflags (from
 /// the environment or cargo's configuration) with the snapshot export and
 /// `extra` added.
-pub fn set_instrumentation_env(
+pub(crate) fn set_instrumentation_env(
     command: &mut Command,
     how: Instrumentation,
     target: &str,
@@ -240,7 +240,7 @@ pub fn set_instrumentation_env(
 }
 
 /// `--max-nodes`, for the runtime's build script; without it, the default.
-pub fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
+pub(crate) fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
     match max_nodes {
         Some(n) => command.env("WASMPROF_MAX_NODES", n.to_string()),
         None => command.env_remove("WASMPROF_MAX_NODES"),
@@ -260,7 +260,7 @@ fn rustflags(instrument: Option<Instrument>, extra: &[String]) -> Vec<String> {
 }
 
 /// `dev`, `release` or the `--profile` given.
-pub fn profile_name(cargo: &CargoOptions) -> String {
+pub(crate) fn profile_name(cargo: &CargoOptions) -> String {
     match (&cargo.profile, cargo.release) {
         (Some(profile), _) => profile.clone(),
         (None, true) => "release".to_owned(),

@@ -6,13 +6,13 @@ pub(crate) mod bindgen;
 mod cargo;
 pub(crate) mod dir_walk;
 pub(crate) mod failure;
-pub mod options;
+pub(crate) mod options;
 mod toolchain;
 mod user_rustflags;
 pub(crate) mod web_threads;
 
-pub use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
-pub use toolchain::ensure_target;
+pub(crate) use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
+pub(crate) use toolchain::ensure_target;
 
 pub(crate) mod workspace;
 
@@ -23,11 +23,11 @@ use anyhow::{bail, Context, Result};
 use crate::build::options::{BuildOptions, Oracle, Timer};
 use crate::rewrite::plan::{self, Settings, ShadowBuild};
 use crate::terminal;
-pub use workspace::{ModuleKind, Unit, Workspace};
+pub(crate) use workspace::{ModuleKind, Unit, Workspace};
 
 /// A module ready to run.
 #[derive(Debug, Clone)]
-pub struct BuiltModule {
+pub(crate) struct BuiltModule {
     pub unit: Unit,
     /// The `.wasm` the host loads (after wasm-bindgen, for bindgen units).
     pub wasm: PathBuf,
@@ -42,7 +42,7 @@ pub struct BuiltModule {
 
 /// What crate-wide instrumentation did with functions below `--min-size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SmallFunctions {
+pub(crate) struct SmallFunctions {
     pub min_size: usize,
     /// Counted only (`--count-small`, the default), else left out.
     pub counted: bool,
@@ -51,7 +51,7 @@ pub struct SmallFunctions {
 /// How a build is instrumented, as the runtime's build script is told
 /// (`WASMPROF_INSTRUMENT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Instrument {
+pub(crate) enum Instrument {
     /// Every call counted and timed by the host clock (`--timer host`).
     Timed,
     /// Every call counted, no clock (`--timer none`).
@@ -62,7 +62,7 @@ pub enum Instrument {
 
 impl Instrument {
     /// The word for `WASMPROF_INSTRUMENT`, and the build directory's name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Instrument::Timed => "host",
             Instrument::CountOnly => "none",
@@ -72,7 +72,7 @@ impl Instrument {
 }
 
 /// The instrumentation mode these flags ask for.
-pub fn instrument_mode(args: &BuildOptions) -> Option<Instrument> {
+pub(crate) fn instrument_mode(args: &BuildOptions) -> Option<Instrument> {
     if args.no_instrument {
         return None;
     }
@@ -90,7 +90,7 @@ pub fn instrument_mode(args: &BuildOptions) -> Option<Instrument> {
 /// (`#[inline(never)]`), so that the engine's sampler sees a frame for each
 /// of their calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeptFrames {
+pub(crate) enum KeptFrames {
     /// None: the compiler inlines what it likes.
     None,
     /// Every fully instrumented function: builds timed by the host clock,
@@ -103,7 +103,7 @@ pub enum KeptFrames {
 
 impl KeptFrames {
     /// `WASMPROF_KEEP_FRAMES`, which the attribute reads.
-    pub fn env_value(self) -> Option<&'static str> {
+    pub(crate) fn env_value(self) -> Option<&'static str> {
         match self {
             KeptFrames::None => None,
             KeptFrames::Full => Some("1"),
@@ -113,7 +113,7 @@ impl KeptFrames {
 }
 
 /// The frames a build with these flags keeps.
-pub fn kept_frames(args: &BuildOptions) -> KeptFrames {
+pub(crate) fn kept_frames(args: &BuildOptions) -> KeptFrames {
     let sampled = match instrument_mode(args) {
         Some(Instrument::Timed) => args.sampled.unwrap_or(true),
         Some(Instrument::CountOnly) => args.sampled.unwrap_or(false),
@@ -127,13 +127,13 @@ pub fn kept_frames(args: &BuildOptions) -> KeptFrames {
 }
 
 /// Where wasmprof keeps everything under the target directory.
-pub fn wasmprof_dir(target_dir: &Path) -> PathBuf {
+pub(crate) fn wasmprof_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("wasmprof")
 }
 
 /// The sources cargo builds and where: the user's, or a shadow copy
 /// rewritten for crate-wide instrumentation (or for `cargo wasmprof test`).
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub shadow: Option<ShadowBuild>,
     /// The target directory cargo builds into.
     pub build_dir: PathBuf,
@@ -150,7 +150,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// The manifest cargo builds instead of the unit's own.
-    pub fn manifest_for(&self, original: &Path) -> PathBuf {
+    pub(crate) fn manifest_for(&self, original: &Path) -> PathBuf {
         match &self.shadow {
             Some(shadow) => shadow.manifest_for(original),
             None => original.to_path_buf(),
@@ -174,7 +174,7 @@ fn blame_the_rewrite(error: anyhow::Error, shadow: &Option<ShadowBuild>) -> anyh
 
 /// Rewrites what the flags ask for (and, with `tests`, the selected
 /// packages' tests) and says where cargo is to build.
-pub fn prepare(
+pub(crate) fn prepare(
     args: &BuildOptions,
     workspace: &Workspace,
     packages: &[&cargo_metadata::Package],
@@ -293,7 +293,7 @@ pub fn prepare(
 }
 
 /// Builds every selected unit.
-pub fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModule>> {
+pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<BuiltModule>> {
     let units = workspace.units(&args.cargo)?;
     let instrument = instrument_mode(args);
     let root = workspace.metadata.workspace_root.as_std_path();

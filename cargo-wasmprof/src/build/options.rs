@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Where the module runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum HostKind {
+pub(crate) enum HostKind {
     /// Node.js (wasm-bindgen's `nodejs` bindings; WASI binaries through node:wasi)
     #[default]
     Node,
@@ -21,7 +21,7 @@ pub enum HostKind {
 
 impl HostKind {
     /// The `--target` wasm-bindgen generates bindings for.
-    pub fn bindgen_target(self) -> &'static str {
+    pub(crate) fn bindgen_target(self) -> &'static str {
         match self {
             // wasmtime runs no wasm-bindgen module; the Node bindings are
             // as good as any for a build that will be refused.
@@ -33,7 +33,7 @@ impl HostKind {
 
 /// Which timer the instrumentation reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Timer {
+pub(crate) enum Timer {
     /// The host's clock around every call: counts and times.
     #[default]
     Host,
@@ -46,7 +46,7 @@ pub enum Timer {
 
 /// Cargo's own flags, forwarded as given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CargoOptions {
+pub(crate) struct CargoOptions {
     pub package: Vec<String>,
     pub workspace: bool,
     pub exclude: Vec<String>,
@@ -68,7 +68,7 @@ pub struct CargoOptions {
 
 /// Which functions to instrument without annotations.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CrateWideOptions {
+pub(crate) struct CrateWideOptions {
     /// Every function of the selected packages.
     pub instrument_all: bool,
     /// These crates too (`NAME[@VERSION]`).
@@ -86,7 +86,7 @@ pub struct CrateWideOptions {
 
 /// One build of the selected packages to wasm.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BuildOptions {
+pub(crate) struct BuildOptions {
     pub cargo: CargoOptions,
     pub timer: Timer,
     /// The host the bindings are made for.
@@ -111,7 +111,7 @@ pub struct BuildOptions {
 /// The oracle: a second count of every instrumented function's calls, by
 /// counters of its own (`wasmprof_core::oracle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Oracle {
+pub(crate) enum Oracle {
     /// Not in the build.
     #[default]
     Off,
@@ -126,17 +126,17 @@ pub enum Oracle {
 
 /// Whether `target` builds programs whose threads a host must start
 /// (`wasm32-wasip1-threads`).
-pub fn is_threaded_target(target: &str) -> bool {
+pub(crate) fn is_threaded_target(target: &str) -> bool {
     target.ends_with("-threads")
 }
 
 /// Whether `target` builds WASI 0.2 components (`wasm32-wasip2`), which
 /// only the embedded wasmtime runs.
-pub fn is_component_target(target: &str) -> bool {
+pub(crate) fn is_component_target(target: &str) -> bool {
     target.ends_with("-wasip2")
 }
 
 /// Whether only the embedded wasmtime runs what `target` builds.
-pub fn is_wasmtime_target(target: &str) -> bool {
+pub(crate) fn is_wasmtime_target(target: &str) -> bool {
     is_threaded_target(target) || is_component_target(target)
 }

@@ -11,7 +11,7 @@ use crate::terminal;
 
 /// Makes sure `target`'s standard library is installed, adding it with
 /// rustup when rustup manages the toolchain.
-pub fn ensure_target(target: &str, workspace_root: &Path, offline: bool) -> Result<()> {
+pub(crate) fn ensure_target(target: &str, workspace_root: &Path, offline: bool) -> Result<()> {
     if target_installed(target, workspace_root)? {
         return Ok(());
     }

@@ -10,7 +10,7 @@ use crate::build::options::CargoOptions;
 
 /// How a module is loaded and entered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModuleKind {
+pub(crate) enum ModuleKind {
     /// A `cdylib` using wasm-bindgen: run through the wasm-bindgen CLI.
     Bindgen,
     /// A `cdylib` without wasm-bindgen: entered with `--invoke`.
@@ -20,7 +20,7 @@ pub enum ModuleKind {
 }
 
 impl ModuleKind {
-    pub fn default_target(self) -> &'static str {
+    pub(crate) fn default_target(self) -> &'static str {
         match self {
             ModuleKind::Bindgen | ModuleKind::Plain => "wasm32-unknown-unknown",
             ModuleKind::Wasi => "wasm32-wasip1",
@@ -30,7 +30,7 @@ impl ModuleKind {
 
 /// One package to build, and which of its targets.
 #[derive(Debug, Clone)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub package: String,
     pub manifest_path: PathBuf,
     pub kind: ModuleKind,
@@ -41,12 +41,12 @@ pub struct Unit {
 }
 
 /// The workspace as cargo sees it.
-pub struct Workspace {
+pub(crate) struct Workspace {
     pub metadata: Metadata,
 }
 
 impl Workspace {
-    pub fn load(cargo: &CargoOptions) -> Result<Self> {
+    pub(crate) fn load(cargo: &CargoOptions) -> Result<Self> {
         let mut command = MetadataCommand::new();
         if let Some(path) = &cargo.manifest_path {
             command.manifest_path(path);
@@ -69,7 +69,7 @@ impl Workspace {
     }
 
     /// The target directory (`--target-dir`, else cargo's).
-    pub fn target_dir(&self, cargo: &CargoOptions) -> PathBuf {
+    pub(crate) fn target_dir(&self, cargo: &CargoOptions) -> PathBuf {
         cargo
             .target_dir
             .clone()
@@ -77,7 +77,7 @@ impl Workspace {
     }
 
     /// The packages cargo would build for these flags.
-    pub fn selected_packages(&self, cargo: &CargoOptions) -> Result<Vec<&Package>> {
+    pub(crate) fn selected_packages(&self, cargo: &CargoOptions) -> Result<Vec<&Package>> {
         let members: Vec<&Package> = self.metadata.workspace_packages();
         if !cargo.package.is_empty() {
             return cargo
@@ -121,7 +121,7 @@ impl Workspace {
 
     /// What to build of each selected package. A package chosen by name that
     /// cannot become a module is an error; with `--workspace` it is skipped.
-    pub fn units(&self, cargo: &CargoOptions) -> Result<Vec<Unit>> {
+    pub(crate) fn units(&self, cargo: &CargoOptions) -> Result<Vec<Unit>> {
         let explicit = !cargo.workspace;
         let mut units = Vec::new();
         for package in self.selected_packages(cargo)? {

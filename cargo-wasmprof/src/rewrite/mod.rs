@@ -138,7 +138,7 @@ pub(crate) struct CrateSpec {
 
 /// What the rewrite found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Stats {
+pub(crate) struct Stats {
     /// Functions that will be instrumented (fully or counted).
     pub instrumented: usize,
     /// Below `--min-size`, and counted only (included in `instrumented`).
@@ -181,7 +181,7 @@ impl Stats {
 
 /// A function the rewrite instruments.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Planned {
+pub(crate) struct Planned {
     pub file: PathBuf,
     /// The line of the function's name, which the reports will show.
     pub line: usize,
@@ -196,7 +196,7 @@ pub struct Planned {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlannedKind {
+pub(crate) enum PlannedKind {
     Function,
     Method,
     DefaultMethod,

@@ -170,7 +170,7 @@ pub(crate) fn manifest_config(package: &Package) -> Result<ManifestConfig> {
 
 /// A rewritten build, ready for cargo.
 #[derive(Debug, Clone)]
-pub struct ShadowBuild {
+pub(crate) struct ShadowBuild {
     pub shadow: ShadowRoot,
     /// The copy of the workspace root.
     pub workspace_copy: PathBuf,
@@ -195,7 +195,7 @@ pub struct ShadowBuild {
 
 impl ShadowBuild {
     /// The manifest cargo builds instead of `original`.
-    pub fn manifest_for(&self, original: &Path) -> PathBuf {
+    pub(crate) fn manifest_for(&self, original: &Path) -> PathBuf {
         match original.strip_prefix(&self.workspace_root) {
             Ok(relative) => self.workspace_copy.join(relative),
             Err(_) => original.to_path_buf(),

@@ -35,29 +35,29 @@ pub(crate) fn remap_flags() -> Vec<String> {
 
 /// The shadow area of one configuration of the rewrite.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShadowRoot {
+pub(crate) struct ShadowRoot {
     pub root: PathBuf,
 }
 
 impl ShadowRoot {
-    pub fn new(root: PathBuf) -> ShadowRoot {
+    pub(crate) fn new(root: PathBuf) -> ShadowRoot {
         ShadowRoot { root }
     }
 
     /// The copy of the workspace root.
-    pub fn workspace(&self) -> PathBuf {
+    pub(crate) fn workspace(&self) -> PathBuf {
         self.root.join("workspace")
     }
 
     /// The copy of `original`, inside the workspace root, in the workspace
     /// copy.
-    pub fn in_workspace(&self, original: &Path, workspace_root: &Path) -> Option<PathBuf> {
+    pub(crate) fn in_workspace(&self, original: &Path, workspace_root: &Path) -> Option<PathBuf> {
         let relative = original.strip_prefix(workspace_root).ok()?;
         Some(self.workspace().join(relative))
     }
 
     /// Where the copy of a dependency at (absolute) `original` goes.
-    pub fn dependency(&self, original: &Path) -> PathBuf {
+    pub(crate) fn dependency(&self, original: &Path) -> PathBuf {
         let mut out = self.workspace().join(DEPENDENCIES_DIR);
         for component in original.components() {
             match component {

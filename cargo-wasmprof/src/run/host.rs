@@ -53,7 +53,7 @@ pub(crate) trait Host {
 /// scripts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum LoadAs {
+pub(crate) enum LoadAs {
     /// Through the JS wasm-bindgen generated.
     Bindgen,
     /// The same, built for threads on web workers (a shared memory): run on
@@ -69,7 +69,7 @@ pub enum LoadAs {
 
 impl LoadAs {
     /// How a module of this kind is loaded.
-    pub fn module(kind: ModuleKind) -> LoadAs {
+    pub(crate) fn module(kind: ModuleKind) -> LoadAs {
         match kind {
             ModuleKind::Bindgen => LoadAs::Bindgen,
             ModuleKind::Plain => LoadAs::Plain,
@@ -88,7 +88,7 @@ impl std::fmt::Display for LoadAs {
 /// What a host is told to do.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HostConfig {
+pub(crate) struct HostConfig {
     pub kind: LoadAs,
     pub wasm: PathBuf,
     /// The JS wasm-bindgen generated, for bindgen modules.
@@ -124,7 +124,7 @@ pub struct HostConfig {
 
 /// `--requests N --path PATH`: what an HTTP handler is served.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HttpRequests {
+pub(crate) struct HttpRequests {
     pub count: u32,
     /// The path and query of each GET.
     pub path: String,
@@ -133,7 +133,7 @@ pub struct HttpRequests {
 /// The part of a run the profile is to cover: from `after` into the run,
 /// for `duration` (else to the end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WindowSpec {
+pub(crate) struct WindowSpec {
     pub after: std::time::Duration,
     pub duration: Option<std::time::Duration>,
 }
@@ -142,7 +142,7 @@ pub struct WindowSpec {
 /// wasm-bindgen-test-runner chooses them.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BindgenTests {
+pub(crate) struct BindgenTests {
     /// The exports (`__wbgt_…`) of the tests to run, in order.
     pub tests: Vec<String>,
     pub include_ignored: bool,
@@ -153,7 +153,7 @@ pub struct BindgenTests {
 
 /// The world a WASI program is given, the same in every WASI host.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct WasiConfig {
+pub(crate) struct WasiConfig {
     /// Preopened directories: the path the program uses, and the directory
     /// on this machine it stands for.
     pub preopens: std::collections::BTreeMap<String, PathBuf>,

@@ -2,7 +2,7 @@
 //! a thin command over the engine (`engine.rs`) and the hosts behind the
 //! `Host` trait (`host.rs`).
 
-pub mod browser;
+pub(crate) mod browser;
 mod components;
 pub(crate) mod count_check;
 pub(crate) mod engine;
@@ -32,7 +32,11 @@ use options::{HostOptions, RunOptions};
 
 /// Runs the program and returns the exit status `cargo wasmprof` should end
 /// with: the program's own.
-pub fn run(options: &RunOptions, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+pub(crate) fn run(
+    options: &RunOptions,
+    workspace: &Workspace,
+    command_line: Vec<String>,
+) -> Result<i32> {
     let host_options = &options.host;
     let build_options = &options.build;
     one_package(&build_options.cargo, "run")?;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Entry point, limits, sampler, host executables and the program's
 /// arguments; each field is the command-line flag of the same name.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HostOptions {
+pub(crate) struct HostOptions {
     pub invoke: Option<String>,
     pub timeout: Option<Duration>,
     pub until_exit: bool,
@@ -39,7 +39,7 @@ pub struct HostOptions {
 /// summary's length, and whether to serve the page for a browser of the
 /// user's own instead of running it.
 #[derive(Debug, Clone)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     pub build: crate::build::options::BuildOptions,
     pub host: HostOptions,
     /// How many functions the summary after the run lists.
@@ -50,7 +50,7 @@ pub struct RunOptions {
 
 /// `--serve`: where the page is served.
 #[derive(Debug, Clone, Copy)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// `--bind`; loopback when not given.
     pub bind: Option<std::net::IpAddr>,
 }

@@ -12,7 +12,7 @@ pub(crate) mod bindgen_test;
 mod doctest;
 mod harness;
 mod results;
-pub mod runner;
+pub(crate) mod runner;
 pub(crate) mod session;
 
 use std::path::{Path, PathBuf};
@@ -37,7 +37,11 @@ const WASI_THREADS: &str = "wasm32-wasip1-threads";
 const WASI_P2: &str = "wasm32-wasip2";
 const BINDGEN: &str = "wasm32-unknown-unknown";
 
-pub fn test(args: &TestArgs, workspace: &Workspace, command_line: Vec<String>) -> Result<i32> {
+pub(crate) fn test(
+    args: &TestArgs,
+    workspace: &Workspace,
+    command_line: Vec<String>,
+) -> Result<i32> {
     refuse_run_only_flags(args)?;
     let host_options = args.host_args.options();
     let build_args = BuildOptions {

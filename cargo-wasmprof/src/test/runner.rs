@@ -24,7 +24,7 @@ use wasmprof_profile::wasm_info;
 
 /// What kind of test binary a module is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binary {
+pub(crate) enum Binary {
     /// The standard harness, built for wasm32-wasip1.
     Wasi,
     /// wasm-bindgen-test's, built for wasm32-unknown-unknown.
@@ -33,7 +33,7 @@ pub enum Binary {
 
 impl Binary {
     /// Tells a test binary from its imports and exports.
-    pub fn recognize(info: &wasm_info::WasmInfo) -> Option<Binary> {
+    pub(crate) fn recognize(info: &wasm_info::WasmInfo) -> Option<Binary> {
         if info.component
             || info
                 .imports
@@ -54,7 +54,7 @@ impl Binary {
 }
 
 /// The runner's `main`: the binary's exit status.
-pub fn run(args: &[OsString]) -> Result<i32> {
+pub(crate) fn run(args: &[OsString]) -> Result<i32> {
     let session = Session::from_env()?;
     let (wasm, harness_args) = match args.split_first() {
         Some((wasm, rest)) => (PathBuf::from(wasm), rest),
@@ -152,7 +152,12 @@ pub fn run(args: &[OsString]) -> Result<i32> {
 /// How a test binary is run, but for what its kind adds: no entry point of
 /// wasmprof's choosing, the engine's sampler when the build is timed, each
 /// binary bounded by `--timeout`.
-pub fn test_config(kind: LoadAs, wasm: &Path, run_dir: &Path, session: &Session) -> HostConfig {
+pub(crate) fn test_config(
+    kind: LoadAs,
+    wasm: &Path,
+    run_dir: &Path,
+    session: &Session,
+) -> HostConfig {
     HostConfig {
         window: None,
         kind,
@@ -178,7 +183,7 @@ pub fn test_config(kind: LoadAs, wasm: &Path, run_dir: &Path, session: &Session)
 
 /// Refuses a binary the chosen host cannot run, naming what can; `what`
 /// names the binary (or the tests about to be built) in the message.
-pub fn check_host(kind: HostKind, binary: Binary, what: &str) -> Result<()> {
+pub(crate) fn check_host(kind: HostKind, binary: Binary, what: &str) -> Result<()> {
     match (binary, kind) {
         (Binary::Wasi, HostKind::Browser) => bail!(
             "{what}: WASI tests (wasm32-wasip1, the standard harness) cannot run in the \
@@ -194,7 +199,7 @@ pub fn check_host(kind: HostKind, binary: Binary, what: &str) -> Result<()> {
 }
 
 /// `wordcount-1a2b3c4d.wasm` → `wordcount`: cargo's hash left out.
-pub fn binary_name(wasm: &Path) -> String {
+pub(crate) fn binary_name(wasm: &Path) -> String {
     let stem = wasm
         .file_stem()
         .and_then(|s| s.to_str())

@@ -14,7 +14,7 @@ use crate::run::options::HostOptions;
 pub(crate) const SESSION_VAR: &str = "WASMPROF_TEST_SESSION";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Session {
+pub(crate) struct Session {
     /// Where each run leaves its profile.
     pub dir: PathBuf,
     /// `--host`, if given: else each binary goes where it is configured to.
@@ -41,7 +41,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn write(&self, path: &Path) -> Result<()> {
+    pub(crate) fn write(&self, path: &Path) -> Result<()> {
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("could not create {}", self.dir.display()))?;
         std::fs::write(path, serde_json::to_vec_pretty(self)?)
@@ -49,7 +49,7 @@ impl Session {
     }
 
     /// The session of the `cargo wasmprof test` that started this runner.
-    pub fn from_env() -> Result<Session> {
+    pub(crate) fn from_env() -> Result<Session> {
         let path = std::env::var_os(SESSION_VAR).with_context(|| {
             format!(
                 "this is the test runner of `cargo wasmprof test`, which cargo starts for each \
@@ -64,7 +64,7 @@ impl Session {
     }
 
     /// `dir` as the user knows it: outside the shadow copy.
-    pub fn original(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn original(&self, dir: &Path) -> PathBuf {
         match &self.copy_of {
             Some((copy, original)) => match dir.strip_prefix(copy) {
                 Ok(relative) => original.join(relative),

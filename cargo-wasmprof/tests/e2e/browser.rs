@@ -408,7 +408,7 @@ fn a_browser_that_dies_mid_run_ends_it_with_a_message() {
 
 #[test]
 fn serve_saves_a_profile_when_a_person_presses_the_button() {
-    use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
+    use cargo_wasmprof::browsers_for_tests::{Chromium, ChromiumExe};
     use serde_json::json;
     require_browser();
     let mut child = spawn_wasmprof(&["run", "-p", "image-kernels", "--release", "--serve"]);

@@ -58,7 +58,7 @@ fn record_node_cpuprofile() {
 #[test]
 #[ignore = "records fixtures; run by hand"]
 fn record_chromium_profiles() {
-    use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
+    use cargo_wasmprof::browsers_for_tests::{Chromium, ChromiumExe};
     let mut child = spawn_wasmprof(&[
         "run",
         "-p",

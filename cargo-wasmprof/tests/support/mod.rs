@@ -482,10 +482,10 @@ pub(crate) fn assert_no_firefox_left(pid: u32) {
 
 /// `firefox` (or Debian's `firefox-esr`) can be started.
 pub(crate) fn firefox_available() -> bool {
-    cargo_wasmprof::run::browser::FirefoxExe::find().is_ok()
+    cargo_wasmprof::browsers_for_tests::FirefoxExe::find().is_ok()
 }
 
 /// `chromium` (or `$WASMPROF_BROWSER`) can be started.
 pub(crate) fn browser_available() -> bool {
-    cargo_wasmprof::run::browser::ChromiumExe::find().is_ok()
+    cargo_wasmprof::browsers_for_tests::ChromiumExe::find().is_ok()
 }

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use cargo_wasmprof::run::browser::rpc::DISCONNECTED;
-use cargo_wasmprof::run::browser::{Chromium, ChromiumExe};
+use cargo_wasmprof::browsers_for_tests::DISCONNECTED;
+use cargo_wasmprof::browsers_for_tests::{Chromium, ChromiumExe};
 use serde_json::{json, Value};
 
 const TIMEOUT: Duration = Duration::from_secs(30);

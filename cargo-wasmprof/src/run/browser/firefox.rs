@@ -171,7 +171,7 @@ fn check_version(major: u32, said: &str) -> Result<()> {
 
 /// A running Firefox with a BiDi session. Dropping it closes the browser,
 /// ends whatever of its process tree is left and removes its profile.
-pub struct Firefox {
+pub(crate) struct Firefox {
     tree: ProcessTree,
     profile_dir: PathBuf,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -184,7 +184,7 @@ pub struct Firefox {
 const STDERR_LINES_KEPT: usize = 20;
 
 impl Firefox {
-    pub fn launch(exe: &FirefoxExe, extra_args: &[String]) -> Result<Firefox> {
+    pub(crate) fn launch(exe: &FirefoxExe, extra_args: &[String]) -> Result<Firefox> {
         let profile_dir = std::env::temp_dir().join(format!(
             "wasmprof-firefox-{}-{}",
             std::process::id(),
@@ -241,7 +241,7 @@ impl Firefox {
     }
 
     /// What the browser last wrote to standard error, for an error message.
-    pub fn stderr_tail_text(&self) -> String {
+    pub(crate) fn stderr_tail_text(&self) -> String {
         tail_text(&self.stderr_tail)
     }
 

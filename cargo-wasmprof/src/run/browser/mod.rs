@@ -12,7 +12,7 @@ pub(crate) mod firefox;
 pub(crate) mod locate;
 pub(crate) mod page;
 mod page_message;
-pub mod rpc;
+pub(crate) mod rpc;
 pub(crate) mod server;
 mod session;
 mod thread_page;
@@ -29,11 +29,11 @@ use super::host::{Captured, Host, HostConfig, HostResult};
 use crate::build::ModuleKind;
 use crate::run::options::HostOptions;
 pub use chromium::{Chromium, ChromiumExe};
-pub use firefox::{Firefox, FirefoxExe};
+pub(crate) use firefox::{Firefox, FirefoxExe};
 
 /// A headless browser, launched on first use and kept for the runs that
 /// follow (a benchmark's), each in a page of its own.
-pub struct Browser {
+pub(crate) struct Browser {
     exe: Exe,
     extra_args: Vec<String>,
     user_page: Option<PathBuf>,
@@ -55,7 +55,7 @@ enum Running {
 
 impl Browser {
     /// Finds the browser the flags name (nothing is launched yet).
-    pub fn locate(args: &HostOptions) -> Result<Browser> {
+    pub(crate) fn locate(args: &HostOptions) -> Result<Browser> {
         if args.node.is_some() || !args.node_arg.is_empty() {
             bail!("--node and --node-arg are for the Node host, not --host browser");
         }
@@ -184,7 +184,7 @@ impl Host for Browser {
 }
 
 /// A secret for the page's uploads: 128 bits from the system's generator.
-pub fn new_token() -> String {
+pub(crate) fn new_token() -> String {
     use std::io::Read;
     let mut bytes = [0u8; 16];
     if std::fs::File::open("/dev/urandom")
