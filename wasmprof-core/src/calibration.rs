@@ -2,7 +2,7 @@
 //! read costs and what counting a call costs, both taken out of the times
 //! of the calls that hold them.
 
-use crate::state::ThreadState;
+use crate::thread_state::ThreadState;
 
 /// Measures the clock's own cost, once, before the first call is timed:
 /// the least of several rounds of reads back to back. A busy moment of
@@ -56,7 +56,7 @@ fn least_read_cost(mut clock: impl FnMut() -> f64) -> f64 {
 fn measure_probe_cost(clock_cost: f64) -> f64 {
     const PROBES: u32 = 20_000;
     let probe = crate::count::calibration_site();
-    let before = crate::state::counted::total();
+    let before = crate::thread_state::counted::total();
     let cost = least_of_rounds(|| {
         let start = crate::clock::now();
         for _ in 0..PROBES {
@@ -65,7 +65,7 @@ fn measure_probe_cost(clock_cost: f64) -> f64 {
         let end = crate::clock::now();
         (end - start - clock_cost) / f64::from(PROBES)
     });
-    crate::state::counted::set(before);
+    crate::thread_state::counted::set(before);
     cost
 }
 

@@ -50,7 +50,7 @@ static mut RETURN_AREA: ReturnArea = ReturnArea(std::ptr::null(), 0);
 extern "C" fn take() -> *mut ReturnArea {
     // The component type must be linked in wherever the export is.
     std::hint::black_box(&COMPONENT_TYPE);
-    let _untracked = crate::memory::Untracked::begin();
+    let _untracked = crate::memory::untracked::Untracked::begin();
     let bytes = crate::snapshot::take().encode().into_boxed_slice();
     let length = bytes.len();
     let address = Box::into_raw(bytes).cast::<u8>();
@@ -63,7 +63,7 @@ extern "C" fn take() -> *mut ReturnArea {
 /// Frees what `take` returned, once the host has copied it.
 #[unsafe(export_name = "cabi_post_wasmprof:runtime/snapshot@0.1.0#take")]
 extern "C" fn take_post_return(area: *mut ReturnArea) {
-    let _untracked = crate::memory::Untracked::begin();
+    let _untracked = crate::memory::untracked::Untracked::begin();
     // SAFETY: the area `take` filled, with the slice it leaked.
     unsafe {
         let ReturnArea(address, length) = area.read();
@@ -74,10 +74,17 @@ extern "C" fn take_post_return(area: *mut ReturnArea) {
     }
 }
 
-/// Sets up the file handover, once, when the first function registers:
-/// nothing is installed in a program that never calls an instrumented
-/// function.
-pub(crate) fn install() {
+/// Installs the file handover as the program starts: wasi-libc runs the
+/// module's `.init_array` constructors before `main` (and before a
+/// reactor's first export). Here rather than at the first call of an
+/// instrumented function, so that the runtime's lowest layer, which
+/// registers functions, need not reach up to the snapshot.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static INSTALL_AT_START: extern "C" fn() = install;
+
+/// Sets up the file handover, once.
+extern "C" fn install() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
         unsafe extern "C" {
@@ -105,7 +112,7 @@ fn write_snapshot_file() {
         return;
     };
     let bytes = {
-        let _untracked = crate::memory::Untracked::begin();
+        let _untracked = crate::memory::untracked::Untracked::begin();
         crate::snapshot::take().encode()
     };
     if let Err(error) = std::fs::write(&path, bytes) {

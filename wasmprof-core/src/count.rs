@@ -156,7 +156,7 @@ pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) 
         site.register(self_type);
     }
     if crate::clock::TIMED {
-        crate::state::counted::add();
+        crate::thread_state::counted::add();
     }
 }
 
@@ -177,7 +177,7 @@ pub fn count_bare(site: &'static CountSite, self_type: Option<fn() -> &'static s
         site.register(self_type);
     }
     if crate::clock::TIMED {
-        crate::state::counted::add();
+        crate::thread_state::counted::add();
     }
 }
 

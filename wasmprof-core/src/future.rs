@@ -27,7 +27,8 @@ use crate::clock;
 use crate::future_stats::FutureStats;
 use crate::guard::{begin_timed, end_frame};
 use crate::site::Site;
-use crate::state::{ONE_TREE, ThreadState, with_thread};
+use crate::state::with_thread;
+use crate::thread_state::{ONE_TREE, ThreadState};
 use crate::tree::{NodeId, ROOT};
 
 /// The future of an instrumented `async fn`: the function's body as an

@@ -30,6 +30,7 @@ mod site;
 pub mod snapshot;
 mod spin;
 mod state;
+mod thread_state;
 #[cfg(not(one_thread))]
 mod threads;
 mod tree;

@@ -167,7 +167,7 @@ impl Site {
 /// threads entering one site for the first time agree on its id.
 pub(crate) fn register_once(id: &AtomicU32, register: impl FnOnce() -> u32) -> u32 {
     // The table is the runtime's memory, not the program's.
-    let _untracked = crate::memory::Untracked::begin();
+    let _untracked = crate::memory::untracked::Untracked::begin();
     static REGISTERING: Mutex<()> = Mutex::new(());
     let _order = crate::spin::lock(&REGISTERING);
     if let known @ 1.. = id.load(Relaxed) {
@@ -180,8 +180,6 @@ pub(crate) fn register_once(id: &AtomicU32, register: impl FnOnce() -> u32) -> u
 
 /// Adds a function to the table; returns its id.
 pub(crate) fn register_function(function: FunctionInfo) -> u32 {
-    #[cfg(all(wasmprof_component, wasmprof_enabled))]
-    crate::component::install();
     let mut functions = lock_functions();
     functions.push(function);
     functions.len() as u32 - 1

@@ -15,7 +15,8 @@ pub use wasmprof_wire::{
 
 use crate::clock::TIMED;
 use crate::site::functions;
-use crate::state::{ThreadRecord, with_thread};
+use crate::state::with_thread;
+use crate::thread_state::ThreadRecord;
 use crate::tree::{CallTree, ROOT};
 
 /// Takes a snapshot of every thread's tree: this thread's as it stands, with
@@ -23,7 +24,7 @@ use crate::tree::{CallTree, ROOT};
 /// more than one recorded calls.
 pub fn take() -> Snapshot {
     // The snapshot's own allocations are the runtime's.
-    let _untracked = crate::memory::Untracked::begin();
+    let _untracked = crate::memory::untracked::Untracked::begin();
     let (mut tree, current, clock_cost, frames, name) = with_thread(|t| {
         (
             t.tree.clone(),

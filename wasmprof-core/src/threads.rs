@@ -16,7 +16,7 @@ use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::state::{ThreadRecord, ThreadState};
+use crate::thread_state::{ThreadRecord, ThreadState};
 use crate::tree::{CallTree, DEFAULT_CAP};
 
 /// The lock word's states.
@@ -112,18 +112,18 @@ impl Slot {
     #[cold]
     #[inline(never)]
     fn register(&self) {
-        let _untracked = crate::memory::Untracked::begin();
+        let _untracked = crate::memory::untracked::Untracked::begin();
         self.registered.set(true);
         // Named now, so that a snapshot names it whatever it recorded
         // (a pool worker may allocate before it makes a call).
-        let name = crate::state::current_thread_name();
+        let name = crate::thread_state::current_thread_name();
         // SAFETY: this thread's own state, not yet in the registry, so no
         // reader can see it.
         let state = unsafe { &mut *self.state.get() };
         state.name = Some(name);
         #[cfg(wasmprof_memory)]
         {
-            state.tag = crate::memory::thread_tag();
+            state.tag = crate::memory::remote::thread_tag();
         }
         lock().live.push(SlotRef(self));
         if let Some((clock_cost, probe_cost)) = crate::calibration::costs() {
@@ -185,7 +185,7 @@ impl Drop for Slot {
         if !self.registered.get() {
             return;
         }
-        let _untracked = crate::memory::Untracked::begin();
+        let _untracked = crate::memory::untracked::Untracked::begin();
         let mut registry = lock();
         let me = SlotRef(self);
         registry.live.retain(|slot| *slot != me);

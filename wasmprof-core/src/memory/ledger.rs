@@ -143,7 +143,7 @@ impl Ledger {
     #[cold]
     #[inline(never)]
     fn grow_book(&mut self, index: usize) {
-        let _untracked = super::Untracked::begin();
+        let _untracked = super::untracked::Untracked::begin();
         // Room for the paths to come, not one at a time.
         let len = (index + 1).max(self.paths.len() * 2).max(64);
         self.paths.resize(len, PathBook::default());
@@ -231,7 +231,7 @@ impl Ledger {
         path.grows += 1;
         path.grown_pages += u64::from(pages_after.saturating_sub(pages_before));
         if self.grows.len() < MAX_GROWS {
-            let _untracked = super::Untracked::begin();
+            let _untracked = super::untracked::Untracked::begin();
             self.grows.push(Grow {
                 node,
                 pages_before,

@@ -1,4 +1,4 @@
-//! The recording allocator, and the runtime's untracked sections.
+//! The recording allocator.
 
 use std::alloc::{GlobalAlloc, Layout};
 
@@ -90,15 +90,15 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Recording<A> {
 /// finds its owner with one load, where a table of addresses would cost a
 /// hash lookup on every allocation and free: 4 bytes more per block (the
 /// block's alignment, when that is larger), which the figures leave out.
-#[cfg(wasmprof_memory)]
-pub(crate) use record::thread_tag;
 
 #[cfg(wasmprof_memory)]
 mod record {
     use std::alloc::{GlobalAlloc, Layout};
 
-    use super::{RUNTIME_LIVE, untracked_now};
-    use crate::memory::memory_pages;
+    use super::{RUNTIME_LIVE, memory_pages};
+    #[cfg(not(one_thread))]
+    use crate::memory::remote::thread_tag;
+    use crate::memory::untracked::untracked_now;
     use crate::state::with_thread_as_is as with_thread;
     use crate::tree::NodeId;
 
@@ -151,25 +151,6 @@ mod record {
     const HEADER: usize = 4;
     #[cfg(not(one_thread))]
     const HEADER: usize = 8;
-
-    /// Each thread keeps its own book, and tags the blocks it charges: a
-    /// block freed on another thread is that thread's path's free, and its
-    /// release is noted for the owner's book (`remote.rs`).
-    #[cfg(not(one_thread))]
-    pub(crate) fn thread_tag() -> u32 {
-        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-        static NEXT: AtomicU32 = AtomicU32::new(1);
-        thread_local! {
-            static TAG: u32 = NEXT.fetch_add(1, Relaxed);
-        }
-        TAG.try_with(|tag| *tag).unwrap_or(0)
-    }
-
-    /// Without threads every block is the one thread's.
-    #[cfg(one_thread)]
-    pub(crate) fn thread_tag() -> u32 {
-        0
-    }
 
     /// The tag of the thread whose book holds the block at `ptr`.
     ///
@@ -441,101 +422,18 @@ pub(crate) fn runtime_live_bytes() -> u64 {
     RUNTIME_LIVE.get().max(0) as u64
 }
 
-/// Marks the runtime at work while alive: allocations are its own, not
-/// the program's. Nests.
-#[must_use]
-pub(crate) struct Untracked {
-    #[cfg(wasmprof_memory)]
-    was: bool,
-}
-
-impl Untracked {
-    #[inline(always)]
-    pub(crate) fn begin() -> Self {
-        Untracked {
-            #[cfg(wasmprof_memory)]
-            was: flag::replace(true),
-        }
-    }
-}
-
-impl Drop for Untracked {
-    #[inline(always)]
-    fn drop(&mut self) {
-        #[cfg(wasmprof_memory)]
-        flag::replace(self.was);
-    }
-}
-
-/// Runs `f` as the runtime's own work (see [`Untracked`]).
-#[inline(always)]
-pub(crate) fn untracked<R>(f: impl FnOnce() -> R) -> R {
-    let _untracked = Untracked::begin();
-    f()
-}
-
+/// The size of linear memory in 64 KiB pages; 0 where there is no such
+/// thing.
 #[cfg(wasmprof_memory)]
-#[inline(always)]
-fn untracked_now() -> bool {
-    flag::get()
-}
-
-/// Whether the runtime is at work on this thread.
-///
-/// Read and written volatile: the compiler takes allocation calls for
-/// calls that touch no memory of the program's, so it could drop the
-/// flag's setting before an allocation the runtime makes (the flag is
-/// restored right after) or move it across the call; the allocator would
-/// then record the runtime's allocation while the runtime holds its state.
-#[cfg(all(wasmprof_memory, one_thread))]
-mod flag {
-    use std::cell::UnsafeCell;
-
-    struct OneThread(UnsafeCell<bool>);
-    // SAFETY: without the atomics feature there are no other threads.
-    unsafe impl Sync for OneThread {}
-    static UNTRACKED: OneThread = OneThread(UnsafeCell::new(false));
-
-    #[inline(always)]
-    pub(super) fn replace(value: bool) -> bool {
-        // SAFETY: one thread, and the cell is only accessed here.
-        unsafe {
-            let was = UNTRACKED.0.get().read_volatile();
-            UNTRACKED.0.get().write_volatile(value);
-            was
-        }
+#[inline]
+pub(crate) fn memory_pages() -> u32 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::memory_size(0) as u32
     }
-
-    #[inline(always)]
-    pub(super) fn get() -> bool {
-        // SAFETY: as above.
-        unsafe { UNTRACKED.0.get().read_volatile() }
-    }
-}
-
-/// Whether the runtime is at work on this thread (volatile, as above).
-#[cfg(all(wasmprof_memory, not(one_thread)))]
-mod flag {
-    use std::cell::Cell;
-
-    thread_local! {
-        static UNTRACKED: Cell<bool> = const { Cell::new(false) };
-    }
-
-    #[inline(always)]
-    pub(super) fn replace(value: bool) -> bool {
-        // SAFETY: the cell is this thread's, and only accessed here.
-        UNTRACKED.with(|flag| unsafe {
-            let was = flag.as_ptr().read_volatile();
-            flag.as_ptr().write_volatile(value);
-            was
-        })
-    }
-
-    #[inline(always)]
-    pub(super) fn get() -> bool {
-        // SAFETY: as above.
-        UNTRACKED.with(|flag| unsafe { flag.as_ptr().read_volatile() })
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
     }
 }
 

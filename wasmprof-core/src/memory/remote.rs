@@ -12,6 +12,25 @@ use std::sync::Mutex;
 
 use crate::tree::NodeId;
 
+/// Each thread keeps its own book, and tags the blocks it charges: a
+/// block freed on another thread is that thread's path's free, and its
+/// release is noted for the owner's book (`remote.rs`).
+#[cfg(not(one_thread))]
+pub(crate) fn thread_tag() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    thread_local! {
+        static TAG: u32 = NEXT.fetch_add(1, Relaxed);
+    }
+    TAG.try_with(|tag| *tag).unwrap_or(0)
+}
+
+/// Without threads every block is the one thread's.
+#[cfg(one_thread)]
+pub(crate) fn thread_tag() -> u32 {
+    0
+}
+
 /// What other threads freed of one thread's path's blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Release {
@@ -30,7 +49,7 @@ static RELEASES: Mutex<Vec<Release>> = Mutex::new(Vec::new());
 /// allocated. Called from the allocator: what the list's growth allocates
 /// is the runtime's, and passes by without coming back here.
 pub(crate) fn release(thread: u32, owner: NodeId, bytes: u64) {
-    let _untracked = super::Untracked::begin();
+    let _untracked = super::untracked::Untracked::begin();
     let mut releases = crate::spin::lock(&RELEASES);
     match releases.binary_search_by_key(&(thread, owner), |r| (r.thread, r.owner)) {
         Ok(index) => {
@@ -52,6 +71,6 @@ pub(crate) fn release(thread: u32, owner: NodeId, bytes: u64) {
 /// Every release so far (a snapshot reads them; nothing is taken away, so
 /// each snapshot sees them all).
 pub(crate) fn releases() -> Vec<Release> {
-    let _untracked = super::Untracked::begin();
+    let _untracked = super::untracked::Untracked::begin();
     crate::spin::lock(&RELEASES).clone()
 }
