@@ -15,7 +15,7 @@ use crate::build::{self, BuiltModule, Workspace};
 use crate::cli::BenchArgs;
 use crate::run::engine::{self, seconds_or_millis};
 use crate::run::host::{Captured, Host, HostResult};
-use crate::run::hosts;
+use crate::run::select_host;
 use crate::run::options::HostOptions;
 use crate::run::{self, files};
 use crate::terminal;
@@ -87,7 +87,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
-    let mut host = hosts::select(args.host_kind, &host_options)?;
+    let mut host = select_host::select(args.host_kind, &host_options)?;
     for unit in workspace.units(&base.cargo)? {
         host.check_kind(unit.kind)?;
     }

@@ -17,7 +17,7 @@ mod report;
 mod rewrite;
 mod run;
 mod terminal;
-mod test;
+mod suites;
 
 use std::process::ExitCode;
 
@@ -80,9 +80,9 @@ fn execute(command: Command) -> anyhow::Result<i32> {
         Command::Test(args) => {
             let workspace = build::Workspace::load(&args.cargo.options())?;
             let command_line = std::env::args().collect();
-            test::test(&args, &workspace, command_line)
+            suites::test(&args, &workspace, command_line)
         }
-        Command::TestRunner(args) => test::runner::run(&args.args),
+        Command::TestRunner(args) => suites::runner::run(&args.args),
         Command::Report(args) => report::report(&args.options()),
     }
 }

@@ -8,7 +8,7 @@ pub(crate) mod count_check;
 pub(crate) mod engine;
 pub(crate) mod files;
 pub(crate) mod host;
-pub(crate) mod hosts;
+pub(crate) mod select_host;
 mod interrupt;
 pub(crate) mod node;
 pub(crate) mod options;
@@ -44,7 +44,7 @@ pub(crate) fn run(
         return serve::serve(options, serve, workspace, command_line);
     }
     // Before the long build: is there a host at all, and can it run this?
-    let mut host = hosts::select(build_options.host, host_options)?;
+    let mut host = select_host::select(build_options.host, host_options)?;
     for unit in workspace.units(&build_options.cargo)? {
         host.check_kind(unit.kind)?;
     }

@@ -26,7 +26,7 @@ mod frames;
 mod futures;
 mod graph;
 mod index;
-mod memory;
+mod memory_table;
 
 use std::io::Write;
 
@@ -84,7 +84,7 @@ impl<'a> GprofWriter<'a> {
         text.push_str("\x0c\n");
         index::write(self, &mut text);
         futures::write(self, &mut text);
-        memory::write(self, &mut text);
+        memory_table::write(self, &mut text);
         frames::write(self, &mut text);
         text
     }

@@ -24,7 +24,7 @@ use crate::html_text::{escape, script_json};
 use crate::profile::Profile;
 
 mod frames;
-mod memory;
+mod memory_section;
 
 const SCRIPT: &str = include_str!("html/report.js");
 const STYLE: &str = include_str!("html/report.css");
@@ -135,7 +135,7 @@ pub(crate) fn render_html(profile: &Profile) -> String {
         Some(at) => summary[at + 1..].to_owned(),
         None => summary,
     };
-    let memory = memory::section(profile).unwrap_or_default();
+    let memory = memory_section::section(profile).unwrap_or_default();
     let frames = frames::section(profile).unwrap_or_default();
     let mut section_links = if memory.is_empty() {
         ""

@@ -24,7 +24,7 @@ use crate::build::options::HostKind;
 use crate::build::options::{BuildOptions, Timer};
 use crate::build::{self, wasmprof_dir, Workspace};
 use crate::cli::TestArgs;
-use crate::run::hosts;
+use crate::run::select_host;
 use crate::run::options::HostOptions;
 use crate::terminal;
 use session::{Session, SESSION_VAR};
@@ -66,7 +66,7 @@ pub(crate) fn test(
     } else {
         HostKind::Node
     };
-    drop(hosts::select(
+    drop(select_host::select(
         args.host.unwrap_or(default_host),
         &host_options,
     )?);

@@ -13,7 +13,7 @@ use super::session::Session;
 use crate::build::bindgen;
 use crate::build::options::HostKind;
 use crate::run::host::{BindgenTests, HostConfig, HostResult};
-use crate::run::hosts;
+use crate::run::select_host;
 use crate::run::{self as run_cmd};
 use wasmprof_profile::wasm_info::WasmInfo;
 
@@ -145,7 +145,7 @@ pub(crate) fn run(
         return Ok(None);
     }
     let kind = host_for(session.host, info, wasm)?;
-    let mut host = hosts::select(kind, &session.host_args)?;
+    let mut host = select_host::select(kind, &session.host_args)?;
     let version = info.bindgen_version.as_deref().with_context(|| {
         format!(
             "{} carries no wasm-bindgen version: was it built with wasm-bindgen?",

@@ -16,7 +16,7 @@ use super::session::Session;
 use crate::build::options::HostKind;
 use crate::run::host::{HostConfig, HostResult};
 use crate::run::host::{LoadAs, RunStatus};
-use crate::run::hosts;
+use crate::run::select_host;
 use crate::run::{self as run_cmd, wasi};
 use wasmprof_profile::profile;
 use wasmprof_profile::snapshot::RunContext;
@@ -106,7 +106,7 @@ pub(crate) fn run(args: &[OsString]) -> Result<i32> {
                     wasm.display()
                 );
             }
-            let mut host = hosts::select(kind, &session.host_args)?;
+            let mut host = select_host::select(kind, &session.host_args)?;
             let config = HostConfig {
                 argv: std::iter::once(name.clone())
                     .chain(harness_args.iter().cloned())
