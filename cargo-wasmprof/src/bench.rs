@@ -15,8 +15,8 @@ use crate::build::{self, BuiltModule, Workspace};
 use crate::cli::BenchArgs;
 use crate::run::engine::{self, seconds_or_millis};
 use crate::run::host::{Captured, Host, HostResult};
-use crate::run::select_host;
 use crate::run::options::HostOptions;
+use crate::run::select_host;
 use crate::run::{self, files};
 use crate::terminal;
 

@@ -16,8 +16,8 @@ mod output;
 mod report;
 mod rewrite;
 mod run;
-mod terminal;
 mod suites;
+mod terminal;
 
 use std::process::ExitCode;
 

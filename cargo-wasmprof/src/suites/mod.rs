@@ -24,8 +24,8 @@ use crate::build::options::HostKind;
 use crate::build::options::{BuildOptions, Timer};
 use crate::build::{self, wasmprof_dir, Workspace};
 use crate::cli::TestArgs;
-use crate::run::select_host;
 use crate::run::options::HostOptions;
+use crate::run::select_host;
 use crate::terminal;
 use session::{Session, SESSION_VAR};
 
