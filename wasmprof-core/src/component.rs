@@ -74,11 +74,11 @@ extern "C" fn take_post_return(area: *mut ReturnArea) {
     }
 }
 
-/// Installs the file handover as the program starts: wasi-libc runs the
-/// module's `.init_array` constructors before `main` (and before a
-/// reactor's first export). Here rather than at the first call of an
-/// instrumented function, so that the runtime's lowest layer, which
-/// registers functions, need not reach up to the snapshot.
+/// Installs the file handover as the program starts: wasi-libc's start-up
+/// runs the module's `.init_array` constructors before `main`. Here rather
+/// than at the first call of an instrumented function, so that the
+/// runtime's lowest layer, which registers functions, need not reach up to
+/// the snapshot.
 #[used]
 #[unsafe(link_section = ".init_array")]
 static INSTALL_AT_START: extern "C" fn() = install;

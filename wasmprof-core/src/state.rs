@@ -23,8 +23,8 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R>
 
 /// [`with_thread`] for the recording allocator, which knows that nothing
 /// is running in the runtime: `f` must not allocate but inside an
-/// [`Untracked`](crate::memory::untracked::Untracked) section, which saves the flag's
-/// two writes on every allocation and free.
+/// [`Untracked`](crate::memory::untracked::Untracked) section, which saves
+/// the flag's two writes on every allocation and free.
 #[cfg(not(one_thread))]
 #[inline(always)]
 pub(crate) fn with_thread_as_is<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
