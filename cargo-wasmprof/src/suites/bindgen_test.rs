@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
-use super::runner::{check_host, test_config, Binary};
+use super::binary::{check_host, test_config, Binary};
 use super::session::Session;
 use crate::build::bindgen;
 use crate::build::options::HostKind;

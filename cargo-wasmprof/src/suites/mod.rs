@@ -8,6 +8,7 @@
 //! in a session directory; afterwards the profiles are merged, the tests
 //! found in them ([`results`]) and the slowest named.
 
+mod binary;
 pub(crate) mod bindgen_test;
 mod doctest;
 mod harness;
@@ -221,12 +222,12 @@ fn check_host_for_target(host: Option<HostKind>, target: &str) -> Result<()> {
         };
     }
     let binary = if target == WASI {
-        runner::Binary::Wasi
+        binary::Binary::Wasi
     } else {
-        runner::Binary::BindgenTest
+        binary::Binary::BindgenTest
     };
     match host {
-        Some(kind) => runner::check_host(kind, binary, &format!("--host {}", host_name(kind))),
+        Some(kind) => binary::check_host(kind, binary, &format!("--host {}", host_name(kind))),
         None => Ok(()),
     }
 }
