@@ -1,7 +1,7 @@
 //! Switches instrumentation on for `cargo wasmprof build`.
 //!
 //! `cargo wasmprof` sets `WASMPROF_INSTRUMENT` (`host` or `none`, the timer
-//! mode) and builds into a target directory of its own. Everywhere else the
+//! mode) and builds under a directory of its own. Everywhere else the
 //! variable is unset, `#[wasmprof::instrument]` expands to the plain function
 //! and nothing of the runtime reaches the binary. The cfg is decided here, in
 //! the runtime's own crate, so users need no feature or cfg of their own.

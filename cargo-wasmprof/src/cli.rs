@@ -351,8 +351,8 @@ pub(crate) struct OracleArgs {
     /// the run, each function's calls in the profile are held against it:
     /// the summary says how many functions agreed, and a difference, which
     /// would be a bug in wasmprof, names the function and both counts and
-    /// ends the command with an error (the profile is still saved). The
-    /// build goes to a directory of its own.
+    /// ends the command with an error (the profile is still saved). Its
+    /// code is kept apart from the ordinary build's.
     #[arg(long)]
     pub verify_counts: bool,
     /// Build the oracle's counters alone, in place of the profiler (for wasmprof's own tests)

@@ -10,6 +10,7 @@ mod add;
 mod bench;
 mod build;
 mod cli;
+mod dir_lock;
 #[cfg(test)]
 mod docs_tests;
 mod output;
@@ -38,6 +39,9 @@ pub mod browsers_for_tests {
 /// `cargo-wasmprof`'s `main`: parses the command line, runs the command
 /// and says how it ended.
 pub fn main() -> ExitCode {
+    if let Some(code) = build::rustc_wrapper::run_if_wrapping() {
+        return ExitCode::from(code.clamp(0, 255) as u8);
+    }
     let CargoCli::Wasmprof(cli) = CargoCli::parse_from(args_for_clap());
     match execute(cli.command) {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -206,6 +206,8 @@ pub(crate) fn set_instrumentation_env(
     };
     let mut flags = super::user_rustflags::user_rustflags(&cwd, target)?;
     flags.extend(rustflags(instrument, extra));
+    let (mut flags, unhashed) = super::rustc_wrapper::unhashed(flags);
+    super::rustc_wrapper::wrap(command, &cwd, &unhashed)?;
     if let Some(value) = how.frames.env_value() {
         // The attribute reads the variable when it expands; the flag tells
         // cargo that the code differs, so that it never reuses other

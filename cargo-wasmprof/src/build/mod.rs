@@ -7,6 +7,7 @@ mod cargo;
 pub(crate) mod dir_walk;
 pub(crate) mod failure;
 pub(crate) mod options;
+pub(crate) mod rustc_wrapper;
 mod toolchain;
 mod user_rustflags;
 pub(crate) mod web_threads;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::build::options::{BuildOptions, Oracle, Timer};
+use crate::dir_lock::DirLock;
 use crate::rewrite::plan::{self, Settings, ShadowBuild};
 use crate::terminal;
 pub(crate) use workspace::{ModuleKind, Unit, Workspace};
@@ -131,12 +133,32 @@ pub(crate) fn wasmprof_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("wasmprof")
 }
 
+/// The one directory cargo builds every kind of build in: the proc macros
+/// and build scripts, which no kind changes, are compiled once for all.
+/// Each kind's code is kept apart by a cfg in its flags (`kind_flag`).
+fn build_dir(target_dir: &Path) -> PathBuf {
+    wasmprof_dir(target_dir).join("build")
+}
+
+/// The cfg naming a kind of build. No code reads it: it is in the flags so
+/// that cargo, which hashes the flags into its artifacts' names, keeps each
+/// kind's code apart and never takes one kind's for another's (the
+/// runtime's build script and the attribute read the kind from variables
+/// cargo cannot see into).
+fn kind_flag(kind: &str) -> String {
+    format!("--cfg=wasmprof_build=\"{kind}\"")
+}
+
 /// The sources cargo builds and where: the user's, or a shadow copy
 /// rewritten for crate-wide instrumentation (or for `cargo wasmprof test`).
 pub(crate) struct Prepared {
     pub shadow: Option<ShadowBuild>,
-    /// The target directory cargo builds into.
+    /// The target directory cargo builds into, which every kind of build
+    /// shares.
     pub build_dir: PathBuf,
+    /// Where the modules taken from cargo go, one directory per kind of
+    /// build (and per shadow copy): the next build overwrites cargo's.
+    pub output_dir: PathBuf,
     /// rustc flags to add to the user's.
     pub extra_rustflags: Vec<String>,
     /// What crate-wide instrumentation did with small functions.
@@ -182,7 +204,8 @@ pub(crate) fn prepare(
 ) -> Result<Prepared> {
     let instrument = instrument_mode(args);
     let target_dir = workspace.target_dir(&args.cargo);
-    // Functions kept out of line are other code: a directory of their own.
+    // The kind of build, which names its directory. Functions kept out of
+    // line are other code.
     let mode = match (instrument, kept_frames(args)) {
         (Some(Instrument::CountOnly), KeptFrames::Full) => "none-frames".to_owned(),
         (Some(Instrument::Timed), KeptFrames::None) => "host-inlined".to_owned(),
@@ -223,7 +246,7 @@ pub(crate) fn prepare(
     } else {
         mode
     };
-    let mode_dir = wasmprof_dir(&target_dir).join(mode);
+    let mode_dir = wasmprof_dir(&target_dir).join(&mode);
     let allocators = if memory_asked {
         allocator::Declarations::find(&workspace.metadata, packages)
     } else {
@@ -264,6 +287,7 @@ pub(crate) fn prepare(
     if web_threads {
         extra_rustflags.extend(web_threads::rustflags());
     }
+    extra_rustflags.push(kind_flag(&mode));
     // The floor (and the oracle alone) counts every function alike,
     // whatever its size.
     let small = shadow
@@ -273,18 +297,17 @@ pub(crate) fn prepare(
             min_size: s.min_size,
             counted: s.count_small,
         });
-    // Each set of crate-wide flags builds into a target directory of its
-    // own: cargo names a rewritten crate's artifacts by its path relative
-    // to the workspace, which every shadow copy shares, and judges them
-    // fresh by its original sources' times, so two sets sharing one
-    // directory would each reuse the other's code.
-    let build_dir = match &shadow {
-        Some(shadow) => shadow.shadow.root.join("target"),
-        None => mode_dir.clone(),
+    // A shadow copy's flags name it (`rewrite::shadow::shadow_flags`): its
+    // rewritten crates share the build directory with other copies of the
+    // same crates.
+    let output_dir = match &shadow {
+        Some(shadow) => shadow.shadow.root.clone(),
+        None => mode_dir,
     };
     Ok(Prepared {
         shadow,
-        build_dir,
+        build_dir: build_dir(&target_dir),
+        output_dir,
         extra_rustflags,
         small,
         memory,
@@ -311,6 +334,7 @@ pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<Bu
     let Prepared {
         shadow,
         build_dir,
+        output_dir,
         extra_rustflags,
         small,
         memory,
@@ -350,6 +374,8 @@ pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<Bu
                 ),
             );
             let manifest_path = prepared.manifest_for(&unit.manifest_path);
+            // Until the module is out of cargo's hands.
+            let _lock = DirLock::acquire(&build_dir)?;
             let build = cargo::CargoBuild {
                 cargo: &args.cargo,
                 unit: &unit,
@@ -374,10 +400,7 @@ pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<Bu
             let module = finish_module(
                 unit,
                 wasm,
-                &build_dir
-                    .join("bindgen")
-                    .join(&profile)
-                    .join(bindgen_target),
+                &output_dir.join(&target).join(&profile),
                 bindgen_target,
                 args.cargo.offline,
             )?;
@@ -445,18 +468,27 @@ fn crate_wide(
     Ok(prepared.build)
 }
 
-/// Runs wasm-bindgen for bindgen units; others are ready as cargo left them.
+/// Takes the module out of cargo's build directory into `out_dir`: through
+/// wasm-bindgen for bindgen units, copied as it is for others.
 fn finish_module(
     unit: Unit,
     wasm: PathBuf,
-    bindgen_dir: &Path,
+    out_dir: &Path,
     bindgen_target: &str,
     offline: bool,
 ) -> Result<BuiltModule> {
     if unit.kind != ModuleKind::Bindgen {
+        let name = wasm
+            .file_name()
+            .context("cargo named a module without a file name")?;
+        std::fs::create_dir_all(out_dir)
+            .with_context(|| format!("could not create {}", out_dir.display()))?;
+        let copy = out_dir.join(name);
+        std::fs::copy(&wasm, &copy)
+            .with_context(|| format!("could not copy {} to {}", wasm.display(), copy.display()))?;
         return Ok(BuiltModule {
             unit,
-            wasm,
+            wasm: copy,
             js: None,
             instrument: None,
             small: None,
@@ -478,7 +510,10 @@ fn finish_module(
         }
     }
     let cli = bindgen::find_or_install(&version, offline)?;
-    let out_dir = bindgen_dir.join(&unit.package);
+    let out_dir = out_dir
+        .join("bindgen")
+        .join(bindgen_target)
+        .join(&unit.package);
     let (js, wasm) = bindgen::generate(&cli, &wasm, &out_dir, bindgen_target)?;
     Ok(BuiltModule {
         unit,

@@ -16,19 +16,31 @@ pub(crate) fn user_rustflags(cwd: &Path, target: &str) -> Result<Vec<String>> {
     resolve(cwd, target, std::env::vars_os())
 }
 
+/// cargo's configuration in `cwd`, with this process's environment.
+pub(crate) fn cargo_config(cwd: &Path) -> Result<cargo_config2::Config> {
+    load(cwd, std::env::vars_os())
+}
+
+fn load(
+    cwd: &Path,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<cargo_config2::Config> {
+    let options = cargo_config2::ResolveOptions::default().env(vars);
+    cargo_config2::Config::load_with_options(cwd, options).with_context(|| {
+        format!(
+            "could not read cargo's configuration (the .cargo/config.toml files above {})",
+            cwd.display()
+        )
+    })
+}
+
 /// [`user_rustflags`] under the environment `vars`.
 fn resolve(
     cwd: &Path,
     target: &str,
     vars: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Result<Vec<String>> {
-    let options = cargo_config2::ResolveOptions::default().env(vars);
-    let config = cargo_config2::Config::load_with_options(cwd, options).with_context(|| {
-        format!(
-            "could not read cargo's configuration (the .cargo/config.toml files above {})",
-            cwd.display()
-        )
-    })?;
+    let config = load(cwd, vars)?;
     let flags = config.rustflags(target).with_context(|| {
         format!("could not resolve the rustflags that cargo's configuration sets for {target}")
     })?;

@@ -22,7 +22,6 @@ pub(crate) mod modules;
 pub(crate) mod pattern;
 pub(crate) mod plan;
 pub(crate) mod shadow;
-pub(crate) mod shadow_lock;
 pub(crate) mod size;
 mod source;
 

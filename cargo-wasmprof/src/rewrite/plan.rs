@@ -20,9 +20,9 @@ use sha2::{Digest, Sha256};
 use super::manifest::{self, RuntimeSource};
 use super::modules::normalize;
 use super::shadow::{self, ShadowRoot};
-use super::shadow_lock::ShadowLock;
 use super::size::DEFAULT_MIN_SIZE;
 use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, CORE_RUNTIME, RENAMED_RUNTIME};
+use crate::dir_lock::DirLock;
 use crate::terminal;
 
 /// What the command line asks for.
@@ -190,7 +190,7 @@ pub(crate) struct ShadowBuild {
     /// compile error in a rewritten crate is traced back to.
     pub functions: Vec<(String, super::Planned)>,
     /// Keeps other commands out of the copy until the build is over.
-    _lock: ShadowLock,
+    _lock: DirLock,
 }
 
 impl ShadowBuild {
@@ -278,8 +278,9 @@ pub(crate) fn prepare(
             messages,
         });
     }
-    let shadow = ShadowRoot::new(mode_dir.join("shadow").join(shadow_key(settings)));
-    let lock = ShadowLock::acquire(&shadow.root)?;
+    let key = shadow_key(settings);
+    let shadow = ShadowRoot::new(mode_dir.join("shadow").join(&key));
+    let lock = DirLock::acquire(&shadow.root)?;
     let runtime_source = runtime_source(metadata, &workspace_root, &copied, &shadow);
 
     let mut rewritten = rewrite_in_memory(&chosen, settings.memory, &mut messages)?;
@@ -325,7 +326,7 @@ pub(crate) fn prepare(
         .all(|c| c.filter.count_small);
     Ok(Prepared {
         build: Some(ShadowBuild {
-            rustflags: shadow::remap_flags(),
+            rustflags: shadow::shadow_flags(&key),
             shadow,
             workspace_copy,
             workspace_root,

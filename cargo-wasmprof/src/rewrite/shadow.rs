@@ -7,11 +7,14 @@
 //! `.wasmprof-deps/<its original absolute path>`: being a path crate inside
 //! the workspace directory, it too gets a relative path from cargo,
 //! `.wasmprof-deps/home/u/.cargo/registry/…/src/lib.rs`, which the one flag
-//! `--remap-path-prefix=.wasmprof-deps=/` maps back to the original. The
-//! flag is the same for every build, so the artifacts of crates that are not
-//! rewritten are shared by every configuration (cargo leaves
-//! `--remap-path-prefix` out of its artifact hashes, so a flag that varied
-//! would rebuild them at every switch).
+//! `--remap-path-prefix=.wasmprof-deps=/` maps back to the original.
+//!
+//! Every copy builds in the one build directory of its target directory.
+//! cargo names a path crate's artifacts by its path relative to the
+//! workspace, which every copy shares: a `--cfg` naming the copy's settings
+//! keeps one copy's rewritten crates apart from another's. cargo hashes
+//! no flag at all when one is `--remap-path-prefix`, so the remapping
+//! reaches rustc through `build::rustc_wrapper` instead.
 //!
 //! Files are written only when their content changes: cargo decides what to
 //! recompile from file times, so an unchanged crate keeps its artifacts.
@@ -31,6 +34,14 @@ pub(crate) const DEPENDENCIES_DIR: &str = ".wasmprof-deps";
 /// The rustc flag mapping dependency copies back to their originals.
 pub(crate) fn remap_flags() -> Vec<String> {
     vec![format!("--remap-path-prefix={DEPENDENCIES_DIR}=/")]
+}
+
+/// The flags of a build of the copy with settings `key`: the remapping,
+/// and a cfg no code reads that gives its artifacts names of their own.
+pub(crate) fn shadow_flags(key: &str) -> Vec<String> {
+    let mut flags = remap_flags();
+    flags.push(format!("--cfg=wasmprof_shadow=\"{key}\""));
+    flags
 }
 
 /// The shadow area of one configuration of the rewrite.

@@ -1,13 +1,18 @@
-//! One command at a time in a shadow copy.
+//! One command at a time in a directory wasmprof writes and builds in.
 //!
-//! Every command with the same rewrite settings writes and builds the same
-//! shadow copy. Two at once (two terminals, an editor's task beside a
-//! test run) would each write the copy while the other's cargo reads it:
-//! a test binary could be compiled from another command's sources, whose
-//! tests are not marked. Like cargo's own lock on its build directory, an
-//! exclusive lock on a file in the shadow's root is held from before the
-//! first write until the build is over; a second command waits, and says
-//! so.
+//! - **A shadow copy.** Every command with the same rewrite settings writes
+//!   and builds the same copy. Two at once (two terminals, an editor's task
+//!   beside a test run) would each write it while the other's cargo reads
+//!   it: a test binary could be compiled from another command's sources,
+//!   whose tests are not marked.
+//! - **The build directory.** Every kind of build shares one, so that the
+//!   proc macros and build scripts are compiled once. cargo's own lock ends
+//!   with its build, but the module it leaves at a fixed name is the next
+//!   build's to overwrite: it must be copied out first.
+//!
+//! Like cargo's own lock, an exclusive lock on a file in the directory is
+//! held from before the first write until the result is safe; a second
+//! command waits, and says so.
 
 use std::fs::{File, TryLockError};
 use std::path::Path;
@@ -15,17 +20,17 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
-/// Held while the shadow copy is written and built; released when the
+/// Held while the directory is written and built in; released when the
 /// last clone is dropped.
 #[derive(Debug, Clone)]
-pub(crate) struct ShadowLock {
+pub(crate) struct DirLock {
     _file: Arc<File>,
 }
 
-impl ShadowLock {
-    /// Locks the shadow copy at `root`, waiting for another command that
-    /// holds it.
-    pub(crate) fn acquire(root: &Path) -> Result<ShadowLock> {
+impl DirLock {
+    /// Locks the directory `root`, waiting for another command that holds
+    /// it.
+    pub(crate) fn acquire(root: &Path) -> Result<DirLock> {
         std::fs::create_dir_all(root)
             .with_context(|| format!("could not create {}", root.display()))?;
         let path = root.join(".lock");
@@ -53,7 +58,7 @@ impl ShadowLock {
                 return Err(e).with_context(|| format!("could not lock {}", path.display()))
             }
         }
-        Ok(ShadowLock {
+        Ok(DirLock {
             _file: Arc::new(file),
         })
     }
@@ -66,7 +71,7 @@ mod tests {
     #[test]
     fn a_second_command_waits_until_the_first_is_done() {
         let dir = tempfile::tempdir().unwrap();
-        let first = ShadowLock::acquire(dir.path()).unwrap();
+        let first = DirLock::acquire(dir.path()).unwrap();
         let clone = first.clone();
         let other = File::open(dir.path().join(".lock")).unwrap();
         assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
