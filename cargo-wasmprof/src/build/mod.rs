@@ -232,7 +232,7 @@ pub(crate) fn prepare(
         _ => mode,
     };
     // A program with a thread pool on web workers is built for threads,
-    // by another toolchain: a directory of its own.
+    // by another toolchain: a kind of its own.
     let web_threads = !tests
         && args.host == options::HostKind::Browser
         && args

@@ -90,8 +90,9 @@ fn real_crates_instrumented_crate_wide_compute_the_same_and_are_counted_exactly(
 
 #[test]
 fn by_default_accessors_are_counted_only_and_every_count_is_the_same() {
-    // Each set of flags builds in a directory of its own: the two builds,
-    // one after the other, must not reuse each other's code.
+    // Each set of flags keeps its code apart (a cfg of its own in the one
+    // build directory): the two builds, one after the other, must not
+    // reuse each other's code.
     let every = wasmprof(&[INSTRUMENTED, EVERY_FUNCTION].concat());
     every.assert_success();
     let default = wasmprof(INSTRUMENTED);
