@@ -204,10 +204,12 @@ pub(crate) fn set_instrumentation_env(
         Some(dir) => dir.to_owned(),
         None => std::env::current_dir().context("the current directory is unreadable")?,
     };
-    let mut flags = super::user_rustflags::user_rustflags(&cwd, target)?;
+    // Read once for the user's flags and the user's rustc wrapper.
+    let config = super::user_rustflags::cargo_config(&cwd)?;
+    let mut flags = super::user_rustflags::rustflags_in(&config, target)?;
     flags.extend(rustflags(instrument, extra));
     let (mut flags, unhashed) = super::rustc_wrapper::unhashed(flags);
-    super::rustc_wrapper::wrap(command, &cwd, &unhashed)?;
+    super::rustc_wrapper::wrap(command, &config, &unhashed)?;
     if let Some(value) = how.frames.env_value() {
         // The attribute reads the variable when it expands; the flag tells
         // cargo that the code differs, so that it never reuses other

@@ -277,8 +277,9 @@ pub(crate) fn prepare(
     } else {
         None
     };
-    // The same flags for every instrumented build, shadow or not, so that
-    // annotated builds in one directory share their artifacts.
+    // The remapping matters only to a shadow copy's dependency copies, but
+    // every instrumented build gives it, so that all of them reach rustc
+    // the one way (through `rustc_wrapper`, which cargo does not hash).
     let mut extra_rustflags = match (&shadow, instrument) {
         (Some(shadow), _) => shadow.rustflags.clone(),
         (None, Some(_)) => crate::rewrite::shadow::remap_flags(),

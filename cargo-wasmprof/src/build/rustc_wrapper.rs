@@ -24,18 +24,24 @@ const FLAGS_VAR: &str = "__WASMPROF_RUSTC_FLAGS";
 /// The user's own wrapper, run in turn.
 const NEXT_WRAPPER_VAR: &str = "__WASMPROF_NEXT_RUSTC_WRAPPER";
 
-/// Makes cargo, run by `command` in `cwd`, give rustc `flags` through this
-/// program; without flags, the user's own setting stands.
-pub(super) fn wrap(command: &mut Command, cwd: &Path, flags: &[String]) -> Result<()> {
+/// Makes cargo, run by `command` under the configuration `config`, give
+/// rustc `flags` through this program; without flags, the user's own
+/// setting stands.
+pub(super) fn wrap(
+    command: &mut Command,
+    config: &cargo_config2::Config,
+    flags: &[String],
+) -> Result<()> {
     if flags.is_empty() {
         command.env_remove(FLAGS_VAR);
         return Ok(());
     }
     let this = std::env::current_exe()
         .context("cannot find this program's own path, to run rustc through it")?;
-    let next = super::user_rustflags::cargo_config(cwd)?
+    let next = config
         .build
         .rustc_wrapper
+        .as_deref()
         .filter(|next| !same_program(next, &this));
     command
         .env("RUSTC_WRAPPER", &this)

@@ -40,7 +40,11 @@ fn resolve(
     target: &str,
     vars: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Result<Vec<String>> {
-    let config = load(cwd, vars)?;
+    rustflags_in(&load(cwd, vars)?, target)
+}
+
+/// The flags `config` gives rustc for `target`.
+pub(crate) fn rustflags_in(config: &cargo_config2::Config, target: &str) -> Result<Vec<String>> {
     let flags = config.rustflags(target).with_context(|| {
         format!("could not resolve the rustflags that cargo's configuration sets for {target}")
     })?;
