@@ -37,6 +37,7 @@ pub mod html_text;
 pub mod input;
 pub mod profile;
 pub mod report;
+mod rust_names;
 pub mod sampled;
 pub mod snapshot;
 pub mod wasm_info;

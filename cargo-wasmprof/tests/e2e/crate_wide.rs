@@ -450,8 +450,9 @@ fn a_registry_dependency_is_instrumented_in_place() {
         calls.keys()
     );
     assert_eq!(calls["semver::Version::parse"], 3);
-    // rustc names an impl written away from its type by where it is.
-    let from_str = "semver::parse::<impl core::str::traits::FromStr for semver::Version>::from_str";
+    // An impl written away from its type is named by the type, as v0
+    // symbols name it (legacy ones name the module it stands in).
+    let from_str = "<semver::Version as core::str::traits::FromStr>::from_str";
     assert_eq!(calls[from_str], 3);
     assert_eq!(
         calls_of_path(&profile, &["semver::Version::parse", from_str]),

@@ -104,8 +104,10 @@ impl<'a> TreeMatcher<'a> {
         let mut function_of = by_name(full);
         for (index, f) in profile.functions.iter().enumerate() {
             if f.is_async {
+                // The body's closure, as legacy and v0 symbols name it.
                 for name in std::iter::once(&f.name).chain(&f.rustc_name) {
                     function_of.insert(format!("{name}::{{{{closure}}}}"), index);
+                    function_of.insert(format!("{name}::{{closure#0}}"), index);
                 }
             }
         }
@@ -341,6 +343,20 @@ mod tests {
         let located = matcher.locate(["main", "<app::B as app::Run>::run::inner"]);
         assert_eq!(located.node, node_of(&profile, &["main", "from_b"]));
         assert_eq!(located.how, Placement::Matched);
+    }
+
+    #[test]
+    fn an_async_function_s_polls_are_found_by_its_body_under_either_mangling() {
+        let profile = ProfileBuilder::untimed()
+            .path(&["main", "app::fetch"], 1, 0.0)
+            .future(&["main", "app::fetch"], 3, 1, 0, None)
+            .build();
+        let matcher = TreeMatcher::new(&profile);
+        let fetch = node_of(&profile, &["main", "app::fetch"]);
+        for body in ["app::fetch::{{closure}}", "app::fetch::{closure#0}"] {
+            let located = matcher.locate(["main", body]);
+            assert_eq!((located.node, located.how), (fetch, Placement::Matched));
+        }
     }
 
     #[test]

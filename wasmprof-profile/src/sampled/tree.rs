@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::profile::{Function, Node, Profile};
+use crate::rust_names::rust_name;
 
 /// A frame as the engines write it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -48,47 +49,6 @@ impl Frame {
             format!("{name} ({script})")
         }
     }
-}
-
-/// `_ZN…E` and `_R…` demangled, `crate::f::h0123…` without its hash, and
-/// a name the linker already demangled from a v0 symbol without its
-/// crates' disambiguators (`app[5f1c…]::f`).
-pub(crate) fn rust_name(name: &str) -> String {
-    if let Ok(demangled) = rustc_demangle::try_demangle(name) {
-        return format!("{demangled:#}");
-    }
-    match name.rsplit_once("::h") {
-        Some((path, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
-            path.to_owned()
-        }
-        _ => without_disambiguators(name),
-    }
-}
-
-/// `app[5f1c2b3a4d5e6f70]::f` as `app::f`. A disambiguator is a long run
-/// of hex digits: a slice type's brackets (`[f32]`) stay.
-fn without_disambiguators(name: &str) -> String {
-    const SHORTEST: usize = 8;
-    let mut out = String::with_capacity(name.len());
-    let mut rest = name;
-    while let Some(open) = rest.find('[') {
-        let (before, from) = rest.split_at(open);
-        out.push_str(before);
-        let inner = &from[1..];
-        match inner.find(']') {
-            Some(close)
-                if close >= SHORTEST && inner[..close].chars().all(|c| c.is_ascii_hexdigit()) =>
-            {
-                rest = &inner[close + 1..];
-            }
-            _ => {
-                out.push('[');
-                rest = inner;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The tree as it grows.
@@ -336,31 +296,6 @@ mod tests {
             line,
             column,
         }
-    }
-
-    #[test]
-    fn names_the_linker_demangled_from_v0_symbols_lose_their_disambiguators() {
-        assert_eq!(
-            rust_name("<rayon_web[c113ec7d1800d415]::Mixer as core[2b3a]::Fn<[f32]>>::call"),
-            "<rayon_web::Mixer as core[2b3a]::Fn<[f32]>>::call"
-        );
-        assert_eq!(
-            rust_name("rayon_web[c113ec7d1800d415]::chunk"),
-            "rayon_web::chunk"
-        );
-        assert_eq!(rust_name("a[b"), "a[b");
-    }
-
-    #[test]
-    fn rust_names_lose_their_mangling_and_hash() {
-        assert_eq!(
-            rust_name("_ZN10appendix_b3add17h7741d246eb22c1f8E"),
-            "appendix_b::add"
-        );
-        assert_eq!(rust_name("fib::fib::h00959e66f4db9792"), "fib::fib");
-        assert_eq!(rust_name("_RNvCs1234_7mycrate4main"), "mycrate::main");
-        assert_eq!(rust_name("wasm-function[75]"), "wasm-function[75]");
-        assert_eq!(rust_name("not::a::hash::hxyz"), "not::a::hash::hxyz");
     }
 
     #[test]

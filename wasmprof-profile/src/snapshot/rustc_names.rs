@@ -15,7 +15,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::profile::Function;
-use crate::sampled::tree::rust_name;
+use crate::rust_names::rust_name;
 use crate::wasm_info;
 
 /// The marker's own last segment.
