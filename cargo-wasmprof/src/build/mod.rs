@@ -133,6 +133,28 @@ pub(crate) fn wasmprof_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("wasmprof")
 }
 
+/// Marks wasmprof's directory as a cache, as cargo marks its target
+/// directories: backup tools pass it over, and so does a crate-wide copy of
+/// a workspace that holds it (its target directory set elsewhere, with an
+/// old `target/` left in the workspace), which would otherwise copy the
+/// copies made before.
+fn mark_as_cache(dir: &Path) -> Result<()> {
+    let tag = dir.join("CACHEDIR.TAG");
+    if tag.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)
+        .and_then(|()| {
+            std::fs::write(
+                &tag,
+                "Signature: 8a477f597d28d172789f06886806bc55\n\
+                 # This file is a cache directory tag created by cargo-wasmprof.\n\
+                 # For information about cache directory tags see https://bford.info/cachedir/\n",
+            )
+        })
+        .with_context(|| format!("could not write {}", tag.display()))
+}
+
 /// The one directory cargo builds every kind of build in: the proc macros
 /// and build scripts, which no kind changes, are compiled once for all.
 /// Each kind's code is kept apart by a cfg in its flags (`kind_flag`).
@@ -246,6 +268,7 @@ pub(crate) fn prepare(
     } else {
         mode
     };
+    mark_as_cache(&wasmprof_dir(&target_dir))?;
     let mode_dir = wasmprof_dir(&target_dir).join(&mode);
     let allocators = if memory_asked {
         allocator::Declarations::find(&workspace.metadata, packages)
@@ -552,6 +575,21 @@ mod tests {
         };
         args.crate_wide.keep_counted_frames = keep_counted;
         kept_frames(&args)
+    }
+
+    #[test]
+    fn wasmprof_s_directory_is_tagged_as_a_cache_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasmprof = dir.path().join("target").join("wasmprof");
+        mark_as_cache(&wasmprof).unwrap();
+        let tag = std::fs::read_to_string(wasmprof.join("CACHEDIR.TAG")).unwrap();
+        assert!(tag.starts_with("Signature: 8a477f597d28d172789f06886806bc55"));
+        std::fs::write(wasmprof.join("CACHEDIR.TAG"), "kept").unwrap();
+        mark_as_cache(&wasmprof).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(wasmprof.join("CACHEDIR.TAG")).unwrap(),
+            "kept"
+        );
     }
 
     #[test]
