@@ -268,8 +268,9 @@ pub(crate) fn prepare(
     } else {
         mode
     };
-    mark_as_cache(&wasmprof_dir(&target_dir))?;
-    let mode_dir = wasmprof_dir(&target_dir).join(&mode);
+    let wasmprof = wasmprof_dir(&target_dir);
+    mark_as_cache(&wasmprof)?;
+    let mode_dir = wasmprof.join(&mode);
     let allocators = if memory_asked {
         allocator::Declarations::find(&workspace.metadata, packages)
     } else {
