@@ -1,7 +1,7 @@
 //! Switches instrumentation on for `cargo wasmprof build`.
 //!
 //! `cargo wasmprof` sets `WASMPROF_INSTRUMENT` (`host` or `none`, the timer
-//! mode) and builds under a directory of its own. Everywhere else the
+//! mode) and names the kind of build in `WASMPROF_BUILD`. Everywhere else the
 //! variable is unset, `#[wasmprof::instrument]` expands to the plain function
 //! and nothing of the runtime reaches the binary. The cfg is decided here, in
 //! the runtime's own crate, so users need no feature or cfg of their own.
@@ -16,6 +16,9 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(wasmprof_oracle)");
     println!("cargo::rustc-check-cfg=cfg(wasmprof_component)");
     println!("cargo::rerun-if-env-changed=WASMPROF_INSTRUMENT");
+    // The kind of build as a whole (kept frames, a crate-wide copy's
+    // settings): a change compiles this crate and its dependents again.
+    println!("cargo::rerun-if-env-changed=WASMPROF_BUILD");
     // WebAssembly without the atomics feature has exactly one thread, which
     // lets the hot paths use plain memory where they would need atomics.
     // Stable rustc leaves `atomics` out of the target features it reports

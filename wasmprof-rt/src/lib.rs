@@ -14,8 +14,8 @@
 //!
 //! Annotations cost nothing in an ordinary build: `#[wasmprof::instrument]`
 //! expands to the function as written. `cargo wasmprof build` (or `run`)
-//! switches instrumentation on by building with `WASMPROF_INSTRUMENT` set, in
-//! a target directory of its own.
+//! switches instrumentation on by building with `WASMPROF_INSTRUMENT` set,
+//! under `target/wasmprof/`.
 //!
 //! When on, each call enters a guard that records the call in a
 //! calling-context tree kept in linear memory: one node per distinct call

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use cargo_metadata::Message;
 
 use super::failure::{BuildFailed, Diagnostics};
+use super::kind::BuildKind;
 use super::workspace::Unit;
 use super::{Instrument, KeptFrames};
 use crate::build::options::CargoOptions;
@@ -37,6 +38,8 @@ pub(super) struct CargoBuild<'a> {
     pub manifest_path: &'a Path,
     /// rustc flags added to the user's (`--remap-path-prefix` for a shadow).
     pub extra_rustflags: &'a [String],
+    /// What keeps this kind's runtime apart; none for a plain build.
+    pub kind: Option<&'a BuildKind>,
     /// `--max-nodes`.
     pub max_nodes: Option<u32>,
     /// Whether `--locked` may be passed on: not for a shadow copy, whose
@@ -64,6 +67,7 @@ impl CargoBuild<'_> {
                 frames: self.frames,
                 memory: self.memory,
                 oracle: self.oracle,
+                kind: self.kind,
             },
             self.target,
             self.extra_rustflags,
@@ -177,7 +181,7 @@ impl CargoBuild<'_> {
 
 /// How a cargo command is to instrument what it builds.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Instrumentation {
+pub(crate) struct Instrumentation<'a> {
     /// `WASMPROF_INSTRUMENT`, or `None` for a plain build.
     pub mode: Option<Instrument>,
     /// `WASMPROF_KEEP_FRAMES`: the functions kept out of line, for the
@@ -187,6 +191,8 @@ pub(crate) struct Instrumentation {
     pub memory: Option<super::allocator::RecordedAllocator>,
     /// `WASMPROF_ORACLE`: the oracle's counters, with `--verify-counts`.
     pub oracle: bool,
+    /// `WASMPROF_BUILD`: the kind of build, for the runtime's build script.
+    pub kind: Option<&'a BuildKind>,
 }
 
 /// Switches instrumentation on (`WASMPROF_INSTRUMENT`) or off for a cargo
@@ -195,7 +201,7 @@ pub(crate) struct Instrumentation {
 /// `extra` added.
 pub(crate) fn set_instrumentation_env(
     command: &mut Command,
-    how: Instrumentation,
+    how: Instrumentation<'_>,
     target: &str,
     extra: &[String],
 ) -> Result<()> {
@@ -207,18 +213,16 @@ pub(crate) fn set_instrumentation_env(
     // Read once for the user's flags and the user's rustc wrapper.
     let config = super::user_rustflags::cargo_config(&cwd)?;
     let mut flags = super::user_rustflags::rustflags_in(&config, target)?;
-    flags.extend(rustflags(instrument, extra));
-    let (mut flags, unhashed) = super::rustc_wrapper::unhashed(flags);
+    flags.extend(rustflags(extra));
+    let (flags, unhashed) = super::rustc_wrapper::unhashed(flags);
     super::rustc_wrapper::wrap(command, &config, &unhashed)?;
-    if let Some(value) = how.frames.env_value() {
-        // The attribute reads the variable when it expands; the flag tells
-        // cargo that the code differs, so that it never reuses other
-        // builds' artifacts for these.
-        flags.push(format!("--cfg=wasmprof_keep_frames=\"{value}\""));
-        command.env("WASMPROF_KEEP_FRAMES", value);
-    } else {
-        command.env_remove("WASMPROF_KEEP_FRAMES");
-    }
+    // The attribute reads the variable when it expands; the kind, which
+    // names the frames kept, tells cargo that the code differs.
+    match how.frames.env_value() {
+        Some(value) => command.env("WASMPROF_KEEP_FRAMES", value),
+        None => command.env_remove("WASMPROF_KEEP_FRAMES"),
+    };
+    BuildKind::set_env(how.kind, command);
     if flags.iter().any(|f| f.contains(char::is_whitespace)) {
         // A path with a space: only the encoded form keeps it whole.
         command.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
@@ -252,13 +256,14 @@ pub(crate) fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
 }
 
 /// The snapshot export and `extra`. The export is asked for only if
-/// defined, so a module without instrumented code still links.
-fn rustflags(instrument: Option<Instrument>, extra: &[String]) -> Vec<String> {
-    let mut flags = Vec::new();
-    if instrument.is_some() {
-        flags.push(format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"));
-        flags.push(format!("-Clink-arg=--export-if-defined={HARNESS_EXPORT}"));
-    }
+/// defined, so a module without instrumented code still links, and is the
+/// same module: a plain build asks for it too, so that its flags are every
+/// kind's, and cargo shares what no kind changes.
+fn rustflags(extra: &[String]) -> Vec<String> {
+    let mut flags = vec![
+        format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"),
+        format!("-Clink-arg=--export-if-defined={HARNESS_EXPORT}"),
+    ];
     flags.extend(extra.iter().cloned());
     flags
 }

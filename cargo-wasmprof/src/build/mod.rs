@@ -6,6 +6,7 @@ pub(crate) mod bindgen;
 mod cargo;
 pub(crate) mod dir_walk;
 pub(crate) mod failure;
+pub(crate) mod kind;
 pub(crate) mod options;
 pub(crate) mod rustc_wrapper;
 mod toolchain;
@@ -155,20 +156,12 @@ fn mark_as_cache(dir: &Path) -> Result<()> {
         .with_context(|| format!("could not write {}", tag.display()))
 }
 
-/// The one directory cargo builds every kind of build in: the proc macros
-/// and build scripts, which no kind changes, are compiled once for all.
-/// Each kind's code is kept apart by a cfg in its flags (`kind_flag`).
+/// The one directory cargo builds every kind of build in: the proc macros,
+/// the build scripts and every crate that does not depend on the runtime
+/// are compiled once for all kinds. The runtime, and what depends on it, is
+/// compiled again in place when the kind changes ([`kind::BuildKind`]).
 fn build_dir(target_dir: &Path) -> PathBuf {
     wasmprof_dir(target_dir).join("build")
-}
-
-/// The cfg naming a kind of build. No code reads it: it is in the flags so
-/// that cargo, which hashes the flags into its artifacts' names, keeps each
-/// kind's code apart and never takes one kind's for another's (the
-/// runtime's build script and the attribute read the kind from variables
-/// cargo cannot see into).
-fn kind_flag(kind: &str) -> String {
-    format!("--cfg=wasmprof_build=\"{kind}\"")
 }
 
 /// The sources cargo builds and where: the user's, or a shadow copy
@@ -178,6 +171,9 @@ pub(crate) struct Prepared {
     /// The target directory cargo builds into, which every kind of build
     /// shares.
     pub build_dir: PathBuf,
+    /// What the runtime's build script is told of the kind: none for a
+    /// plain build.
+    pub kind: Option<kind::BuildKind>,
     /// Where the modules taken from cargo go, one directory per kind of
     /// build (and per shadow copy): the next build overwrites cargo's.
     pub output_dir: PathBuf,
@@ -304,15 +300,17 @@ pub(crate) fn prepare(
     // The remapping matters only to a shadow copy's dependency copies, but
     // every instrumented build gives it, so that all of them reach rustc
     // the one way (through `rustc_wrapper`, which cargo does not hash).
-    let mut extra_rustflags = match (&shadow, instrument) {
-        (Some(shadow), _) => shadow.rustflags.clone(),
-        (None, Some(_)) => crate::rewrite::shadow::remap_flags(),
-        (None, None) => Vec::new(),
+    let mut extra_rustflags = match instrument {
+        Some(_) => crate::rewrite::shadow::remap_flags(),
+        None => Vec::new(),
     };
     if web_threads {
         extra_rustflags.extend(web_threads::rustflags());
     }
-    extra_rustflags.push(kind_flag(&mode));
+    // A shadow copy's rewritten crates have the same paths in every copy:
+    // its settings are part of the kind.
+    let kind =
+        instrument.map(|_| kind::BuildKind::new(&mode, shadow.as_ref().map(|s| s.key.as_str())));
     // The floor (and the oracle alone) counts every function alike,
     // whatever its size.
     let small = shadow
@@ -322,9 +320,6 @@ pub(crate) fn prepare(
             min_size: s.min_size,
             counted: s.count_small,
         });
-    // A shadow copy's flags name it (`rewrite::shadow::shadow_flags`): its
-    // rewritten crates share the build directory with other copies of the
-    // same crates.
     let output_dir = match &shadow {
         Some(shadow) => shadow.shadow.root.clone(),
         None => mode_dir,
@@ -332,6 +327,7 @@ pub(crate) fn prepare(
     Ok(Prepared {
         shadow,
         build_dir: build_dir(&target_dir),
+        kind,
         output_dir,
         extra_rustflags,
         small,
@@ -359,6 +355,7 @@ pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<Bu
     let Prepared {
         shadow,
         build_dir,
+        kind,
         output_dir,
         extra_rustflags,
         small,
@@ -412,6 +409,7 @@ pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<Bu
                 oracle: instrument.is_some() && args.oracle != Oracle::Off,
                 manifest_path: &manifest_path,
                 extra_rustflags,
+                kind: kind.as_ref(),
                 max_nodes: args.max_nodes,
                 lock_respected: shadow.is_none(),
                 web_threads: *web_threads,

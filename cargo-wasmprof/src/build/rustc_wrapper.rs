@@ -1,12 +1,12 @@
 //! `cargo-wasmprof` as rustc's wrapper, for the flags cargo must not see.
 //!
-//! Every kind of build shares one build directory, kept apart by a cfg in
-//! the flags, which cargo hashes into its artifacts' names. But cargo
+//! Every kind of build shares one build directory, where cargo names each
+//! artifact by a hash of what built it, the flags among them. But cargo
 //! leaves all the flags out of that hash when one of them is
 //! `--remap-path-prefix` (so that remapped builds stay reproducible), and
 //! every instrumented build has one, for the dependency copies of
-//! crate-wide builds: the kinds would overwrite one another's artifacts at
-//! each switch. So the remapping reaches rustc through this wrapper, which
+//! crate-wide builds: builds with other flags (another target's features,
+//! the user's own) would overwrite one another's artifacts. So the remapping reaches rustc through this wrapper, which
 //! cargo runs in place of rustc, and which runs the user's own wrapper
 //! (sccache, say) in turn. cargo neither hashes the wrapper's flags nor
 //! reruns a build when they change: they must be constant, as the remap is.
@@ -130,13 +130,13 @@ mod tests {
             "--remap-path-prefix=.wasmprof-deps=/",
             "--remap-path-prefix",
             "/home/u=~",
-            "--cfg=wasmprof_build=\"host\"",
+            "-Ctarget-feature=+simd128",
         ]));
         assert_eq!(
             hashed,
             strings(&[
                 "--cfg=getrandom_backend=\"wasm_js\"",
-                "--cfg=wasmprof_build=\"host\""
+                "-Ctarget-feature=+simd128"
             ])
         );
         assert_eq!(

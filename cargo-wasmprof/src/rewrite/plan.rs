@@ -175,8 +175,9 @@ pub(crate) struct ShadowBuild {
     /// The copy of the workspace root.
     pub workspace_copy: PathBuf,
     workspace_root: PathBuf,
-    /// Flags mapping the copies' paths back to the originals.
-    pub rustflags: Vec<String>,
+    /// The copy's settings (`shadow_key`), which are part of its kind of
+    /// build: every copy gives its rewritten crates the same paths.
+    pub key: String,
     /// The smallest size threshold of the rewritten crates (0: every
     /// function was instrumented).
     pub min_size: usize,
@@ -326,7 +327,7 @@ pub(crate) fn prepare(
         .all(|c| c.filter.count_small);
     Ok(Prepared {
         build: Some(ShadowBuild {
-            rustflags: shadow::shadow_flags(&key),
+            key,
             shadow,
             workspace_copy,
             workspace_root,

@@ -36,14 +36,6 @@ pub(crate) fn remap_flags() -> Vec<String> {
     vec![format!("--remap-path-prefix={DEPENDENCIES_DIR}=/")]
 }
 
-/// The flags of a build of the copy with settings `key`: the remapping,
-/// and a cfg no code reads that gives its artifacts names of their own.
-pub(crate) fn shadow_flags(key: &str) -> Vec<String> {
-    let mut flags = remap_flags();
-    flags.push(format!("--cfg=wasmprof_shadow=\"{key}\""));
-    flags
-}
-
 /// The shadow area of one configuration of the rewrite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ShadowRoot {

@@ -669,15 +669,6 @@ fn shadow_paths() {
         shadow::remap_flags(),
         ["--remap-path-prefix=.wasmprof-deps=/"]
     );
-    // Copies with other settings share the build directory: the cfg keeps
-    // their artifacts apart.
-    assert_eq!(
-        shadow::shadow_flags("all-min0"),
-        [
-            "--remap-path-prefix=.wasmprof-deps=/",
-            "--cfg=wasmprof_shadow=\"all-min0\""
-        ]
-    );
 }
 
 #[test]

@@ -390,6 +390,7 @@ fn cargo_test(
             frames: build::kept_frames(build_args),
             memory: prepared.memory,
             oracle: build_args.oracle != crate::build::options::Oracle::Off,
+            kind: prepared.kind.as_ref(),
         },
         target,
         &prepared.extra_rustflags,
