@@ -38,7 +38,7 @@ pub(super) struct CargoBuild<'a> {
     pub manifest_path: &'a Path,
     /// rustc flags added to the user's (`--remap-path-prefix` for a shadow).
     pub extra_rustflags: &'a [String],
-    /// What keeps this kind's runtime apart; none for a plain build.
+    /// The kind, for the runtime's build script; none for a plain build.
     pub kind: Option<&'a BuildKind>,
     /// `--max-nodes`.
     pub max_nodes: Option<u32>,

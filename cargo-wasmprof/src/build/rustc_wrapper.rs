@@ -6,10 +6,11 @@
 //! `--remap-path-prefix` (so that remapped builds stay reproducible), and
 //! every instrumented build has one, for the dependency copies of
 //! crate-wide builds: builds with other flags (another target's features,
-//! the user's own) would overwrite one another's artifacts. So the remapping reaches rustc through this wrapper, which
-//! cargo runs in place of rustc, and which runs the user's own wrapper
-//! (sccache, say) in turn. cargo neither hashes the wrapper's flags nor
-//! reruns a build when they change: they must be constant, as the remap is.
+//! the user's own) would overwrite one another's artifacts. So the
+//! remapping reaches rustc through this wrapper, which cargo runs in place
+//! of rustc, and which runs the user's own wrapper (sccache, say) in turn.
+//! cargo neither hashes the wrapper's flags nor reruns a build when they
+//! change: they must be constant, as the remap is.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
