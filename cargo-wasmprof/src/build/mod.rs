@@ -298,12 +298,11 @@ pub(crate) fn prepare(
         None
     };
     // The remapping matters only to a shadow copy's dependency copies, but
-    // every instrumented build gives it, so that all of them reach rustc
-    // the one way (through `rustc_wrapper`, which cargo does not hash).
-    let mut extra_rustflags = match instrument {
-        Some(_) => crate::rewrite::shadow::remap_flags(),
-        None => Vec::new(),
-    };
+    // every build gives it, plain ones included, so that all of them reach
+    // rustc the one way (through `rustc_wrapper`, which cargo does not
+    // hash): a plain build after an instrumented one otherwise compiles
+    // the whole dependency tree again.
+    let mut extra_rustflags = crate::rewrite::shadow::remap_flags();
     if web_threads {
         extra_rustflags.extend(web_threads::rustflags());
     }

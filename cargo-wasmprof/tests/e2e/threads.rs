@@ -167,7 +167,7 @@ fn a_pool_whose_workers_outlive_main_is_read_where_it_stands_with_exact_counts()
 /// sleep, not cut off in work), every rayon-core count agrees with the
 /// independent one, and the time waiting has a column of its own. The
 /// main thread is outside the pool and blocks on rayon's latch for the
-/// whole job, so it waits at least as long as any worker ran chunks.
+/// job, so it waits, and its calls cover every worker's chunks.
 #[test]
 fn with_rayon_core_instrumented_idle_workers_wait_and_the_main_thread_waits_for_them() {
     let run = run_in_wasmtime(&[
@@ -213,10 +213,13 @@ fn with_rayon_core_instrumented_idle_workers_wait_and_the_main_thread_waits_for_
         })
         .fold(0.0, f64::max);
     assert!(longest_chunks > 0.0);
+    assert!(main.waiting_nanos > 0.0, "{main:?}");
+    // Not `waiting >= chunks`: on two cores main can be descheduled right
+    // after it hands the job over, while the workers already run chunks.
+    // The workers' chunks happen inside main's calls into the pool, though.
     assert!(
-        main.waiting_nanos >= longest_chunks,
-        "main waited {} ns, a worker ran chunks for {longest_chunks} ns",
-        main.waiting_nanos
+        main.busy_nanos + main.waiting_nanos >= longest_chunks,
+        "main spent {main:?} inside the pool's calls, a worker ran chunks for {longest_chunks} ns"
     );
 }
 
