@@ -364,10 +364,7 @@ fn unrunnable_components() -> std::path::PathBuf {
 #[test]
 fn a_reactor_and_a_component_with_imports_wasmtime_lacks_are_told_what_runs() {
     let dir = unrunnable_components();
-    let reactor = wasmprof_in(
-        &dir,
-        &["run", "-p", "reactor", "--target", COMPONENT],
-    );
+    let reactor = wasmprof_in(&dir, &["run", "-p", "reactor", "--target", COMPONENT]);
     assert_eq!(reactor.code(), Some(1), "{}", reactor.stderr);
     assert!(
         reactor
@@ -376,10 +373,7 @@ fn a_reactor_and_a_component_with_imports_wasmtime_lacks_are_told_what_runs() {
         "{}",
         reactor.stderr
     );
-    let imports = wasmprof_in(
-        &dir,
-        &["run", "-p", "imports", "--target", COMPONENT],
-    );
+    let imports = wasmprof_in(&dir, &["run", "-p", "imports", "--target", COMPONENT]);
     assert_eq!(imports.code(), Some(1), "{}", imports.stderr);
     assert!(
         imports.stderr.contains("the component imports my:host/log")
