@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::clock;
 use crate::frame::TimedFrame;
-use crate::site::Site;
+use crate::site::{Site, SiteCache};
 use crate::state::with_thread;
 use crate::thread_state::{ONE_TREE, ThreadState};
 use crate::tree::NodeId;
@@ -38,13 +38,17 @@ pub struct Guard {
 /// Node value for a call that could not be recorded (thread teardown).
 const UNRECORDED: NodeId = u32::MAX;
 
-/// Enters the function of `site`. `self_type` names the `Self` type of a
-/// method; it is called once, when the site registers.
+/// Enters the function of `site`, whose cache is `cache`. `self_type` names
+/// the `Self` type of a method; it is called once, when the site registers.
 #[inline(always)]
-pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
+pub fn enter(
+    site: &'static Site,
+    cache: &'static SiteCache,
+    self_type: Option<fn() -> &'static str>,
+) -> Guard {
     let entered = with_thread(|thread| {
         let parent = thread.current;
-        let cached = site.cache(parent).load(Relaxed);
+        let cached = cache.slot(parent).load(Relaxed);
         // With one tree, a site's cached node is always of the site's own
         // function, so its parent is all there is to check; with a tree per
         // thread the cache may come from another thread's tree.
@@ -59,7 +63,7 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
                 let function = site.id(self_type);
                 match thread.tree.enter_first_child(parent, function) {
                     Some(hit) => hit,
-                    None => unpack(enter_slow(thread, site, self_type, parent)),
+                    None => unpack(enter_slow(thread, site, cache, self_type, parent)),
                 }
             }
         };
@@ -92,7 +96,11 @@ pub fn enter(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Gu
 /// returned: their calls stay counted and their time unmeasured, as for any
 /// call that never returned.
 #[inline(never)]
-pub fn enter_test(site: &'static Site, self_type: Option<fn() -> &'static str>) -> Guard {
+pub fn enter_test(
+    site: &'static Site,
+    cache: &'static SiteCache,
+    self_type: Option<fn() -> &'static str>,
+) -> Guard {
     with_thread(|thread| match thread.harness {
         Some((node, depth)) => {
             thread.current = node;
@@ -103,7 +111,7 @@ pub fn enter_test(site: &'static Site, self_type: Option<fn() -> &'static str>) 
             abandon_above(thread, 0);
         }
     });
-    enter(site, self_type)
+    enter(site, cache, self_type)
 }
 
 /// The entry of a timed call, out of line: push its frame, then read the
@@ -139,6 +147,7 @@ pub(crate) fn begin_timed() -> u32 {
 fn enter_slow(
     thread: &mut ThreadState,
     site: &'static Site,
+    cache: &'static SiteCache,
     self_type: Option<fn() -> &'static str>,
     parent: NodeId,
 ) -> u64 {
@@ -147,7 +156,7 @@ fn enter_slow(
     let node = thread.tree.child(parent, function);
     // An overflow node stands for many parents: never a site's cache.
     if !thread.tree.is_overflow(node) {
-        site.cache(parent).store(node, Relaxed);
+        cache.slot(parent).store(node, Relaxed);
     }
     // One integer comes back in a register; a pair would need a stack
     // frame in every instrumented function.

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 
 use crate::guard::{Guard, enter_test};
-use crate::site::Site;
+use crate::site::{Site, SiteCache};
 
 /// The module of the sites that stand for harness tests; their name is
 /// the test's number.
@@ -33,11 +33,14 @@ pub extern "C" fn __wasmprof_harness_test(number: u32) {
         if number == 0 {
             return;
         }
-        let site: &'static Site = crate::memory::untracked(|| {
+        let (site, cache): (&'static Site, &'static SiteCache) = crate::memory::untracked(|| {
             let name: &'static str = Box::leak(number.to_string().into_boxed_str());
-            Box::leak(Box::new(Site::new(HARNESS_MODULE, name, "", 0).test()))
+            let site: &'static Site =
+                Box::leak(Box::new(Site::new(HARNESS_MODULE, name, "", 0).test()));
+            let cache: &'static SiteCache = Box::leak(Box::new(SiteCache::new()));
+            (site, cache)
         });
-        let guard = enter_test(site, None);
+        let guard = enter_test(site, cache, None);
         crate::state::with_thread(|thread| {
             thread.harness = Some((thread.current, thread.timed.len()));
         });

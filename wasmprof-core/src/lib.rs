@@ -52,7 +52,7 @@ pub mod __private {
     pub use crate::guard::{Guard, enter, enter_test};
     #[cfg(any(wasmprof_oracle, test))]
     pub use crate::oracle::OracleSite;
-    pub use crate::site::Site;
+    pub use crate::site::{Site, SiteCache};
 }
 
 /// The body of an instrumented function: a guard around the original body
@@ -69,9 +69,11 @@ macro_rules! __instrument_body {
         static __WASMPROF_SITE: $crate::__private::Site =
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
                 .marked(__wasmprof_here, $given);
+        static __WASMPROF_CACHE: $crate::__private::SiteCache = $crate::__private::SiteCache::new();
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, $given, $line, $self_type);
-        let __wasmprof_guard = $crate::__private::enter(&__WASMPROF_SITE, $self_type);
+        let __wasmprof_guard =
+            $crate::__private::enter(&__WASMPROF_SITE, &__WASMPROF_CACHE, $self_type);
         $body
     }};
     (test, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
@@ -79,9 +81,11 @@ macro_rules! __instrument_body {
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
                 .marked(__wasmprof_here, $given)
                 .test();
+        static __WASMPROF_CACHE: $crate::__private::SiteCache = $crate::__private::SiteCache::new();
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, $given, $line, $self_type);
-        let __wasmprof_guard = $crate::__private::enter_test(&__WASMPROF_SITE, $self_type);
+        let __wasmprof_guard =
+            $crate::__private::enter_test(&__WASMPROF_SITE, &__WASMPROF_CACHE, $self_type);
         $body
     }};
     // Not `#[used]`: its address is taken (by the marker, and by the site

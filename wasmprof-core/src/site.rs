@@ -55,11 +55,6 @@ pub struct Site {
     line: u32,
     /// Function id plus one; zero until first entry.
     id: AtomicU32,
-    /// The node this site last entered under each of a few parents (the
-    /// slot a parent's id picks): a hint, checked before use. A function
-    /// called in turn from several places (a scanner used by every part of
-    /// a parser) finds its node here instead of searching for it.
-    cache: [AtomicU32; CACHE_SLOTS],
     /// The site of an `async fn`.
     is_async: bool,
     marker: Option<Marker>,
@@ -71,6 +66,40 @@ pub struct Site {
 
 /// Slots in a site's cache: a power of two.
 const CACHE_SLOTS: usize = 16;
+
+/// The node a site last entered under each of a few parents (the slot a
+/// parent's id picks): a hint, checked before use. A function called in
+/// turn from several places (a scanner used by every part of a parser)
+/// finds its node here instead of searching for it.
+///
+/// A static of its own beside the [`Site`], all zeros, so that it takes no
+/// bytes in the module: a site's other fields (its names) put the site in
+/// the data section, and 64 bytes of it per instrumented function were a
+/// twentieth of a crate-wide module. Zero, the root, is never a site's
+/// node: the root's parent matches no caller's node, so an empty slot
+/// misses as a stale one does.
+#[derive(Debug)]
+pub struct SiteCache([AtomicU32; CACHE_SLOTS]);
+
+impl SiteCache {
+    /// Built by the attribute's expansion in a `static`, beside the site.
+    #[allow(clippy::new_without_default)] // only ever a static's initialiser
+    pub const fn new() -> Self {
+        SiteCache([const { AtomicU32::new(crate::tree::ROOT) }; CACHE_SLOTS])
+    }
+
+    /// The slot for calls from `parent`.
+    #[inline(always)]
+    pub(crate) fn slot(&self, parent: u32) -> &AtomicU32 {
+        &self.0[parent as usize & (CACHE_SLOTS - 1)]
+    }
+}
+
+/// One cache for the unit tests' sites. Natively a cached node is checked
+/// against the site's function too (there is a tree per thread), so sites
+/// may share it there, as they never do in a module.
+#[cfg(test)]
+pub(crate) static TEST_CACHE: SiteCache = SiteCache::new();
 
 /// Every registered function, indexed by id.
 static FUNCTIONS: Mutex<Vec<FunctionInfo>> = Mutex::new(Vec::new());
@@ -89,7 +118,6 @@ impl Site {
             file,
             line,
             id: AtomicU32::new(0),
-            cache: [const { AtomicU32::new(u32::MAX) }; CACHE_SLOTS],
             is_async: false,
             marker: None,
             name_given: false,
@@ -127,12 +155,6 @@ impl Site {
             is_test: true,
             ..self
         }
-    }
-
-    /// The cache slot for calls from `parent`.
-    #[inline(always)]
-    pub(crate) fn cache(&self, parent: u32) -> &AtomicU32 {
-        &self.cache[parent as usize & (CACHE_SLOTS - 1)]
     }
 
     /// This site's function id, registering it on first use. `self_type`

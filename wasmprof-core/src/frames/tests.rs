@@ -2,6 +2,7 @@ use super::record::WORST_KEPT;
 use super::*;
 use crate::guard::enter;
 use crate::site::Site;
+use crate::site::TEST_CACHE;
 use crate::snapshot::take;
 
 static DRAW: Site = Site::new("frames_tests", "draw", "src/frames.rs", 1);
@@ -10,9 +11,9 @@ static ROW: Site = Site::new("frames_tests", "row", "src/frames.rs", 2);
 fn frame(start_ms: f64, duration_ms: f64, rows: u32) {
     begin();
     {
-        let _draw = enter(&DRAW, None);
+        let _draw = enter(&DRAW, &TEST_CACHE, None);
         for _ in 0..rows {
-            let _row = enter(&ROW, None);
+            let _row = enter(&ROW, &TEST_CACHE, None);
         }
     }
     end(start_ms, duration_ms);

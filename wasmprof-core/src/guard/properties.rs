@@ -6,6 +6,7 @@ use proptest::prelude::*;
 
 use super::enter;
 use crate::site::Site;
+use crate::site::TEST_CACHE;
 use crate::snapshot::{Snapshot, take};
 
 /// The functions a generated program calls.
@@ -75,7 +76,7 @@ fn busy(rounds: u32) -> u64 {
 
 fn run(call: &Call) {
     for round in 0..call.repeat {
-        let _guard = enter(&SITES[call.function], None);
+        let _guard = enter(&SITES[call.function], &TEST_CACHE, None);
         let mut work = call.work;
         if round + 1 == call.repeat {
             work += call.last_work;
