@@ -95,11 +95,24 @@ impl SiteCache {
     }
 }
 
-/// One cache for the unit tests' sites. Natively a cached node is checked
-/// against the site's function too (there is a tree per thread), so sites
-/// may share it there, as they never do in a module.
+/// The cache of a unit test's site, made on first use: each site its own,
+/// as in a module, where with one tree (wasm32-wasip1, where these tests
+/// run too) a cached node is trusted to be of the site's function.
 #[cfg(test)]
-pub(crate) static TEST_CACHE: SiteCache = SiteCache::new();
+pub(crate) fn test_cache(site: &'static Site) -> &'static SiteCache {
+    type Caches = Vec<(usize, &'static SiteCache)>;
+    static CACHES: Mutex<Caches> = Mutex::new(Vec::new());
+    let key = site as *const Site as usize;
+    crate::memory::untracked(|| {
+        let mut caches = crate::spin::lock(&CACHES);
+        if let Some(&(_, cache)) = caches.iter().find(|(k, _)| *k == key) {
+            return cache;
+        }
+        let cache: &'static SiteCache = Box::leak(Box::new(SiteCache::new()));
+        caches.push((key, cache));
+        cache
+    })
+}
 
 /// Every registered function, indexed by id.
 static FUNCTIONS: Mutex<Vec<FunctionInfo>> = Mutex::new(Vec::new());

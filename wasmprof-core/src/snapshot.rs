@@ -296,7 +296,7 @@ pub extern "C" fn __wasmprof_future_polls() -> u32 {
 #[cfg(test)]
 mod thread_tests {
     use crate::guard::enter;
-    use crate::site::{Site, TEST_CACHE};
+    use crate::site::{Site, test_cache};
 
     use super::*;
 
@@ -304,7 +304,7 @@ mod thread_tests {
 
     fn work(n: u32) {
         for _ in 0..n {
-            let _g = enter(&WORK, &TEST_CACHE, None);
+            let _g = enter(&WORK, test_cache(&WORK), None);
         }
     }
 
@@ -355,7 +355,7 @@ mod thread_tests {
 mod counted_tests {
     use crate::count::{CountSite, count};
     use crate::guard::enter;
-    use crate::site::{Site, TEST_CACHE};
+    use crate::site::{Site, test_cache};
     use crate::snapshot::take;
     use wasmprof_wire::Tier;
 
@@ -367,7 +367,7 @@ mod counted_tests {
     }
 
     fn caller(n: u32) {
-        let _g = enter(&CALLER, &TEST_CACHE, None);
+        let _g = enter(&CALLER, test_cache(&CALLER), None);
         for _ in 0..n {
             small();
         }

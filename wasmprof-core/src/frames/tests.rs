@@ -2,7 +2,7 @@ use super::record::WORST_KEPT;
 use super::*;
 use crate::guard::enter;
 use crate::site::Site;
-use crate::site::TEST_CACHE;
+use crate::site::test_cache;
 use crate::snapshot::take;
 
 static DRAW: Site = Site::new("frames_tests", "draw", "src/frames.rs", 1);
@@ -11,9 +11,9 @@ static ROW: Site = Site::new("frames_tests", "row", "src/frames.rs", 2);
 fn frame(start_ms: f64, duration_ms: f64, rows: u32) {
     begin();
     {
-        let _draw = enter(&DRAW, &TEST_CACHE, None);
+        let _draw = enter(&DRAW, test_cache(&DRAW), None);
         for _ in 0..rows {
-            let _row = enter(&ROW, &TEST_CACHE, None);
+            let _row = enter(&ROW, test_cache(&ROW), None);
         }
     }
     end(start_ms, duration_ms);

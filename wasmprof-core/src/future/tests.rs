@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::guard::enter;
-use crate::site::TEST_CACHE;
+use crate::site::test_cache;
 use crate::snapshot::{Snapshot, SnapshotFuture, take};
 
 static BATCH: Site = Site::new_async("future_tests", "batch", "src/future.rs", 1);
@@ -21,7 +21,7 @@ static LATENCY_TEST: Site = Site::new("future_tests", "latency_test", "src/futur
 /// paths must be its own.
 fn isolated(root: &'static Site, test: impl FnOnce() + Send + 'static) {
     std::thread::spawn(move || {
-        let _root = enter(root, &TEST_CACHE, None);
+        let _root = enter(root, test_cache(root), None);
         test()
     })
     .join()
@@ -44,7 +44,7 @@ impl Future for YieldOnce {
 }
 
 fn parse() {
-    let _g = enter(&PARSE, &TEST_CACHE, None);
+    let _g = enter(&PARSE, test_cache(&PARSE), None);
     std::thread::sleep(Duration::from_millis(2));
 }
 
@@ -183,7 +183,7 @@ fn a_spawned_future_stays_under_its_spawner_and_its_time_with_it() {
         // Created inside `spawner`, polled from the root after it returned:
         // what `spawn_local` does.
         let task = {
-            let _g = enter(&SPAWNER, &TEST_CACHE, None);
+            let _g = enter(&SPAWNER, test_cache(&SPAWNER), None);
             load()
         };
         let (out, _) = block_on(task);

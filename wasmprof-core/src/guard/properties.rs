@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 use super::enter;
 use crate::site::Site;
-use crate::site::TEST_CACHE;
+use crate::site::test_cache;
 use crate::snapshot::{Snapshot, take};
 
 /// The functions a generated program calls.
@@ -76,7 +76,11 @@ fn busy(rounds: u32) -> u64 {
 
 fn run(call: &Call) {
     for round in 0..call.repeat {
-        let _guard = enter(&SITES[call.function], &TEST_CACHE, None);
+        let _guard = enter(
+            &SITES[call.function],
+            test_cache(&SITES[call.function]),
+            None,
+        );
         let mut work = call.work;
         if round + 1 == call.repeat {
             work += call.last_work;

@@ -1,12 +1,12 @@
 use super::*;
-use crate::site::TEST_CACHE;
+use crate::site::test_cache;
 use crate::snapshot::{Snapshot, take};
 
 static OUTER: Site = Site::new("guard_tests", "outer", "src/guard.rs", 1);
 static INNER: Site = Site::new("guard_tests", "inner", "src/guard.rs", 2);
 
 fn inner(fail: bool) -> Result<(), ()> {
-    let _g = enter(&INNER, &TEST_CACHE, None);
+    let _g = enter(&INNER, test_cache(&INNER), None);
     if fail {
         return Err(());
     }
@@ -14,7 +14,7 @@ fn inner(fail: bool) -> Result<(), ()> {
 }
 
 fn outer() -> Result<(), ()> {
-    let _g = enter(&OUTER, &TEST_CACHE, None);
+    let _g = enter(&OUTER, test_cache(&OUTER), None);
     for i in 0..10 {
         inner(i == 9)?;
     }
@@ -54,11 +54,11 @@ fn early_return_and_question_mark_restore_the_parent() {
 fn unwinding_closes_the_frame() {
     std::thread::spawn(|| {
         let r = std::panic::catch_unwind(|| {
-            let _g = enter(&OUTER, &TEST_CACHE, None);
+            let _g = enter(&OUTER, test_cache(&OUTER), None);
             panic!("boom");
         });
         assert!(r.is_err());
-        let _g = enter(&INNER, &TEST_CACHE, None);
+        let _g = enter(&INNER, test_cache(&INNER), None);
         let s = take();
         // inner was entered from the root, not from the unwound outer.
         assert_eq!(s.open_path(), vec!["guard_tests::inner".to_string()]);
@@ -75,9 +75,9 @@ fn threads_do_not_corrupt_each_other_and_are_gathered_on_exit() {
         .map(|_| {
             std::thread::spawn(|| {
                 for _ in 0..1000 {
-                    let _w = enter(&WORKER, &TEST_CACHE, None);
+                    let _w = enter(&WORKER, test_cache(&WORKER), None);
                     for _ in 0..10 {
-                        let _l = enter(&LEAF, &TEST_CACHE, None);
+                        let _l = enter(&LEAF, test_cache(&LEAF), None);
                     }
                 }
             })
@@ -102,13 +102,13 @@ fn a_frame_left_by_a_call_that_never_returned_does_not_take_its_callers_time() {
     static DONE: Site = Site::new("guard_tests", "done", "src/guard.rs", 12);
     std::thread::spawn(|| {
         {
-            let _caller = enter(&CALLER, &TEST_CACHE, None);
+            let _caller = enter(&CALLER, test_cache(&CALLER), None);
             // What a JavaScript exception does to the wasm frames it
             // unwinds: no destructor runs. The call it made first
             // returned.
-            let lost = enter(&LOST, &TEST_CACHE, None);
+            let lost = enter(&LOST, test_cache(&LOST), None);
             {
-                let _done = enter(&DONE, &TEST_CACHE, None);
+                let _done = enter(&DONE, test_cache(&DONE), None);
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
             std::mem::forget(lost);
@@ -150,11 +150,11 @@ fn a_test_is_recorded_at_the_root_after_one_that_never_returned() {
     static DEEP: Site = Site::new("guard_tests", "deep", "src/guard.rs", 11);
     std::thread::spawn(|| {
         // The first test traps inside `deep`: no destructor runs.
-        std::mem::forget(enter_test(&FIRST, &TEST_CACHE, None));
-        std::mem::forget(enter(&DEEP, &TEST_CACHE, None));
+        std::mem::forget(enter_test(&FIRST, test_cache(&FIRST), None));
+        std::mem::forget(enter(&DEEP, test_cache(&DEEP), None));
         {
-            let _second = enter_test(&SECOND, &TEST_CACHE, None);
-            let _deep = enter(&DEEP, &TEST_CACHE, None);
+            let _second = enter_test(&SECOND, test_cache(&SECOND), None);
+            let _deep = enter(&DEEP, test_cache(&DEEP), None);
         }
         let s = take();
         assert_eq!(
@@ -188,8 +188,8 @@ fn inclusive_time_covers_children() {
     static NAP: Site = Site::new("guard_tests", "nap", "src/guard.rs", 6);
     std::thread::spawn(|| {
         {
-            let _s = enter(&SLOW, &TEST_CACHE, None);
-            let _n = enter(&NAP, &TEST_CACHE, None);
+            let _s = enter(&SLOW, test_cache(&SLOW), None);
+            let _n = enter(&NAP, test_cache(&NAP), None);
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let s = take();

@@ -1,6 +1,6 @@
 use super::*;
 use crate::guard::enter;
-use crate::site::TEST_CACHE;
+use crate::site::test_cache;
 use crate::snapshot::take;
 
 static HELPER: Site = Site::new("harness_tests", "helper", "src/harness.rs", 1);
@@ -11,16 +11,16 @@ fn calls_between_two_harness_tests_are_the_first_one_s() {
     // On a thread of its own, so that other tests' calls do not mix in.
     std::thread::spawn(|| {
         __wasmprof_harness_test(1);
-        drop(enter(&HELPER, &TEST_CACHE, None));
-        drop(enter(&HELPER, &TEST_CACHE, None));
+        drop(enter(&HELPER, test_cache(&HELPER), None));
+        drop(enter(&HELPER, test_cache(&HELPER), None));
         __wasmprof_harness_test(2);
         {
             // A test instrumented as one goes under the harness's.
-            let _test = enter_test(&MARKED, &TEST_CACHE, None);
-            drop(enter(&HELPER, &TEST_CACHE, None));
+            let _test = enter_test(&MARKED, test_cache(&MARKED), None);
+            drop(enter(&HELPER, test_cache(&HELPER), None));
         }
         __wasmprof_harness_test(0);
-        drop(enter(&HELPER, &TEST_CACHE, None));
+        drop(enter(&HELPER, test_cache(&HELPER), None));
         let s = take();
         let calls = |path: &[&str]| -> u64 {
             (0..s.nodes.len())

@@ -1,6 +1,6 @@
 use crate::guard::enter;
 use crate::site::Site;
-use crate::site::TEST_CACHE;
+use crate::site::test_cache;
 use crate::snapshot::take;
 
 static OUTER: Site = Site::new("memory_tests", "outer", "src/memory.rs", 1);
@@ -8,7 +8,7 @@ static GROWER: Site = Site::new("memory_tests", "grower", "src/memory.rs", 2);
 static LEAKER: Site = Site::new("memory_tests", "leaker", "src/memory.rs", 3);
 
 fn grower() -> Vec<u64> {
-    let _g = enter(&GROWER, &TEST_CACHE, None);
+    let _g = enter(&GROWER, test_cache(&GROWER), None);
     let mut v = Vec::new();
     for i in 0..100 {
         v.push(i);
@@ -17,7 +17,7 @@ fn grower() -> Vec<u64> {
 }
 
 fn leaker() {
-    let _g = enter(&LEAKER, &TEST_CACHE, None);
+    let _g = enter(&LEAKER, test_cache(&LEAKER), None);
     std::hint::black_box(Box::leak(Box::new([7u8; 48])));
 }
 
@@ -53,7 +53,7 @@ fn freed_at_root() -> u64 {
 
 fn vec_and_leak_are_charged_exactly() {
     let kept = {
-        let _g = enter(&OUTER, &TEST_CACHE, None);
+        let _g = enter(&OUTER, test_cache(&OUTER), None);
         let v = grower();
         leaker();
         v
@@ -89,7 +89,7 @@ fn a_block_freed_on_another_thread_leaves_the_path_that_allocated_it() {
         let block = std::thread::Builder::new()
             .name("maker".into())
             .spawn(|| {
-                let _g = enter(&MAKER, &TEST_CACHE, None);
+                let _g = enter(&MAKER, test_cache(&MAKER), None);
                 std::hint::black_box(Box::new([7u8; 300]))
             })
             .unwrap()
@@ -101,7 +101,7 @@ fn a_block_freed_on_another_thread_leaves_the_path_that_allocated_it() {
             (1, 1, 300)
         );
         {
-            let _g = enter(&TAKER, &TEST_CACHE, None);
+            let _g = enter(&TAKER, test_cache(&TAKER), None);
             drop(block);
         }
         let s = take();

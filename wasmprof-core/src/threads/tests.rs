@@ -6,7 +6,7 @@ use std::sync::{Arc, Barrier};
 
 use crate::guard::enter;
 use crate::site::Site;
-use crate::site::TEST_CACHE;
+use crate::site::test_cache;
 use crate::snapshot::{Snapshot, take};
 
 static POOLED: Site = Site::new("registry_tests", "pooled", "src/threads/tests.rs", 1);
@@ -14,7 +14,7 @@ static BUSY: Site = Site::new("registry_tests", "busy", "src/threads/tests.rs", 
 
 fn pooled(n: u64) {
     for _ in 0..n {
-        let _g = enter(&POOLED, &TEST_CACHE, None);
+        let _g = enter(&POOLED, test_cache(&POOLED), None);
     }
 }
 
@@ -102,7 +102,7 @@ fn snapshots_taken_while_threads_record_see_counts_that_only_grow_and_end_exact(
                 .spawn(move || {
                     start.wait();
                     for _ in 0..CALLS {
-                        let _g = enter(&BUSY, &TEST_CACHE, None);
+                        let _g = enter(&BUSY, test_cache(&BUSY), None);
                     }
                 })
                 .unwrap()
@@ -139,7 +139,7 @@ fn a_call_a_running_thread_is_in_is_counted_and_marked_as_not_returned() {
         std::thread::Builder::new()
             .name("registry-waiting".to_owned())
             .spawn(move || {
-                let _g = enter(&WAITING, &TEST_CACHE, None);
+                let _g = enter(&WAITING, test_cache(&WAITING), None);
                 inside.wait();
                 release.wait();
             })
