@@ -187,8 +187,10 @@ fn duration_and_after_are_for_the_browser_host() {
 
 #[test]
 fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
-    // eframe 0.37 on WebGL: its loop never ends, so --duration does. The
-    // app lays out 40 rows a frame for 60 frames and logs its own count.
+    // eframe 0.37 on WebGL: its loop never ends, so the run is a window
+    // of it. The app lays out 40 rows a frame for 60 frames, logs its own
+    // count and then calls `wasmprof::exit`, which closes the window early
+    // (45 s bounds it on a slow machine; the frames take a few seconds).
     // A workspace of its own (see its Cargo.toml). egui itself is
     // instrumented crate-wide, every count held against the oracle's.
     let run = wasmprof_in(
@@ -208,6 +210,12 @@ fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
         ],
     );
     run.assert_success();
+    assert!(
+        run.stderr
+            .contains("before the 45.00 s of --duration were over"),
+        "the app's exit ends the run:\n{}",
+        run.stderr
+    );
     let check = run.profile().run.count_check.expect("--verify-counts");
     assert!(
         check.functions > 300,

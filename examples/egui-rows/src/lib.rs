@@ -1,9 +1,10 @@
 //! An egui app on eframe's web runner, with a render loop it ends itself:
 //! each frame lays out [`ROWS`] rows through [`row`]; after [`FRAMES`]
 //! frames it logs how many rows it laid out (its own count, to hold the
-//! profile's against) and stops asking for repaints, unless
-//! [`repaint_forever`] was called (`--invoke repaint_forever`): then it
-//! draws every frame for as long as the page is open, for frame rates.
+//! profile's against), stops asking for repaints and tells a wasmprof host
+//! it is done (`wasmprof::exit`), unless [`repaint_forever`] was called
+//! (`--invoke repaint_forever`): then it draws every frame for as long as
+//! the page is open, for frame rates.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -77,6 +78,12 @@ impl eframe::App for Rows {
             web_sys::console::log_1(
                 &format!("egui-rows: {} frames, {} rows", self.frames, self.rows).into(),
             );
+            if !forever {
+                // Done: a wasmprof host ends the run when this frame's
+                // callback returns (an ordinary build compiles it to
+                // nothing, and the page stays as it is).
+                wasmprof::exit(0);
+            }
         }
     }
 }
