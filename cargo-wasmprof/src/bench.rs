@@ -64,7 +64,11 @@ struct Measured {
     /// The functions it keeps out of line.
     frames: build::KeptFrames,
     module: BuiltModule,
+    /// The module's size without its debug info (`wasm_size`).
     wasm_bytes: u64,
+    /// The debug info's size: the line tables a sampled build for wasmtime
+    /// keeps for its sampler.
+    debug_bytes: u64,
     /// The program's own time of each counted run.
     nanos: Vec<u64>,
 }
@@ -126,9 +130,9 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         if builds.is_empty() {
             entry = engine::entry_point(&module, &host_options)?;
         }
-        let wasm_bytes = std::fs::metadata(&module.wasm)
-            .with_context(|| format!("could not read {}", module.wasm.display()))?
-            .len();
+        let bytes = std::fs::read(&module.wasm)
+            .with_context(|| format!("could not read {}", module.wasm.display()))?;
+        let (wasm_bytes, debug_bytes) = wasm_size(&bytes);
         builds.push(Measured {
             label,
             sample,
@@ -136,6 +140,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
             frames: build::kept_frames(&build_args),
             module,
             wasm_bytes,
+            debug_bytes,
             nanos: Vec::new(),
         });
     }
@@ -288,8 +293,15 @@ fn default_run_cost(builds: &[Measured]) -> String {
         let interval = median_interval(&ratios)
             .map(|(low, high, _)| format!(" (interval {low:.2}–{high:.2})"))
             .unwrap_or_default();
+        let what = match run.frames {
+            build::KeptFrames::InLineTables => {
+                "what its sampler adds (it keeps no frames: the sampler finds inlined calls in \
+                 the line tables)"
+            }
+            _ => "what its sampler and the frames kept for it add",
+        };
         parts.push(format!(
-            "and {:.2}× {UNSAMPLED}{interval}: what its sampler and the frames kept for it add",
+            "and {:.2}× {UNSAMPLED}{interval}: {what}",
             median(&ratios)
         ));
     }
@@ -641,12 +653,70 @@ fn table(builds: &[Measured], measure: Measure) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    let debug: Vec<String> = builds
+        .iter()
+        .filter(|b| b.debug_bytes > 0)
+        .map(|b| format!("{} {:.1} KiB", b.label, b.debug_bytes as f64 / 1024.0))
+        .collect();
+    if !debug.is_empty() {
+        out.push_str(&format!(
+            "\n.wasm KiB leaves out debug info, which the engine does not load: {}. \
+             (A sampled build for wasmtime keeps its line tables, from which the \
+             sampler finds the calls the compiler inlined.)\n",
+            debug.join(", ")
+        ));
+    }
     let explained = explain(&verdicts, control, builds[0].nanos.len());
     if !explained.is_empty() {
         out.push('\n');
         out.push_str(&explained);
     }
     out
+}
+
+/// A module's size without its debug info, and the debug info's size
+/// (its `.debug_*` custom sections, each with its header). A module that
+/// does not parse as sections counts whole.
+fn wasm_size(module: &[u8]) -> (u64, u64) {
+    let whole = module.len() as u64;
+    let mut debug = 0;
+    let mut at = 8;
+    while at < module.len() {
+        let id = module[at];
+        let Some((size, content)) = leb128_u32(module, at + 1) else {
+            return (whole, 0);
+        };
+        let end = content + size as usize;
+        if end > module.len() {
+            return (whole, 0);
+        }
+        if id == 0 {
+            if let Some((length, name)) = leb128_u32(module, content) {
+                if module
+                    .get(name..name + length as usize)
+                    .is_some_and(|n| n.starts_with(b".debug_"))
+                {
+                    debug += (end - at) as u64;
+                }
+            }
+        }
+        at = end;
+    }
+    (whole - debug, debug)
+}
+
+/// An unsigned LEB128 number at `at`, and where what follows it starts.
+fn leb128_u32(bytes: &[u8], mut at: usize) -> Option<(u32, usize)> {
+    let mut value: u64 = 0;
+    for shift in (0..35).step_by(7) {
+        let byte = *bytes.get(at)?;
+        at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return u32::try_from(value).ok().map(|v| (v, at));
+        }
+    }
+    None
 }
 
 /// The lines under the table: what the interval is, and what the verdicts
@@ -716,8 +786,26 @@ mod tests {
                 small: None,
             },
             wasm_bytes,
+            debug_bytes: 0,
             nanos: nanos.to_vec(),
         }
+    }
+
+    #[test]
+    fn sizes_leave_the_debug_info_out_and_give_it_apart() {
+        let mut module = b"\0asm\x01\0\0\0".to_vec();
+        // A type section of one type, then a custom section `.debug_info`
+        // of 4 bytes and one `name` of 1.
+        module.extend([1, 4, 1, 0x60, 0, 0]);
+        module.extend([0, 16, 11]);
+        module.extend(b".debug_info");
+        module.extend([1, 2, 3, 4]);
+        module.extend([0, 6, 4]);
+        module.extend(b"name");
+        module.push(0);
+        assert_eq!(wasm_size(&module), (8 + 6 + 8, 18));
+        // A module cut short counts whole.
+        assert_eq!(wasm_size(&module[..20]), (20, 0));
     }
 
     #[test]

@@ -214,6 +214,9 @@ pub(crate) fn set_instrumentation_env(
     let config = super::user_rustflags::cargo_config(&cwd)?;
     let mut flags = super::user_rustflags::rustflags_in(&config, target)?;
     flags.extend(rustflags(extra));
+    if how.frames == KeptFrames::InLineTables {
+        flags.extend(LINE_TABLES.iter().map(|f| f.to_string()));
+    }
     let (flags, unhashed) = super::rustc_wrapper::unhashed(flags);
     super::rustc_wrapper::wrap(command, &config, &unhashed)?;
     // The attribute reads the variable when it expands; the kind, which
@@ -259,6 +262,12 @@ pub(crate) fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
 /// defined, so a module without instrumented code still links, and is the
 /// same module: a plain build asks for it too, so that its flags are every
 /// kind's, and cargo shares what no kind changes.
+/// What a build whose inlined frames are found in its line tables adds:
+/// the tables (file, line and the inlined calls, no types), and not
+/// stripped, which cargo's release profile otherwise does. They come after
+/// the profile's own flags, and rustc takes the last.
+const LINE_TABLES: [&str; 2] = ["-Cdebuginfo=limited", "-Cstrip=none"];
+
 fn rustflags(extra: &[String]) -> Vec<String> {
     let mut flags = vec![
         format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"),

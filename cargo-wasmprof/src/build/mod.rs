@@ -102,13 +102,18 @@ pub(crate) enum KeptFrames {
     Full,
     /// Counted functions that call anything too (`--keep-counted-frames`).
     WithCounted,
+    /// None, in a sampled build for wasmtime: its sampler knows the
+    /// instruction each frame was at, and the module's line tables (DWARF,
+    /// which such a build keeps) say which inlined calls it was inside, so
+    /// the compiler inlines what it likes and no call loses its frame.
+    InLineTables,
 }
 
 impl KeptFrames {
     /// `WASMPROF_KEEP_FRAMES`, which the attribute reads.
     pub(crate) fn env_value(self) -> Option<&'static str> {
         match self {
-            KeptFrames::None => None,
+            KeptFrames::None | KeptFrames::InLineTables => None,
             KeptFrames::Full => Some("1"),
             KeptFrames::WithCounted => Some("all"),
         }
@@ -122,10 +127,17 @@ pub(crate) fn kept_frames(args: &BuildOptions) -> KeptFrames {
         Some(Instrument::CountOnly) => args.sampled.unwrap_or(false),
         _ => false,
     };
-    match (sampled, args.crate_wide.keep_counted_frames) {
-        (false, _) => KeptFrames::None,
-        (true, false) => KeptFrames::Full,
-        (true, true) => KeptFrames::WithCounted,
+    let in_line_tables = args.host == options::HostKind::Wasmtime
+        && !args
+            .cargo
+            .target
+            .as_deref()
+            .is_some_and(options::is_component_target);
+    match (sampled, in_line_tables, args.crate_wide.keep_counted_frames) {
+        (false, _, _) => KeptFrames::None,
+        (true, true, _) => KeptFrames::InLineTables,
+        (true, false, false) => KeptFrames::Full,
+        (true, false, true) => KeptFrames::WithCounted,
     }
 }
 
@@ -227,6 +239,7 @@ pub(crate) fn prepare(
     let mode = match (instrument, kept_frames(args)) {
         (Some(Instrument::CountOnly), KeptFrames::Full) => "none-frames".to_owned(),
         (Some(Instrument::Timed), KeptFrames::None) => "host-inlined".to_owned(),
+        (Some(mode), KeptFrames::InLineTables) => format!("{}-line-tables", mode.as_str()),
         (Some(mode), KeptFrames::WithCounted) => format!("{}-all-frames", mode.as_str()),
         (mode, _) => mode.map_or("plain", Instrument::as_str).to_owned(),
     };
@@ -603,5 +616,25 @@ mod tests {
             KeptFrames::WithCounted
         );
         assert_eq!(frames(Timer::Floor, Some(true), false), KeptFrames::None);
+    }
+
+    #[test]
+    fn wasmtime_s_sampler_finds_inlined_calls_in_line_tables_but_not_in_components() {
+        let frames = |target: Option<&str>, sampled: Option<bool>, keep_counted: bool| {
+            let mut args = BuildOptions {
+                host: options::HostKind::Wasmtime,
+                sampled,
+                ..BuildOptions::default()
+            };
+            args.cargo.target = target.map(str::to_owned);
+            args.crate_wide.keep_counted_frames = keep_counted;
+            kept_frames(&args)
+        };
+        for target in [None, Some("wasm32-wasip1"), Some("wasm32-wasip1-threads")] {
+            assert_eq!(frames(target, None, false), KeptFrames::InLineTables);
+            assert_eq!(frames(target, None, true), KeptFrames::InLineTables);
+            assert_eq!(frames(target, Some(false), false), KeptFrames::None);
+        }
+        assert_eq!(frames(Some("wasm32-wasip2"), None, false), KeptFrames::Full);
     }
 }

@@ -238,3 +238,100 @@ fn run_sample_of_a_plain_build_keeps_the_samples_as_the_profile() {
         report.stdout
     );
 }
+
+/// The legacy-mangled name of a plain path up to its hash, as a module's
+/// name section names the function:
+/// `_ZN10regex_lite6pikevm9SparseSet6insert17h` (a function nested in it,
+/// such as the site's marker `__wasmprof_here`, has another segment there).
+fn mangled_prefix(path: &str) -> String {
+    let segments: String = path
+        .split("::")
+        .map(|segment| format!("{}{segment}", segment.len()))
+        .collect();
+    format!("_ZN{segments}17h")
+}
+
+/// A sampled build for wasmtime keeps no frames: the compiler inlines
+/// regex-lite's functions as it would, and wasmtime's samples give them
+/// their frames back from the module's line tables. Its counts stay exact
+/// (held against the oracle's).
+#[test]
+fn run_in_wasmtime_finds_the_calls_the_compiler_inlined_in_the_line_tables() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "patterns",
+        "--release",
+        "--host",
+        "wasmtime",
+        "--target",
+        "wasm32-wasip1",
+        "--instrument-all",
+        "--instrument-crate",
+        "regex-lite",
+        "--verify-counts",
+        "--",
+        "1",
+    ]);
+    run.assert_success();
+    let profile = run.profile();
+    let check = profile.run.count_check.as_ref().expect("a count check");
+    assert!(
+        check.functions > 0 && check.differences.is_empty(),
+        "{check:?}"
+    );
+    let module = std::fs::read(&profile.run.module).unwrap();
+    let functions: Vec<String> = wasmprof_profile::wasm_info::function_names(&module)
+        .unwrap()
+        .into_values()
+        .collect();
+    let has_a_function = |path: &str| {
+        let prefix = mangled_prefix(path);
+        functions.iter().any(|f| f.starts_with(&prefix))
+    };
+    let samples = profile.run.samples_file.as_deref().expect("samples_file");
+    let samples = wasmprof_profile::input::read(
+        std::path::Path::new(samples),
+        &wasmprof_profile::sampled::Options::default(),
+    )
+    .unwrap()
+    .profile;
+    let self_nanos = samples.self_nanos();
+    // regex-lite's functions that the samples saw running and that have
+    // no function of their own in the module: only the line tables could
+    // name them.
+    let mut inlined: Vec<&str> = samples
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| self_nanos[*i] > 0.0)
+        .filter_map(|(_, n)| n.function)
+        .map(|f| samples.functions[f].name.as_str())
+        .filter(|name| name.starts_with("regex_lite::") && !name.contains(['<', '{']))
+        .filter(|name| !has_a_function(name))
+        .collect();
+    inlined.sort_unstable();
+    inlined.dedup();
+    assert!(
+        !inlined.is_empty(),
+        "no inlined function of regex-lite was sampled (the module has {} functions)",
+        functions.len()
+    );
+    // And the profile gives them the samples' time.
+    let timed: Vec<&str> = profile
+        .functions
+        .iter()
+        .filter(|f| inlined.contains(&f.name.as_str()))
+        .map(|f| f.name.as_str())
+        .collect();
+    assert!(!timed.is_empty(), "{inlined:?}");
+    let report = wasmprof(&["report", "--input", run.profile_path().to_str().unwrap()]);
+    report.assert_success();
+    assert!(
+        inlined
+            .iter()
+            .any(|name| report.stdout.contains(&format!("{name} (sampled)"))),
+        "{inlined:?}\n{}",
+        report.stdout
+    );
+}

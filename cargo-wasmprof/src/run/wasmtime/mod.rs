@@ -15,6 +15,7 @@ mod component;
 mod core_module;
 mod ending;
 mod http;
+mod line_tables;
 mod request_snapshots;
 mod sampler;
 mod threads;

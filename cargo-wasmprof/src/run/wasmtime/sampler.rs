@@ -8,6 +8,12 @@
 //! read. The samples are written as a `.cpuprofile`, so that every reader
 //! of the engines' samples (the hybrid, the timed run's coverage,
 //! `report --input`) reads them as it reads V8's.
+//!
+//! Each frame is recorded with the instruction it was at, so that the
+//! calls the compiler inlined there get their frames back from the
+//! module's line tables when the samples are written (`line_tables.rs`).
+
+use super::line_tables::InlinedCalls;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,14 +27,19 @@ use wasmtime::{FrameInfo, Store, UpdateDeadline, WasmBacktrace};
 /// number their functions each from 0.
 type FunctionKey = (usize, u32);
 
+/// A frame: its function, and the instruction it was at there (bytes into
+/// the module), which tells apart the calls inlined into it.
+type FrameKey = (FunctionKey, u32);
+
 /// The stacks seen so far, as a `.cpuprofile`'s tree of frames.
 pub(crate) struct Samples {
     started: Instant,
     last: Instant,
-    /// `(parent node, function)` to node id; node 1 is the root.
-    ids: HashMap<(u32, FunctionKey), u32>,
-    /// Each node's parent and name, by id (from 2; 1 is the root).
-    nodes: Vec<(u32, String)>,
+    /// `(parent node, frame)` to node id; node 1 is the root.
+    ids: HashMap<(u32, FrameKey), u32>,
+    /// Each node's parent, name and instruction, by id (from 2; 1 is the
+    /// root).
+    nodes: Vec<(u32, String, u32)>,
     samples: Vec<u32>,
     deltas: Vec<u64>,
 }
@@ -51,7 +62,7 @@ impl Samples {
     /// path (a sample allocates nothing once its stack is known).
     pub(super) fn record(&mut self, trace: &WasmBacktrace) {
         self.record_stack(trace.frames().iter().rev().map(|frame| {
-            (function_key(frame), || match frame.func_name() {
+            (frame_key(frame), || match frame.func_name() {
                 Some(name) => name.to_owned(),
                 None => format!("wasm-function[{}]", frame.func_index()),
             })
@@ -61,17 +72,17 @@ impl Samples {
     /// [`Samples::record`] of frames given `outermost_first`.
     fn record_stack<F: FnOnce() -> String>(
         &mut self,
-        outermost_first: impl IntoIterator<Item = (FunctionKey, F)>,
+        outermost_first: impl IntoIterator<Item = (FrameKey, F)>,
     ) {
         let now = Instant::now();
         let mut at = 1;
-        for (function, name) in outermost_first {
-            at = match self.ids.get(&(at, function)) {
+        for (frame, name) in outermost_first {
+            at = match self.ids.get(&(at, frame)) {
                 Some(&id) => id,
                 None => {
-                    self.nodes.push((at, name()));
+                    self.nodes.push((at, name(), frame.1));
                     let id = self.nodes.len() as u32 + 1;
-                    self.ids.insert((at, function), id);
+                    self.ids.insert((at, frame), id);
                     id
                 }
             };
@@ -88,9 +99,41 @@ impl Samples {
         self.last = Instant::now();
     }
 
+    /// The stacks with a frame below each frame for every call
+    /// `inlined_at` its instruction (outermost first): each node's parent
+    /// and name (ids from 2; 1 is the root), and each sample's node.
+    fn with_inlined_calls(
+        &self,
+        inlined_at: impl Fn(u32) -> Vec<String>,
+    ) -> (Vec<(u32, String)>, Vec<u32>) {
+        let mut nodes: Vec<(u32, String)> = Vec::new();
+        let mut ids: HashMap<(u32, String), u32> = HashMap::new();
+        let mut child = |parent: u32, name: String| -> u32 {
+            *ids.entry((parent, name.clone())).or_insert_with(|| {
+                nodes.push((parent, name));
+                nodes.len() as u32 + 1
+            })
+        };
+        // A node's parent comes before it: `renamed[id]` is ready for it.
+        let mut renamed = vec![0, 1];
+        for (parent, name, instruction) in &self.nodes {
+            let mut id = child(renamed[*parent as usize], name.clone());
+            for callee in inlined_at(*instruction) {
+                id = child(id, callee);
+            }
+            renamed.push(id);
+        }
+        let samples = self.samples.iter().map(|&s| renamed[s as usize]).collect();
+        (nodes, samples)
+    }
+
     /// The `.cpuprofile`, its wasm frames naming `module_url`. Times are
     /// microseconds from the sampler's start.
-    pub(super) fn to_cpuprofile(&self, module_url: &str) -> Value {
+    pub(super) fn to_cpuprofile(&self, module_url: &str, inlined: Option<&InlinedCalls>) -> Value {
+        let (nodes, samples) = self.with_inlined_calls(|instruction| match inlined {
+            Some(inlined) => inlined.at(instruction as usize),
+            None => Vec::new(),
+        });
         let frame = |name: &str, url: &str| {
             json!({
                 "functionName": name,
@@ -100,18 +143,18 @@ impl Samples {
                 "columnNumber": -1,
             })
         };
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); self.nodes.len() + 2];
-        for (index, (parent, _)) in self.nodes.iter().enumerate() {
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len() + 2];
+        for (index, (parent, _)) in nodes.iter().enumerate() {
             children[*parent as usize].push(index as u32 + 2);
         }
-        let mut nodes = vec![json!({
+        let mut written = vec![json!({
             "id": 1,
             "callFrame": frame("(root)", ""),
             "children": children[1],
         })];
-        for (index, (_, name)) in self.nodes.iter().enumerate() {
+        for (index, (_, name)) in nodes.iter().enumerate() {
             let id = index as u32 + 2;
-            nodes.push(json!({
+            written.push(json!({
                 "id": id,
                 "callFrame": frame(name, module_url),
                 "children": children[id as usize],
@@ -119,25 +162,39 @@ impl Samples {
         }
         let end = self.last.duration_since(self.started).as_micros() as u64;
         json!({
-            "nodes": nodes,
+            "nodes": written,
             "startTime": 0,
             "endTime": end,
-            "samples": self.samples,
+            "samples": samples,
             "timeDeltas": self.deltas,
         })
     }
 }
 
 /// Writes the samples as a `.cpuprofile` where the engine reads them
-/// (`config.cpuprofile_out`), their frames naming the run's `.wasm`.
+/// (`config.cpuprofile_out`), their frames naming the run's `.wasm`, with
+/// the calls inlined where they were, when the module's line tables say.
 pub(super) fn save(samples: &Samples, config: &crate::run::host::HostConfig) -> anyhow::Result<()> {
     use anyhow::Context;
     let url = format!("file://{}", config.wasm.display());
+    let module = std::fs::read(&config.wasm)
+        .with_context(|| format!("could not read {}", config.wasm.display()))?;
+    // A component's core modules are inside it: their frames stay as the
+    // build kept them.
+    let inlined = match wasmparser::Parser::is_core_wasm(&module) {
+        true => InlinedCalls::read(&module)?,
+        false => None,
+    };
     std::fs::write(
         &config.cpuprofile_out,
-        samples.to_cpuprofile(&url).to_string(),
+        samples.to_cpuprofile(&url, inlined.as_ref()).to_string(),
     )
     .with_context(|| format!("could not write {}", config.cpuprofile_out.display()))
+}
+
+fn frame_key(frame: &FrameInfo) -> FrameKey {
+    let instruction = frame.module_offset().unwrap_or(0) as u32;
+    (function_key(frame), instruction)
 }
 
 fn function_key(frame: &FrameInfo) -> FunctionKey {
@@ -208,13 +265,13 @@ mod tests {
         let mut samples = Samples::new();
         for stack in [vec![0, 1, 2], vec![0, 1], vec![0, 1, 2]] {
             samples.record_stack(stack.into_iter().map(|f: u32| {
-                ((0, f), move || {
+                (((0, f), 0), move || {
                     ["main", "run", "step"][f as usize].to_owned()
                 })
             }));
         }
         assert_eq!(samples.samples.len(), 3);
-        let text = samples.to_cpuprofile("file:///m.wasm").to_string();
+        let text = samples.to_cpuprofile("file:///m.wasm", None).to_string();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.cpuprofile");
         std::fs::write(&path, text).unwrap();
@@ -235,5 +292,37 @@ mod tests {
             })
             .map(|(_, n)| n.samples);
         assert_eq!(step, Some(2));
+    }
+
+    #[test]
+    fn calls_inlined_at_a_frame_s_instruction_become_frames_below_it() {
+        let mut samples = Samples::new();
+        // `run` at two instructions: in code inlined from `step` (at 10)
+        // and in its own (at 20); then `step` itself, a frame of its own.
+        for stack in [[(0, 0), (1, 10)], [(0, 0), (1, 20)], [(0, 0), (2, 30)]] {
+            samples.record_stack(stack.into_iter().map(|(f, at): (u32, u32)| {
+                (((0, f), at), move || {
+                    ["main", "run", "step"][f as usize].to_owned()
+                })
+            }));
+        }
+        let (nodes, sampled) = samples.with_inlined_calls(|at| match at {
+            10 => vec!["step".to_owned(), "decode".to_owned()],
+            _ => Vec::new(),
+        });
+        let path = |mut id: u32| {
+            let mut names = Vec::new();
+            while id > 1 {
+                let (parent, name) = &nodes[id as usize - 2];
+                names.push(name.as_str());
+                id = *parent;
+            }
+            names.reverse();
+            names.join("/")
+        };
+        let paths: Vec<String> = sampled.into_iter().map(path).collect();
+        assert_eq!(paths, ["main/run/step/decode", "main/run", "main/step"]);
+        // `main` and `run` stay one node each, whatever their instructions.
+        assert_eq!(nodes.len(), 5);
     }
 }
