@@ -55,6 +55,7 @@ const UNSAMPLED: &str = "--timer host --no-sample";
 const CONTROL: &str = "plain again";
 
 /// One build and what was measured of it.
+#[derive(Clone)]
 struct Measured {
     label: &'static str,
     /// Run with the engine's sampler on.
@@ -64,10 +65,10 @@ struct Measured {
     /// The functions it keeps out of line.
     frames: build::KeptFrames,
     module: BuiltModule,
-    /// The module's size without its debug info (`wasm_size`).
+    /// The module's size.
     wasm_bytes: u64,
-    /// The debug info's size: the line tables a sampled build for wasmtime
-    /// keeps for its sampler.
+    /// Its debug info's size (`wasm_size`): std's, and the line tables a
+    /// sampled build for wasmtime keeps for its sampler.
     debug_bytes: u64,
     /// The program's own time of each counted run.
     nanos: Vec<u64>,
@@ -132,7 +133,8 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         }
         let bytes = std::fs::read(&module.wasm)
             .with_context(|| format!("could not read {}", module.wasm.display()))?;
-        let (wasm_bytes, debug_bytes) = wasm_size(&bytes);
+        let wasm_bytes = bytes.len() as u64;
+        let debug_bytes = debug_info_size(&bytes);
         builds.push(Measured {
             label,
             sample,
@@ -653,19 +655,7 @@ fn table(builds: &[Measured], measure: Measure) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    let debug: Vec<String> = builds
-        .iter()
-        .filter(|b| b.debug_bytes > 0)
-        .map(|b| format!("{} {:.1} KiB", b.label, b.debug_bytes as f64 / 1024.0))
-        .collect();
-    if !debug.is_empty() {
-        out.push_str(&format!(
-            "\n.wasm KiB leaves out debug info, which the engine does not load: {}. \
-             (A sampled build for wasmtime keeps its line tables, from which the \
-             sampler finds the calls the compiler inlined.)\n",
-            debug.join(", ")
-        ));
-    }
+    out.push_str(&line_tables_note(builds));
     let explained = explain(&verdicts, control, builds[0].nanos.len());
     if !explained.is_empty() {
         out.push('\n');
@@ -674,21 +664,50 @@ fn table(builds: &[Measured], measure: Measure) -> String {
     out
 }
 
-/// A module's size without its debug info, and the debug info's size
-/// (its `.debug_*` custom sections, each with its header). A module that
-/// does not parse as sections counts whole.
-fn wasm_size(module: &[u8]) -> (u64, u64) {
-    let whole = module.len() as u64;
+/// The line under the table for builds that keep their line tables (a
+/// sampled build for wasmtime): how much larger they are without their
+/// debug info than plain without its own, which is what they ship of
+/// code and data.
+fn line_tables_note(builds: &[Measured]) -> String {
+    let plain = &builds[0];
+    let without_debug = |b: &Measured| b.wasm_bytes - b.debug_bytes;
+    let kept: Vec<String> = builds
+        .iter()
+        .filter(|b| b.frames == build::KeptFrames::InLineTables)
+        .map(|b| {
+            format!(
+                "{} is {:.1} KiB without them, {} plain's {:.1} KiB without debug info",
+                b.label,
+                without_debug(b) as f64 / 1024.0,
+                ratio(without_debug(b) as f64, without_debug(plain) as f64),
+                without_debug(plain) as f64 / 1024.0,
+            )
+        })
+        .collect();
+    if kept.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nSampled builds for wasmtime keep their line tables (DWARF), where the sampler \
+         finds the calls the compiler inlined; the engine does not load them. {}.\n",
+        kept.join("; ")
+    )
+}
+
+/// The size of a module's debug info: its `.debug_*` custom sections,
+/// each with its header. A module that does not parse as sections has
+/// none.
+fn debug_info_size(module: &[u8]) -> u64 {
     let mut debug = 0;
     let mut at = 8;
     while at < module.len() {
         let id = module[at];
         let Some((size, content)) = leb128_u32(module, at + 1) else {
-            return (whole, 0);
+            return 0;
         };
         let end = content + size as usize;
         if end > module.len() {
-            return (whole, 0);
+            return 0;
         }
         if id == 0 {
             if let Some((length, name)) = leb128_u32(module, content) {
@@ -702,7 +721,7 @@ fn wasm_size(module: &[u8]) -> (u64, u64) {
         }
         at = end;
     }
-    (whole - debug, debug)
+    debug
 }
 
 /// An unsigned LEB128 number at `at`, and where what follows it starts.
@@ -792,7 +811,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes_leave_the_debug_info_out_and_give_it_apart() {
+    fn debug_info_is_its_sections_with_their_headers() {
         let mut module = b"\0asm\x01\0\0\0".to_vec();
         // A type section of one type, then a custom section `.debug_info`
         // of 4 bytes and one `name` of 1.
@@ -803,9 +822,9 @@ mod tests {
         module.extend([0, 6, 4]);
         module.extend(b"name");
         module.push(0);
-        assert_eq!(wasm_size(&module), (8 + 6 + 8, 18));
-        // A module cut short counts whole.
-        assert_eq!(wasm_size(&module[..20]), (20, 0));
+        assert_eq!(debug_info_size(&module), 18);
+        // A module cut short has none.
+        assert_eq!(debug_info_size(&module[..20]), 0);
     }
 
     #[test]
@@ -841,6 +860,25 @@ mod tests {
              \n\
              interval: the 75 % interval of the median of each round's time over plain's; \
              plain against itself: 0.99–1.01\n"
+        );
+    }
+
+    #[test]
+    fn builds_that_keep_line_tables_give_their_size_without_them() {
+        let mut plain = measured("plain", 400 * 1024, &[1]);
+        plain.debug_bytes = 100 * 1024;
+        let mut sampled = measured("--timer host (what run does)", 1_400 * 1024, &[1]);
+        sampled.debug_bytes = 1_070 * 1024;
+        sampled.frames = build::KeptFrames::InLineTables;
+        let unsampled = measured("--timer host --no-sample", 430 * 1024, &[1]);
+        assert_eq!(line_tables_note(&[plain.clone(), unsampled.clone()]), "");
+        let note = line_tables_note(&[plain, unsampled, sampled]);
+        assert!(
+            note.ends_with(
+                "--timer host (what run does) is 330.0 KiB without them, 1.10× plain's \
+                 300.0 KiB without debug info.\n"
+            ),
+            "{note}"
         );
     }
 

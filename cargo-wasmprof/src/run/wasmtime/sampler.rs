@@ -37,9 +37,13 @@ pub(crate) struct Samples {
     last: Instant,
     /// `(parent node, frame)` to node id; node 1 is the root.
     ids: HashMap<(u32, FrameKey), u32>,
-    /// Each node's parent, name and instruction, by id (from 2; 1 is the
-    /// root).
-    nodes: Vec<(u32, String, u32)>,
+    /// Each node's parent, name (in `names`) and instruction, by id (from
+    /// 2; 1 is the root).
+    nodes: Vec<(u32, u32, u32)>,
+    /// Each function's name, asked for once: a function's frames at other
+    /// instructions are other nodes.
+    names: Vec<String>,
+    name_ids: HashMap<FunctionKey, u32>,
     samples: Vec<u32>,
     deltas: Vec<u64>,
 }
@@ -52,14 +56,17 @@ impl Samples {
             last: now,
             ids: HashMap::new(),
             nodes: Vec::new(),
+            names: Vec::new(),
+            name_ids: HashMap::new(),
             samples: Vec::new(),
             deltas: Vec::new(),
         }
     }
 
-    /// Records one sample of the guest's stack: each frame's function, and
-    /// its name, asked for only the first time the frame is seen on its
-    /// path (a sample allocates nothing once its stack is known).
+    /// Records one sample of the guest's stack: each frame's function and
+    /// instruction, and the function's name, asked for only the first time
+    /// the function is seen (a sample allocates nothing once its stack is
+    /// known).
     pub(super) fn record(&mut self, trace: &WasmBacktrace) {
         self.record_stack(trace.frames().iter().rev().map(|frame| {
             (frame_key(frame), || match frame.func_name() {
@@ -80,7 +87,12 @@ impl Samples {
             at = match self.ids.get(&(at, frame)) {
                 Some(&id) => id,
                 None => {
-                    self.nodes.push((at, name(), frame.1));
+                    let names = &mut self.names;
+                    let name = *self.name_ids.entry(frame.0).or_insert_with(|| {
+                        names.push(name());
+                        names.len() as u32 - 1
+                    });
+                    self.nodes.push((at, name, frame.1));
                     let id = self.nodes.len() as u32 + 1;
                     self.ids.insert((at, frame), id);
                     id
@@ -117,7 +129,8 @@ impl Samples {
         // A node's parent comes before it: `renamed[id]` is ready for it.
         let mut renamed = vec![0, 1];
         for (parent, name, instruction) in &self.nodes {
-            let mut id = child(renamed[*parent as usize], name.clone());
+            let name = self.names[*name as usize].clone();
+            let mut id = child(renamed[*parent as usize], name);
             for callee in inlined_at(*instruction) {
                 id = child(id, callee);
             }
