@@ -258,16 +258,17 @@ pub(crate) fn set_max_nodes_env(command: &mut Command, max_nodes: Option<u32>) {
     };
 }
 
+/// What a build whose inlined frames are found in its line tables adds:
+/// its debug info (`limited`: lines, functions and inlined calls, no types
+/// or variables; `line-tables-only` names an inlined function without its
+/// path), not stripped, which cargo's release profile otherwise does.
+/// They come after the profile's own flags, and rustc takes the last.
+const LINE_TABLES: [&str; 2] = ["-Cdebuginfo=limited", "-Cstrip=none"];
+
 /// The snapshot export and `extra`. The export is asked for only if
 /// defined, so a module without instrumented code still links, and is the
 /// same module: a plain build asks for it too, so that its flags are every
 /// kind's, and cargo shares what no kind changes.
-/// What a build whose inlined frames are found in its line tables adds:
-/// the tables (file, line and the inlined calls, no types), and not
-/// stripped, which cargo's release profile otherwise does. They come after
-/// the profile's own flags, and rustc takes the last.
-const LINE_TABLES: [&str; 2] = ["-Cdebuginfo=limited", "-Cstrip=none"];
-
 fn rustflags(extra: &[String]) -> Vec<String> {
     let mut flags = vec![
         format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"),

@@ -1,9 +1,9 @@
 //! Calls the compiler inlined, found again from the module's line tables.
 //!
 //! A sampled build for wasmtime keeps no frame out of line: wasmtime's
-//! sampler knows the instruction each frame was at, and the DWARF line
-//! tables such a build keeps (`-Cdebuginfo=line-tables-only`) say which
-//! inlined calls that instruction was inside. A sample's stack then has a
+//! sampler knows the instruction each frame was at, and the DWARF such a
+//! build keeps (`-Cdebuginfo=limited`) says which inlined calls that
+//! instruction was inside. A sample's stack then has a
 //! frame for every call, inlined or not, as a build that kept every frame
 //! would have given it, at none of the cost of keeping them.
 
@@ -83,5 +83,42 @@ impl<'a> InlinedCalls<'a> {
         names.pop();
         names.reverse();
         names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module of one empty function, with a custom section `name` of
+    /// `data` when given.
+    fn module(custom: Option<(&str, &[u8])>) -> Vec<u8> {
+        let mut bytes = b"\0asm\x01\0\0\0".to_vec();
+        bytes.extend([1, 4, 1, 0x60, 0, 0]); // type () -> ()
+        bytes.extend([3, 2, 1, 0]); // one function of it
+        bytes.extend([10, 4, 1, 2, 0, 0x0b]); // its body: end
+        if let Some((name, data)) = custom {
+            let mut section = vec![name.len() as u8];
+            section.extend(name.as_bytes());
+            section.extend(data);
+            bytes.push(0);
+            bytes.push(section.len() as u8);
+            bytes.extend(section);
+        }
+        bytes
+    }
+
+    #[test]
+    fn a_module_without_debug_info_has_no_line_tables() {
+        assert!(InlinedCalls::read(&module(None)).unwrap().is_none());
+        let named = module(Some(("name", &[])));
+        assert!(InlinedCalls::read(&named).unwrap().is_none());
+    }
+
+    #[test]
+    fn debug_info_that_is_not_dwarf_is_an_error_not_a_panic() {
+        let junk = module(Some((".debug_info", &[0xff; 40])));
+        let error = InlinedCalls::read(&junk).err().expect("an error");
+        assert!(format!("{error:#}").contains("line tables are unreadable"));
     }
 }

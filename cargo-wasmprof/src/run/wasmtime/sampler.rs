@@ -194,8 +194,17 @@ pub(super) fn save(samples: &Samples, config: &crate::run::host::HostConfig) -> 
         .with_context(|| format!("could not read {}", config.wasm.display()))?;
     // A component's core modules are inside it: their frames stay as the
     // build kept them.
+    // Tables that cannot be read cost the inlined calls their frames, not
+    // the samples.
     let inlined = match wasmparser::Parser::is_core_wasm(&module) {
-        true => InlinedCalls::read(&module)?,
+        true => InlinedCalls::read(&module).unwrap_or_else(|error| {
+            crate::terminal::warning(&format!(
+                "{}: {error:#}; the samples are written without the calls the compiler \
+                 inlined, which are their callers' time",
+                config.wasm.display()
+            ));
+            None
+        }),
         false => None,
     };
     std::fs::write(
