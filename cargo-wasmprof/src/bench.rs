@@ -67,7 +67,7 @@ struct Measured {
     module: BuiltModule,
     /// The module's size.
     wasm_bytes: u64,
-    /// Its debug info's size (`wasm_size`): std's, and the line tables a
+    /// Its debug info's size (`debug_info_size`): std's, and the line tables a
     /// sampled build for wasmtime keeps for its sampler.
     debug_bytes: u64,
     /// The program's own time of each counted run.
@@ -695,47 +695,21 @@ fn line_tables_note(builds: &[Measured]) -> String {
 }
 
 /// The size of a module's debug info: its `.debug_*` custom sections,
-/// each with its header. A module that does not parse as sections has
-/// none.
+/// names included. A module that does not parse counts what was read of
+/// it.
 fn debug_info_size(module: &[u8]) -> u64 {
-    let mut debug = 0;
-    let mut at = 8;
-    while at < module.len() {
-        let id = module[at];
-        let Some((size, content)) = leb128_u32(module, at + 1) else {
-            return 0;
-        };
-        let end = content + size as usize;
-        if end > module.len() {
-            return 0;
-        }
-        if id == 0 {
-            if let Some((length, name)) = leb128_u32(module, content) {
-                if module
-                    .get(name..name + length as usize)
-                    .is_some_and(|n| n.starts_with(b".debug_"))
-                {
-                    debug += (end - at) as u64;
-                }
+    wasmparser::Parser::new(0)
+        .parse_all(module)
+        .map_while(Result::ok)
+        .filter_map(|payload| match payload {
+            wasmparser::Payload::CustomSection(section)
+                if section.name().starts_with(".debug_") =>
+            {
+                Some(section.range().len() as u64)
             }
-        }
-        at = end;
-    }
-    debug
-}
-
-/// An unsigned LEB128 number at `at`, and where what follows it starts.
-fn leb128_u32(bytes: &[u8], mut at: usize) -> Option<(u32, usize)> {
-    let mut value: u64 = 0;
-    for shift in (0..35).step_by(7) {
-        let byte = *bytes.get(at)?;
-        at += 1;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return u32::try_from(value).ok().map(|v| (v, at));
-        }
-    }
-    None
+            _ => None,
+        })
+        .sum()
 }
 
 /// The lines under the table: what the interval is, and what the verdicts
@@ -811,7 +785,7 @@ mod tests {
     }
 
     #[test]
-    fn debug_info_is_its_sections_with_their_headers() {
+    fn debug_info_is_its_sections_with_their_names() {
         let mut module = b"\0asm\x01\0\0\0".to_vec();
         // A type section of one type, then a custom section `.debug_info`
         // of 4 bytes and one `name` of 1.
@@ -822,8 +796,9 @@ mod tests {
         module.extend([0, 6, 4]);
         module.extend(b"name");
         module.push(0);
-        assert_eq!(debug_info_size(&module), 18);
-        // A module cut short has none.
+        // The section's name and data: 1 + 11 + 4 bytes.
+        assert_eq!(debug_info_size(&module), 16);
+        // A module cut short before the section has none.
         assert_eq!(debug_info_size(&module[..20]), 0);
     }
 

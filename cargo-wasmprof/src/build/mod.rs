@@ -122,12 +122,26 @@ impl KeptFrames {
 
 /// The frames a build with these flags keeps.
 pub(crate) fn kept_frames(args: &BuildOptions) -> KeptFrames {
+    frames_kept(args, false)
+}
+
+/// The frames a test suite's build keeps (`cargo wasmprof test`): in
+/// wasmtime too, as in Node. Its tests run inside cargo, beside the build
+/// directory other suites of the same program share, so a kind of its own
+/// for wasmtime would compile the runtime anew in place while a suite of
+/// the same program for Node is still compiling its doctests against it.
+pub(crate) fn kept_frames_in_tests(args: &BuildOptions) -> KeptFrames {
+    frames_kept(args, true)
+}
+
+fn frames_kept(args: &BuildOptions, tests: bool) -> KeptFrames {
     let sampled = match instrument_mode(args) {
         Some(Instrument::Timed) => args.sampled.unwrap_or(true),
         Some(Instrument::CountOnly) => args.sampled.unwrap_or(false),
         _ => false,
     };
-    let in_line_tables = args.host == options::HostKind::Wasmtime
+    let in_line_tables = !tests
+        && args.host == options::HostKind::Wasmtime
         && !args
             .cargo
             .target
@@ -236,7 +250,8 @@ pub(crate) fn prepare(
     let target_dir = workspace.target_dir(&args.cargo);
     // The kind of build, which names its directory. Functions kept out of
     // line are other code.
-    let mode = match (instrument, kept_frames(args)) {
+    let frames = frames_kept(args, tests);
+    let mode = match (instrument, frames) {
         (Some(Instrument::CountOnly), KeptFrames::Full) => "none-frames".to_owned(),
         (Some(Instrument::Timed), KeptFrames::None) => "host-inlined".to_owned(),
         (Some(mode), KeptFrames::InLineTables) => format!("{}-line-tables", mode.as_str()),
@@ -636,5 +651,10 @@ mod tests {
             assert_eq!(frames(target, Some(false), false), KeptFrames::None);
         }
         assert_eq!(frames(Some("wasm32-wasip2"), None, false), KeptFrames::Full);
+        let suite = BuildOptions {
+            host: options::HostKind::Wasmtime,
+            ..BuildOptions::default()
+        };
+        assert_eq!(kept_frames_in_tests(&suite), KeptFrames::Full);
     }
 }

@@ -387,7 +387,7 @@ fn cargo_test(
         &mut command,
         build::Instrumentation {
             mode: build::instrument_mode(build_args),
-            frames: build::kept_frames(build_args),
+            frames: build::kept_frames_in_tests(build_args),
             memory: prepared.memory,
             oracle: build_args.oracle != crate::build::options::Oracle::Off,
             kind: prepared.kind.as_ref(),
