@@ -440,10 +440,11 @@ pub(crate) struct CrateWideArgs {
     /// counted function that may run long keeps its frame, and the
     /// samples give such a call's time to it (marked "sampled"). The cost
     /// is that of every small call made a real one: `realworld` crate-wide
-    /// went from 1.69× to 2.71× of the plain build's time. In wasmtime
-    /// (WASI 0.1 modules) no frame is kept at all: the build keeps its
-    /// line tables instead, and the sampler finds every inlined call, of
-    /// counted functions too, at the instruction each sample was at.
+    /// went from 1.69× to 2.71× of the plain build's time. `run` and
+    /// `bench` in wasmtime (WASI 0.1 modules) keep no frame at all: the
+    /// build keeps its line tables instead, and the sampler finds every
+    /// inlined call, of counted functions too, at the instruction each
+    /// sample was at.
     #[arg(long, help_heading = "Crate-wide Instrumentation")]
     pub keep_counted_frames: bool,
     /// Leave these functions or modules out of crate-wide instrumentation (repeatable)
@@ -611,9 +612,9 @@ pub(crate) struct HostArgs {
     ///
     /// Node's `--cpu-prof`, the DevTools protocol's Profiler in the
     /// browser, and in wasmtime a sample of the stack at every epoch tick
-    /// (there, the calls the compiler inlined are found in the module's
-    /// line tables, which a sampled build for wasmtime keeps, so no
-    /// function is kept out of line for it).
+    /// (there, `run` and `bench` find the calls the compiler inlined in
+    /// the module's line tables, which their sampled builds keep, so no
+    /// function is kept out of line for them).
     /// With `--timer host` it runs unless `--no-sample` is given: its
     /// samples give the calls too short to time their time (one long call
     /// among many short ones included), marked as estimated. With
