@@ -214,10 +214,14 @@ pub(crate) fn set_instrumentation_env(
     let config = super::user_rustflags::cargo_config(&cwd)?;
     let mut flags = super::user_rustflags::rustflags_in(&config, target)?;
     flags.extend(rustflags(extra));
+    let (flags, mut unhashed) = super::rustc_wrapper::unhashed(flags);
+    // Through the wrapper, as the remapping: cargo, not seeing them, does
+    // not compile every dependency again in the shared build directory
+    // for them. What the line tables are for, the instrumented crates,
+    // depend on the runtime, which the kind compiles anew.
     if how.frames == KeptFrames::InLineTables {
-        flags.extend(LINE_TABLES.iter().map(|f| f.to_string()));
+        unhashed.extend(LINE_TABLES.iter().map(|f| f.to_string()));
     }
-    let (flags, unhashed) = super::rustc_wrapper::unhashed(flags);
     super::rustc_wrapper::wrap(command, &config, &unhashed)?;
     // The attribute reads the variable when it expands; the kind, which
     // names the frames kept, tells cargo that the code differs.

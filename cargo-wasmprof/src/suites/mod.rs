@@ -127,7 +127,13 @@ pub(crate) fn test(
             }
         ),
     );
+    // The build directory is every kind's, and cargo builds and runs the
+    // tests (doctests compiled against the runtime included) in one
+    // command: no other build may compile the runtime anew in place until
+    // it is done.
+    let lock = crate::dir_lock::DirLock::acquire(&prepared.build_dir)?;
     let status = command.status().context("could not run cargo")?;
+    drop(lock);
     let code = status.code().unwrap_or(101);
     let gathered = results::gather(&session_dir, &tests, &command_line)?;
     match gathered {
