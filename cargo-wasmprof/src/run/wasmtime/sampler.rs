@@ -116,7 +116,7 @@ impl Samples {
     /// and name (ids from 2; 1 is the root), and each sample's node.
     fn with_inlined_calls(
         &self,
-        inlined_at: impl Fn(u32) -> Vec<String>,
+        mut inlined_at: impl FnMut(u32) -> Vec<String>,
     ) -> (Vec<(u32, String)>, Vec<u32>) {
         let mut nodes: Vec<(u32, String)> = Vec::new();
         let mut ids: HashMap<(u32, String), u32> = HashMap::new();
@@ -143,8 +143,13 @@ impl Samples {
     /// The `.cpuprofile`, its wasm frames naming `module_url`. Times are
     /// microseconds from the sampler's start.
     pub(super) fn to_cpuprofile(&self, module_url: &str, inlined: Option<&InlinedCalls>) -> Value {
+        // An instruction is on many paths: the tables are asked once.
+        let mut asked: HashMap<u32, Vec<String>> = HashMap::new();
         let (nodes, samples) = self.with_inlined_calls(|instruction| match inlined {
-            Some(inlined) => inlined.at(instruction as usize),
+            Some(inlined) => asked
+                .entry(instruction)
+                .or_insert_with(|| inlined.at(instruction as usize))
+                .clone(),
             None => Vec::new(),
         });
         let frame = |name: &str, url: &str| {
@@ -190,23 +195,25 @@ impl Samples {
 pub(super) fn save(samples: &Samples, config: &crate::run::host::HostConfig) -> anyhow::Result<()> {
     use anyhow::Context;
     let url = format!("file://{}", config.wasm.display());
-    let module = std::fs::read(&config.wasm)
-        .with_context(|| format!("could not read {}", config.wasm.display()))?;
-    // A component's core modules are inside it: their frames stay as the
-    // build kept them.
-    // Tables that cannot be read cost the inlined calls their frames, not
-    // the samples.
-    let inlined = match wasmparser::Parser::is_core_wasm(&module) {
-        true => InlinedCalls::read(&module).unwrap_or_else(|error| {
-            crate::terminal::warning(&format!(
-                "{}: {error:#}; the samples are written without the calls the compiler \
-                 inlined, which are their callers' time",
-                config.wasm.display()
-            ));
-            None
-        }),
-        false => None,
-    };
+    // A module or tables that cannot be read cost the inlined calls their
+    // frames, not the samples. A component's core modules are inside it:
+    // their frames stay as the build kept them.
+    let module = std::fs::read(&config.wasm);
+    let inlined = module
+        .as_deref()
+        .map_err(|e| anyhow::anyhow!("cannot read it: {e}"))
+        .and_then(|module| match wasmparser::Parser::is_core_wasm(module) {
+            true => InlinedCalls::read(module),
+            false => Ok(None),
+        });
+    let inlined = inlined.unwrap_or_else(|error| {
+        crate::terminal::warning(&format!(
+            "{}: {error:#}; the samples are written without the calls the compiler \
+             inlined, which are their callers' time",
+            config.wasm.display()
+        ));
+        None
+    });
     std::fs::write(
         &config.cpuprofile_out,
         samples.to_cpuprofile(&url, inlined.as_ref()).to_string(),
