@@ -93,7 +93,10 @@
     status = document.createElement('span');
     status.id = 'wasmprof-status';
     status.textContent = 'wasmprof';
-    box.append(button('wasmprof-save', 'Save profile', () => { save(); }), recordButton, status);
+    // The box is anchored at its right edge: the status, whose text changes
+    // when an upload answers, stands left of the buttons so that it never
+    // moves them under a pointer about to click.
+    box.append(status, button('wasmprof-save', 'Save profile', () => { save(); }), recordButton);
     document.body.append(box);
   }
   if (document.body) overlay();

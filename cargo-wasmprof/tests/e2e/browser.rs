@@ -495,6 +495,15 @@ fn serve_saves_a_profile_when_a_person_presses_the_button() {
     };
     click("wasmprof-save");
     let saved = wait_for_line("Profile");
+    // The page says so once the server has answered.
+    wait_for(
+        || {
+            evaluate("document.getElementById('wasmprof-status').textContent")
+                .as_str()
+                .is_some_and(|status| status.starts_with("profile saved"))
+        },
+        "the page to say the profile was saved",
+    );
 
     // A window recorded with the page's buttons: five animation frames,
     // started from the console while it is open, and nothing of the
