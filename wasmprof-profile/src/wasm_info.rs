@@ -58,7 +58,9 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
                 }
             }
             Payload::ImportSection(imports) => {
-                for import in imports {
+                // Flattens the compact encodings (one module name for a
+                // group of imports) into one import each.
+                for import in imports.into_imports() {
                     let import = import?;
                     if let wasmparser::TypeRef::Memory(memory) = import.ty {
                         info.shared_memory |= memory.shared;

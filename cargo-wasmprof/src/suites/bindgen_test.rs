@@ -239,8 +239,8 @@ fn user_start_calls(bytes: &[u8]) -> Result<Vec<std::ops::Range<usize>>> {
     for payload in Parser::new(0).parse_all(bytes) {
         match payload? {
             Payload::ImportSection(imports) => {
-                for import in imports {
-                    if matches!(import?.ty, TypeRef::Func(_)) {
+                for import in imports.into_imports() {
+                    if matches!(import?.ty, TypeRef::Func(_) | TypeRef::FuncExact(_)) {
                         imported_functions += 1;
                     }
                 }
