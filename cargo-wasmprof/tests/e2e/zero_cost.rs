@@ -68,7 +68,7 @@ fn an_ordinary_build_is_the_plain_function() {
     const PACKAGES: [&str; 2] = ["fib", "async-loads"];
     let annotated: Vec<Vec<u8>> = PACKAGES
         .iter()
-        .map(|package| plain_build(&examples, &target_dir.join("annotated"), package))
+        .map(|package| plain_build(&examples, &target_dir, package))
         .collect();
 
     // The same crate with the annotations removed, laid out the same way so
@@ -99,7 +99,10 @@ fn an_ordinary_build_is_the_plain_function() {
     }
     let _ = std::fs::copy(examples.join("Cargo.lock"), scratch.join("Cargo.lock"));
     for (package, annotated) in PACKAGES.iter().zip(&annotated) {
-        let stripped = plain_build(&scratch, &target_dir.join("stripped"), package);
+        // The same target directory: the dependencies, which are the same,
+        // are compiled once; the two workspaces' own crates are apart (their
+        // paths differ), and each build's `.wasm` is read before the next.
+        let stripped = plain_build(&scratch, &target_dir, package);
         let info = wasm_info::inspect(annotated).unwrap();
         assert!(
             !info.has_snapshot_export,

@@ -238,6 +238,11 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
 /// A copy of the registry crate `name` `version` in a temporary
 /// directory, as a workspace of its own: a crate nobody here wrote, as its
 /// users have it.
+///
+/// The copies build into one target directory (a `.cargo/config.toml`
+/// beside them says where), so that the dependencies two tests share,
+/// such as itoa's criterion, are compiled once rather than once a copy.
+/// `cargo wasmprof` holds that directory's lock while it builds and runs.
 pub(crate) fn registry_crate_copy(name: &str, version: &str) -> (tempfile::TempDir, PathBuf) {
     let source = registry_source(name, version);
     let dir = tempfile::tempdir().unwrap();
@@ -247,6 +252,14 @@ pub(crate) fn registry_crate_copy(name: &str, version: &str) -> (tempfile::TempD
     let mut text = std::fs::read_to_string(&manifest).unwrap();
     text.push_str("\n[workspace]\n");
     std::fs::write(&manifest, text).unwrap();
+    let config = dir.path().join(".cargo");
+    std::fs::create_dir_all(&config).unwrap();
+    let shared = examples_dir().join("target").join("registry-crates");
+    std::fs::write(
+        config.join("config.toml"),
+        format!("[build]\ntarget-dir = {:?}\n", shared.display().to_string()),
+    )
+    .unwrap();
     (dir, copy)
 }
 
