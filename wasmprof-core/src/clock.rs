@@ -59,3 +59,45 @@ mod imp {
 pub(crate) fn now() -> f64 {
     if TIMED { imp::now() } else { 0.0 }
 }
+
+/// Milliseconds for the snapshots' bounded waits for other threads
+/// (`threads/reading.rs`), in every timer mode: the host's clock on
+/// WebAssembly, where `--timer none` reads it for nothing else, and a
+/// monotonic `Instant` elsewhere.
+#[cfg(not(one_thread))]
+pub(crate) fn wait_now() -> f64 {
+    wait_clock::now()
+}
+
+#[cfg(all(
+    not(one_thread),
+    target_family = "wasm",
+    wasmprof_enabled,
+    not(wasmprof_component)
+))]
+mod wait_clock {
+    #[link(wasm_import_module = "prof")]
+    unsafe extern "C" {
+        #[link_name = "getTime"]
+        fn host_get_time() -> f64;
+    }
+
+    pub(super) fn now() -> f64 {
+        // SAFETY: a host function that takes nothing and returns a number.
+        unsafe { host_get_time() }
+    }
+}
+
+#[cfg(all(
+    not(one_thread),
+    not(all(target_family = "wasm", wasmprof_enabled, not(wasmprof_component)))
+))]
+mod wait_clock {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    pub(super) fn now() -> f64 {
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        ORIGIN.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+    }
+}

@@ -11,13 +11,14 @@
 //! Nothing calls out of the module but the clock, and nothing allocates
 //! once the node exists but the timed-call stack when it grows.
 
+#[cfg(one_thread)]
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::clock;
 use crate::frame::TimedFrame;
 use crate::site::{Site, SiteCache};
 use crate::state::with_thread;
-use crate::thread_state::{ONE_TREE, ThreadState};
+use crate::thread_state::ThreadState;
 use crate::tree::NodeId;
 
 /// Records one call of an instrumented function while it is alive.
@@ -48,17 +49,8 @@ pub fn enter(
 ) -> Guard {
     let entered = with_thread(|thread| {
         let parent = thread.current;
-        let cached = cache.slot(parent).load(Relaxed);
-        // With one tree, a site's cached node is always of the site's own
-        // function, so its parent is all there is to check; with a tree per
-        // thread the cache may come from another thread's tree.
-        let function = if ONE_TREE {
-            None
-        } else {
-            Some(site.id(self_type))
-        };
-        let (node, timed) = match thread.tree.enter_cached(cached, parent, function) {
-            Some(timed) => (cached, timed),
+        let (node, timed) = match cached_entry(thread, site, cache, parent) {
+            Some(hit) => hit,
             None => {
                 let function = site.id(self_type);
                 match thread.tree.enter_first_child(parent, function) {
@@ -84,6 +76,37 @@ pub fn enter(
             timed_depth: 0,
         },
     }
+}
+
+/// The first fast path: if the node the site's cache holds for `parent`
+/// is the child of `parent` it should be, counts a call through it and
+/// returns it with whether this call is to be timed. The cache is the
+/// site's static with one tree, else the thread's own for the site's
+/// function; either way a node found in it is of the site's function, so
+/// that its parent is all there is to check.
+#[inline(always)]
+fn cached_entry(
+    thread: &mut ThreadState,
+    site: &'static Site,
+    cache: &'static SiteCache,
+    parent: NodeId,
+) -> Option<(NodeId, bool)> {
+    #[cfg(one_thread)]
+    let cached = {
+        let _ = site;
+        cache.slot(parent).load(Relaxed)
+    };
+    #[cfg(not(one_thread))]
+    let cached = {
+        let _ = cache;
+        // An unregistered site (id 0) wraps past every thread's caches.
+        let slots = thread
+            .caches
+            .get(site.id_plus_one().wrapping_sub(1) as usize)?;
+        slots[crate::site::cache_slot(parent)]
+    };
+    let timed = thread.tree.enter_cached(cached, parent, None)?;
+    Some((cached, timed))
 }
 
 /// Enters a test function (`#[wasmprof::instrument(test)]`) at the root,
@@ -156,11 +179,38 @@ fn enter_slow(
     let node = thread.tree.child(parent, function);
     // An overflow node stands for many parents: never a site's cache.
     if !thread.tree.is_overflow(node) {
-        cache.slot(parent).store(node, Relaxed);
+        remember(thread, cache, function, parent, node);
     }
     // One integer comes back in a register; a pair would need a stack
     // frame in every instrumented function.
     pack(node, thread.tree.enter(node))
+}
+
+/// Keeps `node` in the cache of the site (of `function`) for `parent`.
+fn remember(
+    thread: &mut ThreadState,
+    cache: &'static SiteCache,
+    function: u32,
+    parent: NodeId,
+    node: NodeId,
+) {
+    #[cfg(one_thread)]
+    {
+        let _ = (thread, function);
+        cache.slot(parent).store(node, Relaxed);
+    }
+    #[cfg(not(one_thread))]
+    {
+        let _ = cache;
+        let index = function as usize;
+        if thread.caches.len() <= index {
+            let len = (index + 1).max(thread.caches.len() * 2).max(64);
+            thread
+                .caches
+                .resize(len, [crate::tree::ROOT; crate::site::CACHE_SLOTS]);
+        }
+        thread.caches[index][crate::site::cache_slot(parent)] = node;
+    }
 }
 
 #[inline(always)]
@@ -181,7 +231,7 @@ impl Drop for Guard {
             finish_timed(self.parent, self.timed_depth);
             return;
         }
-        if !ONE_TREE && self.parent == UNRECORDED {
+        if !cfg!(one_thread) && self.parent == UNRECORDED {
             return;
         }
         with_thread(|thread| thread.current = self.parent);

@@ -53,6 +53,8 @@ pub mod __private {
     #[cfg(any(wasmprof_oracle, test))]
     pub use crate::oracle::OracleSite;
     pub use crate::site::{Site, SiteCache};
+    /// The bench's floor with threads counts in a thread-local of its own.
+    pub use std::thread_local;
 }
 
 /// The body of an instrumented function: a guard around the original body
@@ -248,11 +250,16 @@ macro_rules! __instrument_body {
 }
 
 /// `cargo wasmprof bench`'s floor: one counter increment per call, nothing
-/// else. An atomic read-modify-write, which the optimiser keeps although
-/// nothing reads the counter, and no `unsafe`, so that crates that forbid
-/// it build the floor too; without the atomics feature it is a plain load,
-/// add and store.
-#[cfg(all(wasmprof_floor, not(wasmprof_oracle), not(wasmprof_enabled)))]
+/// else. Without threads a static's: an atomic read-modify-write, which
+/// the optimiser keeps although nothing reads the counter, and which
+/// without the atomics feature is a plain load, add and store; no
+/// `unsafe`, so that crates that forbid it build the floor too.
+#[cfg(all(
+    wasmprof_floor,
+    not(wasmprof_oracle),
+    not(wasmprof_enabled),
+    one_thread
+))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
@@ -260,6 +267,28 @@ macro_rules! __instrument_body {
         static __WASMPROF_CALLS: ::core::sync::atomic::AtomicU64 =
             ::core::sync::atomic::AtomicU64::new(0);
         __WASMPROF_CALLS.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
+        $body
+    }};
+}
+
+/// The floor with threads: a thread-local counter, as the runtime's own
+/// are. An atomic read-modify-write is a fence on WebAssembly, and the
+/// threads would fight over its cache line: the floor would cost more
+/// than the instrumentation it is the floor of.
+#[cfg(all(
+    wasmprof_floor,
+    not(wasmprof_oracle),
+    not(wasmprof_enabled),
+    not(one_thread)
+))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instrument_body {
+    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        $crate::__private::thread_local! {
+            static __WASMPROF_CALLS: ::core::cell::Cell<u64> = const { ::core::cell::Cell::new(0) };
+        }
+        __WASMPROF_CALLS.with(|calls| calls.set(calls.get().wrapping_add(1)));
         $body
     }};
 }

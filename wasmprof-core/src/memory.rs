@@ -30,8 +30,6 @@ pub use recording::Recording;
 pub(crate) use merge::{ThreadBook, merge};
 #[cfg(wasmprof_memory)]
 pub(crate) use recording::{memory_pages, runtime_live_bytes};
-#[cfg(wasmprof_memory)]
-pub(crate) use remote::{releases, thread_tag};
 pub(crate) use untracked::untracked;
 
 /// With `--memory` and std's allocator (the program declares none of its

@@ -65,33 +65,54 @@ pub struct Site {
 }
 
 /// Slots in a site's cache: a power of two.
-const CACHE_SLOTS: usize = 16;
+pub(crate) const CACHE_SLOTS: usize = 16;
 
-/// The node a site last entered under each of a few parents (the slot a
+/// The nodes a site last entered under each of a few parents (the slot a
 /// parent's id picks): a hint, checked before use. A function called in
 /// turn from several places (a scanner used by every part of a parser)
 /// finds its node here instead of searching for it.
+#[cfg(not(one_thread))]
+pub(crate) type CacheSlots = [crate::tree::NodeId; CACHE_SLOTS];
+
+/// The slot of a site's cache for calls from `parent`.
+#[inline(always)]
+pub(crate) fn cache_slot(parent: u32) -> usize {
+    parent as usize & (CACHE_SLOTS - 1)
+}
+
+/// With one tree, a site's [`CacheSlots`], in a static of its own beside
+/// the [`Site`]: all zeros, so that it takes no bytes in the module (a
+/// site's other fields, its names, put the site in the data section, and
+/// 64 bytes of it per instrumented function were 2 % of syn's module
+/// instrumented crate-wide). Zero, the root, is never a site's node: the
+/// root's parent matches no caller's node, so an empty slot misses as a
+/// stale one does.
 ///
-/// A static of its own beside the [`Site`], all zeros, so that it takes no
-/// bytes in the module: a site's other fields (its names) put the site in
-/// the data section, and 64 bytes of it per instrumented function were
-/// 2 % of syn's module instrumented crate-wide. Zero, the root, is never a site's
-/// node: the root's parent matches no caller's node, so an empty slot
-/// misses as a stale one does.
+/// With a tree per thread the cache is the thread's own (`caches` in its
+/// state, by function id): a node of one thread's tree means nothing in
+/// another's, and threads that shared one cache would overwrite each
+/// other's nodes all the time. The static is then empty.
 #[derive(Debug)]
-pub struct SiteCache([AtomicU32; CACHE_SLOTS]);
+pub struct SiteCache([AtomicU32; if cfg!(one_thread) { CACHE_SLOTS } else { 0 }]);
 
 impl SiteCache {
     /// Built by the attribute's expansion in a `static`, beside the site.
     #[allow(clippy::new_without_default)] // only ever a static's initialiser
     pub const fn new() -> Self {
-        SiteCache([const { AtomicU32::new(crate::tree::ROOT) }; CACHE_SLOTS])
+        SiteCache(
+            [const { AtomicU32::new(crate::tree::ROOT) }; if cfg!(one_thread) {
+                CACHE_SLOTS
+            } else {
+                0
+            }],
+        )
     }
 
-    /// The slot for calls from `parent`.
+    /// The slot for calls from `parent` (one tree only).
+    #[cfg(one_thread)]
     #[inline(always)]
     pub(crate) fn slot(&self, parent: u32) -> &AtomicU32 {
-        &self.0[parent as usize & (CACHE_SLOTS - 1)]
+        &self.0[cache_slot(parent)]
     }
 }
 
@@ -178,6 +199,13 @@ impl Site {
             0 => self.register(self_type),
             id => id - 1,
         }
+    }
+
+    /// The function id plus one, or zero before the site's first entry.
+    #[cfg(not(one_thread))]
+    #[inline(always)]
+    pub(crate) fn id_plus_one(&self) -> u32 {
+        self.id.load(Relaxed)
     }
 
     #[cold]

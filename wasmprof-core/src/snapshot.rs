@@ -19,49 +19,84 @@ use crate::state::with_thread;
 use crate::thread_state::ThreadRecord;
 use crate::tree::{CallTree, ROOT};
 
-/// Takes a snapshot of every thread's tree: this thread's as it stands, with
-/// the trees of the other threads, finished or still running, merged in, and each thread's share when
-/// more than one recorded calls.
+/// What the thread taking a snapshot has of its own.
+struct Own {
+    tree: CallTree,
+    current: crate::tree::NodeId,
+    clock_cost: f64,
+    frames: Option<wasmprof_wire::SnapshotFrames>,
+    name: Option<String>,
+    /// Its calls of each count-only function, by site index (threads).
+    counts: Vec<u64>,
+    #[cfg(wasmprof_memory)]
+    memory: Option<crate::memory::ledger::LedgerView>,
+    #[cfg(wasmprof_memory)]
+    releases: Vec<crate::memory::remote::Release>,
+    /// The tag its blocks carry.
+    #[cfg(wasmprof_memory)]
+    tag: u32,
+}
+
+/// Takes a snapshot of every thread's tree: this thread's as it stands,
+/// with the trees of the other threads, finished or still running, merged
+/// in, and each thread's share when more than one recorded calls.
 pub fn take() -> Snapshot {
     // The snapshot's own allocations are the runtime's.
     let _untracked = crate::memory::untracked::Untracked::begin();
-    let (mut tree, current, clock_cost, frames, name) = with_thread(|t| {
-        (
-            t.tree.clone(),
-            t.current,
-            t.clock_cost,
-            t.frames.snapshot(),
-            t.name.clone(),
-        )
+    // This thread's first, outside the request the others answer.
+    let own = with_thread(|t| Own {
+        tree: t.tree.clone(),
+        current: t.current,
+        clock_cost: t.clock_cost,
+        frames: t.frames.snapshot(),
+        name: t.name.clone(),
+        #[cfg(not(one_thread))]
+        counts: t.counts.clone(),
+        #[cfg(one_thread)]
+        counts: Vec::new(),
+        #[cfg(wasmprof_memory)]
+        memory: Some(t.memory.view()),
+        #[cfg(all(wasmprof_memory, not(one_thread)))]
+        releases: t.releases.all().to_vec(),
+        #[cfg(all(wasmprof_memory, one_thread))]
+        releases: Vec::new(),
+        #[cfg(all(wasmprof_memory, not(one_thread)))]
+        tag: t.tag,
+        #[cfg(all(wasmprof_memory, one_thread))]
+        tag: 0,
     })
-    .unwrap_or_else(|| {
-        (
-            CallTree::new(crate::tree::DEFAULT_CAP),
-            ROOT,
-            0.0,
-            None,
-            None,
-        )
+    .unwrap_or_else(|| Own {
+        tree: CallTree::new(crate::tree::DEFAULT_CAP),
+        current: ROOT,
+        clock_cost: 0.0,
+        frames: None,
+        name: None,
+        counts: Vec::new(),
+        #[cfg(wasmprof_memory)]
+        memory: None,
+        #[cfg(wasmprof_memory)]
+        releases: Vec::new(),
+        #[cfg(wasmprof_memory)]
+        tag: 0,
     });
+    #[cfg(not(one_thread))]
+    let others: Vec<ThreadRecord> = crate::threads::others();
+    #[cfg(one_thread)]
+    let others: Vec<ThreadRecord> = Vec::new();
     let mut counted: Vec<u64> = Vec::new();
-    for (id, calls) in crate::count::counted_calls() {
+    let per_thread: Vec<&[u64]> = std::iter::once(own.counts.as_slice())
+        .chain(others.iter().map(|t| t.counts.as_slice()))
+        .collect();
+    for (id, calls) in crate::count::counted_calls(&per_thread) {
         let id = id as usize;
         if counted.len() <= id {
             counted.resize(id + 1, 0);
         }
         counted[id] = calls;
     }
-    // Held to the end: a thread that finishes meanwhile waits to be in
-    // the next snapshot, its tree and its book together.
-    #[cfg(not(one_thread))]
-    let registry = crate::threads::lock();
-    #[cfg(not(one_thread))]
-    let running = crate::threads::running(&registry);
-    #[cfg(not(one_thread))]
-    let others: Vec<&ThreadRecord> = registry.finished().iter().chain(&running).collect();
-    #[cfg(one_thread)]
-    let others: Vec<&ThreadRecord> = Vec::new();
-    let (threads, maps) = merge_others(&mut tree, name, &others);
+    let mut tree = own.tree;
+    let (current, clock_cost, frames) = (own.current, own.clock_cost, own.frames);
+    let (threads, maps) = merge_others(&mut tree, own.name, &others);
     let nodes: Vec<SnapshotNode> = tree
         .nodes()
         .iter()
@@ -105,7 +140,13 @@ pub fn take() -> Snapshot {
                 latency_max_ms: f.latency.max,
             })
             .collect(),
-        memory: memory(nodes.len(), &others, &maps),
+        memory: memory(
+            #[cfg(wasmprof_memory)]
+            (own.memory, own.releases, own.tag),
+            nodes.len(),
+            &others,
+            &maps,
+        ),
         oracle: oracle(),
         frames,
         threads,
@@ -124,7 +165,7 @@ pub fn take() -> Snapshot {
 fn merge_others(
     tree: &mut CallTree,
     name: Option<String>,
-    finished: &[&ThreadRecord],
+    finished: &[ThreadRecord],
 ) -> (Option<Vec<SnapshotThread>>, Vec<Vec<u32>>) {
     if finished.is_empty() {
         return (None, Vec::new());
@@ -153,6 +194,7 @@ fn merge_others(
     if !own.is_empty() {
         threads.push(SnapshotThread {
             name: name.unwrap_or_else(|| "main".to_owned()),
+            read: wasmprof_wire::ThreadRead::Answered,
             nodes: own,
         });
     }
@@ -161,6 +203,7 @@ fn merge_others(
         let map = tree.merge_from(&thread.tree);
         threads.push(SnapshotThread {
             name: thread.name.clone(),
+            read: thread.read,
             nodes: share(thread.tree.nodes(), &|index| map[index]),
         });
         maps.push(map);
@@ -185,16 +228,21 @@ fn oracle() -> Option<Vec<wasmprof_wire::OracleCount>> {
 /// the merged tree), less what other threads freed of each path's blocks.
 #[cfg(wasmprof_memory)]
 fn memory(
+    (own, own_releases, own_tag): (
+        Option<crate::memory::ledger::LedgerView>,
+        Vec<crate::memory::remote::Release>,
+        u32,
+    ),
     n_nodes: usize,
-    finished: &[&ThreadRecord],
+    finished: &[ThreadRecord],
     maps: &[Vec<u32>],
 ) -> Option<wasmprof_wire::SnapshotMemory> {
     use crate::memory::{ThreadBook, merge};
     use wasmprof_wire::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
-    let own = with_thread(|t| t.memory.view())?;
+    let own = own?;
     let same = |node: u32| node;
     let mut books = vec![ThreadBook {
-        thread: crate::memory::thread_tag(),
+        thread: own_tag,
         view: &own,
         map: &same,
     }];
@@ -209,7 +257,11 @@ fn memory(
             map,
         });
     }
-    let view = merge(&books, &crate::memory::releases());
+    let releases = crate::memory::remote::merged(
+        std::iter::once(own_releases.as_slice())
+            .chain(finished.iter().map(|t| t.releases.as_slice())),
+    );
+    let view = merge(&books, &releases);
     // A node the tree does not have (none should be missing) is the root's.
     let known = |node: u32| {
         if (node as usize) < n_nodes {
@@ -255,7 +307,7 @@ fn memory(
 #[cfg(not(wasmprof_memory))]
 fn memory(
     _n_nodes: usize,
-    _finished: &[&ThreadRecord],
+    _finished: &[ThreadRecord],
     _maps: &[Vec<u32>],
 ) -> Option<wasmprof_wire::SnapshotMemory> {
     None

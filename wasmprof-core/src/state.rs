@@ -2,18 +2,19 @@
 //!
 //! Each thread records into a tree of its own, so guards never wait for
 //! one another; on WebAssembly without threads that is simply one tree.
-//! With threads (natively, `wasm32-wasip1-threads`, web workers), the
-//! states are kept where a snapshot can read them (`threads.rs`), so a
-//! multi-threaded program neither corrupts nor loses anything, and the
-//! snapshot can say which thread did what.
+//! With threads (natively, `wasm32-wasip1-threads`, web workers), each
+//! thread's state is its own, written with plain stores, and kept where a
+//! snapshot can read it (`threads.rs`), so a multi-threaded program
+//! neither corrupts nor loses anything, and the snapshot can say which
+//! thread did what.
 
 #[cfg(one_thread)]
 use std::cell::UnsafeCell;
 
 use crate::thread_state::ThreadState;
 
-/// Runs `f` on this thread's state; `None` while the thread is being torn
-/// down, when calls are simply not recorded.
+/// Runs `f` on this thread's state; `None` once the thread has exited,
+/// when calls are simply not recorded. `f` must not call `with_thread`.
 #[inline(always)]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // What the runtime allocates while it holds the state is its own.

@@ -45,6 +45,19 @@ pub(crate) struct ThreadState {
     /// thread is first seen (`threads.rs`).
     #[cfg(all(wasmprof_memory, not(one_thread)))]
     pub tag: u32,
+    /// What other threads' blocks this thread freed, by their owner
+    /// (`--memory`; see `memory/remote.rs`).
+    #[cfg(all(wasmprof_memory, not(one_thread)))]
+    pub releases: crate::memory::remote::Releases,
+    /// Each fully instrumented function's cache of nodes in this thread's
+    /// tree, by function id (see [`crate::site::SiteCache`], which holds
+    /// it in the site itself where there is one tree).
+    #[cfg(not(one_thread))]
+    pub caches: Vec<crate::site::CacheSlots>,
+    /// This thread's calls of each count-only function, by the site's
+    /// index (see [`crate::count::CountSite`]).
+    #[cfg(not(one_thread))]
+    pub counts: Vec<u64>,
 }
 
 impl ThreadState {
@@ -65,6 +78,12 @@ impl ThreadState {
             name: None,
             #[cfg(all(wasmprof_memory, not(one_thread)))]
             tag: 0,
+            #[cfg(all(wasmprof_memory, not(one_thread)))]
+            releases: crate::memory::remote::Releases::new(),
+            #[cfg(not(one_thread))]
+            caches: Vec::new(),
+            #[cfg(not(one_thread))]
+            counts: Vec::new(),
         }
     }
 }
@@ -84,16 +103,68 @@ pub(crate) fn current_thread_name() -> String {
     }
 }
 
-/// What a thread recorded, copied out for a snapshot: a thread that has
-/// exited, or one still running (a pool's idle worker).
+/// What a thread recorded, copied out for a snapshot: by the thread
+/// itself when a snapshot asked, or by the snapshot where the thread stood
+/// (`threads.rs`).
+#[derive(Clone)]
 pub(crate) struct ThreadRecord {
     pub name: String,
     pub tree: CallTree,
-    /// Its book, and the tag its blocks carry (`--memory`).
+    /// Its calls of each count-only function, by site index.
+    pub counts: Vec<u64>,
+    /// How the snapshot came by this record.
+    pub read: wasmprof_wire::ThreadRead,
+    /// Its book, the tag its blocks carry, and what it freed of other
+    /// threads' blocks (`--memory`).
     #[cfg(wasmprof_memory)]
     pub memory: crate::memory::ledger::LedgerView,
     #[cfg(wasmprof_memory)]
     pub tag: u32,
+    #[cfg(wasmprof_memory)]
+    pub releases: Vec<crate::memory::remote::Release>,
+}
+
+#[cfg(not(one_thread))]
+impl ThreadState {
+    /// What the thread has recorded, copied without changing anything of
+    /// it (a snapshot may be copying it from another thread); `None` if it
+    /// recorded nothing. The calls it is in the middle of have not
+    /// returned: they are marked so, and their time is not in yet.
+    pub(crate) fn record(&self) -> Option<ThreadRecord> {
+        #[cfg(wasmprof_memory)]
+        let memory = self.memory.clone().view();
+        #[cfg(wasmprof_memory)]
+        let allocated = !memory.nodes.is_empty();
+        #[cfg(not(wasmprof_memory))]
+        let allocated = false;
+        let counted = self.counts.iter().skip(1).any(|&c| c > 0);
+        if self.tree.nodes().len() <= 1 && !allocated && !counted {
+            return None;
+        }
+        #[cfg(not(test))]
+        let mut tree = self.tree.clone();
+        // The unit tests slow the copy down, so that a copy made while the
+        // thread writes would show it (`threads/tests.rs`).
+        #[cfg(test)]
+        let mut tree = crate::threads::tests::copy_tree(&self.tree);
+        let mut at = self.current;
+        while at != crate::tree::ROOT && (at as usize) < tree.nodes().len() {
+            tree.mark_abandoned(at);
+            at = tree.nodes()[at as usize].parent;
+        }
+        Some(ThreadRecord {
+            name: self.name.clone().unwrap_or_else(|| "thread".to_owned()),
+            tree,
+            counts: self.counts.clone(),
+            read: wasmprof_wire::ThreadRead::Answered,
+            #[cfg(wasmprof_memory)]
+            memory,
+            #[cfg(wasmprof_memory)]
+            tag: self.tag,
+            #[cfg(wasmprof_memory)]
+            releases: self.releases.all().to_vec(),
+        })
+    }
 }
 
 /// Calls of count-only functions so far on this thread, when timed: a

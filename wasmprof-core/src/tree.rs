@@ -91,6 +91,27 @@ impl CallTree {
         }
     }
 
+    /// A copy made one node at a time, waiting `between` spins after each:
+    /// what a snapshot copying a thread's tree while the thread wrote it
+    /// would see, widened (the unit tests of `threads.rs`).
+    #[cfg(test)]
+    pub(crate) fn clone_slowly(&self, between: u32) -> CallTree {
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        for index in 0..self.nodes.len() {
+            // SAFETY: a test's racy read of plain words, as it stands.
+            nodes.push(unsafe { std::ptr::read_volatile(&self.nodes[index]) });
+            for _ in 0..between {
+                std::hint::spin_loop();
+            }
+        }
+        CallTree {
+            nodes,
+            cap: self.cap,
+            overflow: self.overflow,
+            overflow_of: self.overflow_of.clone(),
+        }
+    }
+
     /// All nodes, root first; empty if nothing was ever entered.
     pub(crate) fn nodes(&self) -> &[Node] {
         &self.nodes

@@ -64,7 +64,7 @@
 pub const NEVER_RETURNED: u32 = 4;
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 
 pub mod frames;
 pub mod memory;
@@ -72,7 +72,7 @@ pub mod threads;
 mod window;
 pub use frames::{FrameNode, SnapshotFrame, SnapshotFrames};
 pub use memory::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
-pub use threads::{SnapshotThread, ThreadNode};
+pub use threads::{SnapshotThread, ThreadNode, ThreadRead};
 pub use window::WindowError;
 
 /// The oldest version [`Snapshot::decode`] reads.
@@ -388,7 +388,7 @@ impl Snapshot {
             None
         };
         let threads = if flags & 16 == 16 {
-            Some(threads::decode(&mut r, nodes.len())?)
+            Some(threads::decode(&mut r, nodes.len(), version)?)
         } else {
             None
         };

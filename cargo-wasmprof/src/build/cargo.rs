@@ -19,6 +19,9 @@ const SNAPSHOT_EXPORT: &str = "__wasmprof_snapshot";
 /// What a host calls when libtest begins a test (wasmprof-core's
 /// `harness.rs`): a test binary exports nothing but `_start` unless asked.
 const HARNESS_EXPORT: &str = "__wasmprof_harness_test";
+/// What a host calls once no other thread of the program will run again,
+/// so that the snapshot waits for none (wasmprof-core's `threads`).
+const THREADS_STOPPED_EXPORT: &str = "__wasmprof_threads_stopped";
 
 pub(super) struct CargoBuild<'a> {
     pub cargo: &'a CargoOptions,
@@ -277,6 +280,7 @@ fn rustflags(extra: &[String]) -> Vec<String> {
     let mut flags = vec![
         format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"),
         format!("-Clink-arg=--export-if-defined={HARNESS_EXPORT}"),
+        format!("-Clink-arg=--export-if-defined={THREADS_STOPPED_EXPORT}"),
     ];
     flags.extend(extra.iter().cloned());
     flags

@@ -80,6 +80,7 @@ impl PathBook {
 }
 
 /// One thread's book.
+#[derive(Clone)]
 pub(crate) struct Ledger {
     /// By node id; a node past the end has done nothing yet.
     paths: Vec<PathBook>,

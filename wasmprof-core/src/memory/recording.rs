@@ -96,8 +96,6 @@ mod record {
     use std::alloc::{GlobalAlloc, Layout};
 
     use super::{RUNTIME_LIVE, memory_pages};
-    #[cfg(not(one_thread))]
-    use crate::memory::remote::thread_tag;
     use crate::memory::untracked::untracked_now;
     use crate::state::with_thread_as_is as with_thread;
     use crate::tree::NodeId;
@@ -107,22 +105,30 @@ mod record {
 
     /// Linear memory's size after the last allocation (0: not read yet).
     /// Only allocations grow it, so one read after each tells whether it
-    /// grew, where a read before and after would take two.
+    /// grew, where a read before and after would take two. With threads,
+    /// another thread's allocation grows it too, and a word all threads
+    /// stored would be an atomic store on every allocation: both reads
+    /// are made.
+    #[cfg(one_thread)]
     static PAGES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
     /// The size before an allocation.
     #[inline(always)]
     fn pages_before() -> u32 {
-        match PAGES.load(std::sync::atomic::Ordering::Relaxed) {
+        #[cfg(one_thread)]
+        return match PAGES.load(std::sync::atomic::Ordering::Relaxed) {
             0 => memory_pages(),
             known => known,
-        }
+        };
+        #[cfg(not(one_thread))]
+        memory_pages()
     }
 
     /// The size after an allocation, kept for the next.
     #[inline(always)]
     fn pages_after() -> u32 {
         let now = memory_pages();
+        #[cfg(one_thread)]
         PAGES.store(now, std::sync::atomic::Ordering::Relaxed);
         now
     }
@@ -163,24 +169,6 @@ mod record {
         unsafe { ptr.sub(8).cast::<u32>().read_unaligned() }
     }
 
-    /// Whether the block at `ptr` is in this thread's book.
-    ///
-    /// # Safety
-    /// `ptr` was handed out by [`hand_out`].
-    #[inline(always)]
-    unsafe fn of_this_thread(ptr: *mut u8) -> bool {
-        #[cfg(one_thread)]
-        {
-            let _ = ptr;
-            true
-        }
-        #[cfg(not(one_thread))]
-        // SAFETY: see `hand_out`.
-        unsafe {
-            tag_of(ptr) == thread_tag()
-        }
-    }
-
     /// The layout of the whole block: header, then the program's bytes.
     /// The header's size is a power of two (an alignment, or 4 or 8), so
     /// only the size needs checking: a layout's size rounded up to its
@@ -196,20 +184,23 @@ mod record {
         Some(unsafe { Layout::from_size_align_unchecked(size + header, header) })
     }
 
-    /// Writes `owner` into the header of the block at `block` and returns
-    /// the program's pointer.
+    /// Writes `owner`, and the `tag` of the thread whose book charged the
+    /// block, into the header of the block at `block` and returns the
+    /// program's pointer.
     ///
     /// # Safety
     /// `block` is a live block of the outer layout of `layout`.
     #[inline(always)]
-    unsafe fn hand_out(block: *mut u8, layout: Layout, owner: NodeId) -> *mut u8 {
+    unsafe fn hand_out(block: *mut u8, layout: Layout, owner: NodeId, tag: u32) -> *mut u8 {
         // SAFETY: the header is inside the block, and its last 4 bytes are
-        // where `owner_of` reads, the 4 before them `of_this_thread`.
+        // where `owner_of` reads, the 4 before them `tag_of`.
         unsafe {
             let ptr = block.add(header(layout));
             ptr.sub(4).cast::<NodeId>().write_unaligned(owner);
             #[cfg(not(one_thread))]
-            ptr.sub(8).cast::<u32>().write_unaligned(thread_tag());
+            ptr.sub(8).cast::<u32>().write_unaligned(tag);
+            #[cfg(one_thread)]
+            let _ = tag;
             ptr
         }
     }
@@ -242,25 +233,31 @@ mod record {
         }
     }
 
-    /// Another thread's block, freed here: this path's free, and the
-    /// owner's release.
-    ///
-    /// # Safety
-    /// `ptr` was handed out by [`hand_out`].
-    #[cold]
-    unsafe fn free_foreign(ptr: *mut u8, owner: NodeId, bytes: u64) {
-        with_thread(|thread| {
-            let node = thread.current;
-            thread.memory.free_foreign(node, bytes);
-        });
-        // SAFETY: the caller's contract.
-        note_foreign_release(unsafe { block_tag(ptr) }, owner, bytes);
+    /// This thread's tag (0 without threads).
+    #[inline(always)]
+    fn own_tag(thread: &crate::thread_state::ThreadState) -> u32 {
+        #[cfg(one_thread)]
+        {
+            let _ = thread;
+            0
+        }
+        #[cfg(not(one_thread))]
+        thread.tag
     }
 
-    /// Notes that `owner` of thread `tag` lost a block of `bytes`.
-    #[cold]
-    fn note_foreign_release(tag: u32, owner: NodeId, bytes: u64) {
-        crate::memory::remote::release(tag, owner, bytes);
+    /// Notes in `thread`'s list that it freed a block of `bytes` that
+    /// `owner` of the thread tagged `tag` allocated (threads only).
+    #[inline(always)]
+    fn note_release(
+        thread: &mut crate::thread_state::ThreadState,
+        tag: u32,
+        owner: NodeId,
+        bytes: u64,
+    ) {
+        #[cfg(not(one_thread))]
+        thread.releases.add(tag, owner, bytes);
+        #[cfg(one_thread)]
+        let _ = (thread, tag, owner, bytes);
     }
 
     /// # Safety
@@ -288,9 +285,9 @@ mod record {
             }
             RUNTIME_LIVE.add(bytes as i64);
             // SAFETY: `block` is a live block of `whole`.
-            return unsafe { hand_out(block, layout, RUNTIME) };
+            return unsafe { hand_out(block, layout, RUNTIME, 0) };
         }
-        let node = with_thread(|thread| {
+        let charged = with_thread(|thread| {
             let node = thread.current;
             let ledger = &mut thread.memory;
             if block.is_null() {
@@ -301,18 +298,18 @@ mod record {
             if after > before {
                 ledger.grow(node, before, after, bytes);
             }
-            node
+            (node, own_tag(thread))
         });
         if block.is_null() {
             return block;
         }
-        // Thread teardown: nobody to charge, so the runtime's.
-        let owner = node.unwrap_or(RUNTIME);
+        // A thread that has exited: nobody to charge, so the runtime's.
+        let (owner, tag) = charged.unwrap_or((RUNTIME, 0));
         if owner == RUNTIME {
             RUNTIME_LIVE.add(bytes as i64);
         }
         // SAFETY: `block` is a live block of `whole`.
-        unsafe { hand_out(block, layout, owner) }
+        unsafe { hand_out(block, layout, owner, tag) }
     }
 
     /// # Safety
@@ -326,18 +323,21 @@ mod record {
             RUNTIME_LIVE.add(-(bytes as i64));
         // SAFETY: `ptr` came from `alloc` or `realloc`.
         } else if !untracked_now() {
-            // (A program's block the runtime frees, as when a thread's
-            // state is torn down, keeps its owner's figures.)
+            // (A program's block the runtime frees keeps its owner's
+            // figures.)
             // SAFETY: `ptr` came from `alloc` or `realloc`.
-            if unsafe { of_this_thread(ptr) } {
-                with_thread(|thread| {
-                    let node = thread.current;
+            let tag = unsafe { block_tag(ptr) };
+            with_thread(|thread| {
+                let node = thread.current;
+                if tag == own_tag(thread) {
                     thread.memory.free(node, owner, bytes);
-                });
-            } else {
-                // SAFETY: as above.
-                unsafe { free_foreign(ptr, owner, bytes) };
-            }
+                } else {
+                    // Another thread's block: this path's free, and a
+                    // release of the owner's.
+                    thread.memory.free_foreign(node, bytes);
+                    note_release(thread, tag, owner, bytes);
+                }
+            });
         }
         // SAFETY: the block and its outer layout, as `alloc` made them.
         unsafe {
@@ -362,8 +362,6 @@ mod record {
         let old_whole = unsafe { outer_of_live(layout, layout.size()) };
         // SAFETY: `ptr` came from `alloc` or `realloc`.
         let owner = unsafe { owner_of(ptr) };
-        // SAFETY: as above.
-        let foreign = owner != RUNTIME && !unsafe { of_this_thread(ptr) };
         // SAFETY: as above; read before the block moves.
         let old_tag = unsafe { block_tag(ptr) };
         let untracked = untracked_now();
@@ -383,11 +381,13 @@ mod record {
             return block;
         }
         let (old_bytes, new_bytes) = (layout.size() as u64, new_size as u64);
-        let node = if untracked {
+        let charged = if untracked {
             None
         } else {
             with_thread(|thread| {
                 let node = thread.current;
+                let tag = own_tag(thread);
+                let foreign = owner != RUNTIME && old_tag != tag;
                 let ledger = &mut thread.memory;
                 match owner {
                     RUNTIME => ledger.realloc_from_runtime(node, new_bytes),
@@ -397,13 +397,13 @@ mod record {
                 if after > before {
                     ledger.grow(node, before, after, new_bytes);
                 }
-                node
+                if foreign {
+                    note_release(thread, old_tag, owner, old_bytes);
+                }
+                (node, tag)
             })
         };
-        if foreign && !untracked {
-            note_foreign_release(old_tag, owner, old_bytes);
-        }
-        let new_owner = node.unwrap_or(RUNTIME);
+        let (new_owner, new_tag) = charged.unwrap_or((RUNTIME, 0));
         match (owner == RUNTIME, new_owner == RUNTIME) {
             (true, true) => RUNTIME_LIVE.add(new_bytes as i64 - old_bytes as i64),
             (true, false) => RUNTIME_LIVE.add(-(old_bytes as i64)),
@@ -411,7 +411,7 @@ mod record {
             (false, false) => {}
         }
         // SAFETY: `block` is a live block of `new_whole`.
-        unsafe { hand_out(block, layout, new_owner) }
+        unsafe { hand_out(block, layout, new_owner, new_tag) }
     }
 }
 
