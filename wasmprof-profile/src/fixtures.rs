@@ -279,6 +279,7 @@ pub fn two_workers() -> Profile {
     };
     let thread = |name: &str, nodes: Vec<ThreadNode>| Thread {
         name: name.into(),
+        read: Default::default(),
         nodes,
     };
     profile.threads = vec![
@@ -329,10 +330,12 @@ pub fn rayon_pool() -> Profile {
     profile.threads = vec![
         Thread {
             name: "main".into(),
+            read: Default::default(),
             nodes: main,
         },
         Thread {
             name: "thread 1".into(),
+            read: Default::default(),
             nodes: worker,
         },
     ];

@@ -748,6 +748,7 @@ mod tests {
     fn threads_round_trip_and_their_truncations_and_bad_nodes_are_errors() {
         let thread = |name: &str, calls| SnapshotThread {
             name: name.into(),
+            read: crate::ThreadRead::Answered,
             nodes: vec![ThreadNode {
                 node: 1,
                 flags: 0,
@@ -774,6 +775,60 @@ mod tests {
                 "{error:?}"
             );
         }
+    }
+
+    #[test]
+    fn how_each_thread_was_read_round_trips_and_version_9_reads_as_answered() {
+        let thread = |name: &str, read| SnapshotThread {
+            name: name.into(),
+            read,
+            nodes: vec![ThreadNode {
+                node: 1,
+                flags: 0,
+                calls: 1,
+                timed_calls: 1,
+                inclusive: 1.0,
+            }],
+        };
+        let s = Snapshot {
+            threads: Some(vec![
+                thread("main", ThreadRead::Answered),
+                thread("idle", ThreadRead::WhereItStood),
+                thread("trapped", ThreadRead::MidRecord),
+            ]),
+            ..sample()
+        };
+        let bytes = s.encode();
+        assert_eq!(Snapshot::decode(&bytes).unwrap(), s);
+        // Each thread's `read` follows its name: a bad one is an error...
+        let at = |name: &str| {
+            let pattern = [&(name.len() as u32).to_le_bytes()[..], name.as_bytes()].concat();
+            bytes
+                .windows(pattern.len())
+                .position(|w| w == pattern)
+                .unwrap()
+                + pattern.len()
+        };
+        let mut bad = bytes.clone();
+        let idle = at("idle");
+        bad[idle..idle + 4].copy_from_slice(&7u32.to_le_bytes());
+        let error = Snapshot::decode(&bad).unwrap_err();
+        assert!(
+            error.0.contains("idle was read in an unknown way (7)"),
+            "{error:?}"
+        );
+        // ...and version 9 had none: every thread reads as answered.
+        let mut old = bytes.clone();
+        for name in ["trapped", "idle", "main"] {
+            let at = at(name);
+            old.drain(at..at + 4);
+        }
+        let total = old.len() as u32;
+        old[4..8].copy_from_slice(&total.to_le_bytes());
+        old[8..12].copy_from_slice(&9u32.to_le_bytes());
+        let read = Snapshot::decode(&old).unwrap();
+        let reads: Vec<ThreadRead> = read.threads.unwrap().iter().map(|t| t.read).collect();
+        assert_eq!(reads, [ThreadRead::Answered; 3]);
     }
 
     #[test]

@@ -200,6 +200,7 @@ mod tests {
     fn a_window_has_each_thread_s_calls_in_it_and_threads_new_in_it_whole() {
         let share = |name: &str, node, calls| crate::SnapshotThread {
             name: name.into(),
+            read: crate::ThreadRead::Answered,
             nodes: vec![crate::ThreadNode {
                 node,
                 flags: 0,

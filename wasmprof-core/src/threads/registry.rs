@@ -141,9 +141,3 @@ pub(crate) fn stopped() -> bool {
 pub(crate) extern "C" fn __wasmprof_threads_stopped() {
     STOPPED.store(true, Ordering::Release);
 }
-
-/// For the tests, which cannot call the export.
-#[cfg(test)]
-pub(super) fn set_stopped(stopped: bool) {
-    STOPPED.store(stopped, Ordering::Release);
-}

@@ -20,4 +20,4 @@ pub use model::{
     FORMAT, FORMAT_MAJOR,
 };
 pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};
-pub use threads::{is_wait_function, Activity, Thread, ThreadNode, WAIT_FUNCTIONS};
+pub use threads::{is_wait_function, Activity, Thread, ThreadNode, ThreadRead, WAIT_FUNCTIONS};

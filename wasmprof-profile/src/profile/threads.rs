@@ -14,8 +14,49 @@ pub struct Thread {
     /// The name the program gave it, else `thread N`; the thread the
     /// profile was taken on (the main one) comes first.
     pub name: String,
+    /// How the snapshot came by the thread's record: `answered` (by the
+    /// thread itself, between two calls) unless said otherwise.
+    #[serde(default, skip_serializing_if = "ThreadRead::is_answered")]
+    pub read: ThreadRead,
     /// Its share of each call path it took.
     pub nodes: Vec<ThreadNode>,
+}
+
+/// How a snapshot came by one thread's record. The runtime reads no
+/// thread under a lock: a thread copies its record itself between two
+/// calls when a snapshot asks, and one that makes no call meanwhile is
+/// read where it stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThreadRead {
+    /// Copied by the thread itself between two calls, or after it
+    /// finished: exact.
+    #[default]
+    Answered,
+    /// The thread made no call while the snapshot waited (idle, blocked,
+    /// or in code that is not instrumented), and was read where it stood:
+    /// exact, the calls it was inside marked as not returned.
+    WhereItStood,
+    /// The thread had stopped in the middle of recording a call (a trap,
+    /// or the host stopped it there): read as it stood, its last call
+    /// perhaps counted without its time, or not counted.
+    MidRecord,
+}
+
+impl ThreadRead {
+    fn is_answered(&self) -> bool {
+        *self == ThreadRead::Answered
+    }
+}
+
+impl From<wasmprof_wire::ThreadRead> for ThreadRead {
+    fn from(read: wasmprof_wire::ThreadRead) -> ThreadRead {
+        match read {
+            wasmprof_wire::ThreadRead::Answered => ThreadRead::Answered,
+            wasmprof_wire::ThreadRead::WhereItStood => ThreadRead::WhereItStood,
+            wasmprof_wire::ThreadRead::MidRecord => ThreadRead::MidRecord,
+        }
+    }
 }
 
 /// A thread's calls and time on one node of [`Profile::nodes`].
@@ -213,6 +254,7 @@ impl Profile {
                 None => {
                     self.threads.push(Thread {
                         name: thread.name.clone(),
+                        read: thread.read,
                         nodes: Vec::new(),
                     });
                     self.threads.len() - 1

@@ -171,6 +171,17 @@ fn thread_lines(profile: &Profile, text: &mut String) {
             "  (waiting: in rayon's idle loop and latches, seen because rayon-core is instrumented)\n",
         );
     }
+    for thread in &profile.threads {
+        if thread.read == crate::profile::ThreadRead::MidRecord {
+            text.push_str(&format!(
+                "  {} stopped in the middle of recording a call (a trap, or the run's end \
+                 stopped it there): its {} calls are as it stood, the last perhaps counted \
+                 without its time\n",
+                thread.name,
+                thread.calls()
+            ));
+        }
+    }
 }
 
 /// How many of the slowest requests the summary lists.
@@ -403,6 +414,23 @@ mod tests {
         );
         assert!(
             text.contains("  worker-1    5.00 µs  50.0%             5\n"),
+            "{text}"
+        );
+        assert!(!text.contains("stopped in the middle"), "{text}");
+    }
+
+    #[test]
+    fn a_thread_read_as_it_stood_in_the_middle_of_recording_is_named_with_its_calls() {
+        let mut profile = crate::fixtures::two_workers();
+        profile.threads[2].read = crate::profile::ThreadRead::MidRecord;
+        let text = render_summary(&profile, 5);
+        let name = &profile.threads[2].name;
+        let calls = profile.threads[2].calls();
+        assert!(
+            text.contains(&format!(
+                "  {name} stopped in the middle of recording a call (a trap, or the run's end \
+                 stopped it there): its {calls} calls are as it stood"
+            )),
             "{text}"
         );
     }

@@ -310,6 +310,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &RunEnding, context: RunContext) ->
             .flatten()
             .map(|thread| profile::Thread {
                 name: thread.name.clone(),
+                read: thread.read.into(),
                 nodes: thread
                     .nodes
                     .iter()
@@ -478,6 +479,7 @@ mod tests {
         use wasmprof_wire::{SnapshotThread, ThreadNode};
         let thread = |name: &str, flags| SnapshotThread {
             name: name.into(),
+            read: wasmprof_wire::ThreadRead::Answered,
             nodes: vec![ThreadNode {
                 node: 0,
                 flags,

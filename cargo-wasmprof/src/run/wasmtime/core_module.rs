@@ -14,13 +14,10 @@ use wasmtime_wasi::p1::{self, WasiP1Ctx};
 use wasmtime_wasi::I32Exit;
 
 use super::ending::{classify, keep_snapshot, pull_snapshot, Ticker, UsageError};
-use super::sampler::Samples;
-use super::threads::{ThreadEnd, Threads};
+use super::sampler::{Samples, SharedSamples};
+use super::threads::{ThreadEnd, Threads, STOP_WAIT};
 use super::wasi_context::{wasi_context, Outputs};
 use crate::run::host::{HostConfig, HostResult, LoadAs, RunStatus};
-
-/// How long threads still exiting when the main thread is done may take.
-const THREAD_EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// What a thread the program spawns is made from.
 struct Spawner {
@@ -36,8 +33,8 @@ struct State {
     spawner: Option<Arc<Spawner>>,
     started: Instant,
     exit_code: Option<i32>,
-    /// The guest's stacks, one at each epoch tick, with `--sample`.
-    samples: Option<Samples>,
+    /// This thread's stacks, one at each epoch tick, with `--sample`.
+    samples: Option<SharedSamples>,
     /// When `--timeout` ends the run.
     deadline: Instant,
 }
@@ -68,7 +65,7 @@ pub(super) fn run(
     store.data_mut().deadline = wall + Duration::from_millis(config.timeout_ms);
     // Nor is it part of the first sample's.
     if config.sample_interval_micros.is_some() {
-        store.data_mut().samples = Some(Samples::new());
+        store.data_mut().samples = Some(Samples::new_shared());
     }
     let ticker = Ticker::start(engine, config);
     let instance = match linker.instantiate(&mut store, &module) {
@@ -82,11 +79,27 @@ pub(super) fn run(
     };
     let program_started = Instant::now();
     let outcome = enter(&mut store, &instance, config);
-    // Threads still running when the main one is done end with it.
-    if let Some(threads) = &threads {
-        result.threads_left_running = threads.end(THREAD_EXIT_GRACE);
-    }
+    // The program's own time ends with its main thread: a pool's workers
+    // wait for work until the process ends, and are no part of it.
     result.program_nanos = program_started.elapsed().as_nanos() as u64;
+    let ended_by_itself = threads.as_ref().is_some_and(|t| t.first_end().is_none())
+        && match &outcome {
+            Ok(_) => true,
+            Err(error) => error.downcast_ref::<I32Exit>().is_some(),
+        };
+    // With threads, a program that ended by itself has its profile read at
+    // once, while the threads still running (a pool's workers, idle or
+    // not) are there to answer; after a trap or a timeout, once they have
+    // stopped.
+    let early = ended_by_itself.then(|| take_snapshot(&mut store, &instance, None));
+    if let Some(threads) = &threads {
+        let wait = if ended_by_itself {
+            Duration::ZERO
+        } else {
+            STOP_WAIT
+        };
+        result.threads_left_running = threads.stop(wait);
+    }
     ticker.stop();
     let thread_end = threads.as_ref().and_then(|t| t.first_end());
     match (outcome, thread_end) {
@@ -112,7 +125,7 @@ pub(super) fn run(
             result.exit_code = code;
         }
     }
-    save_what_it_left(&mut store, &instance, config, result)?;
+    save_what_it_left(&mut store, &instance, config, early, result)?;
     result.wall_nanos = wall.elapsed().as_nanos() as u64;
     Ok(())
 }
@@ -127,7 +140,7 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
             spawner: None,
             started: Instant::now(),
             exit_code: None,
-            samples: config.sample_interval_micros.map(|_| Samples::new()),
+            samples: config.sample_interval_micros.map(|_| Samples::new_shared()),
             // Set again when the program starts: compiling it is not
             // part of its time.
             deadline: Instant::now() + Duration::from_millis(config.timeout_ms),
@@ -135,13 +148,15 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
     );
     store.set_epoch_deadline(1);
     if config.sample_interval_micros.is_some() {
-        store.epoch_deadline_callback(|mut context| {
+        store.epoch_deadline_callback(|context| {
             if Instant::now() >= context.data().deadline || context.data().ending() {
                 return Ok(wasmtime::UpdateDeadline::Interrupt);
             }
-            let trace = wasmtime::WasmBacktrace::capture(&context);
-            if let Some(samples) = &mut context.data_mut().samples {
-                samples.record(&trace);
+            if let Some(samples) = &context.data().samples {
+                let trace = wasmtime::WasmBacktrace::capture(&context);
+                if let Ok(mut samples) = samples.lock() {
+                    samples.record(&trace);
+                }
             }
             Ok(wasmtime::UpdateDeadline::Continue(1))
         });
@@ -238,8 +253,12 @@ fn run_thread(
         state.spawner = Some(spawner.clone());
         state.started = started;
         state.deadline = deadline;
-        // The sampler follows the main thread.
-        state.samples = None;
+        // Each thread is sampled as the main one is, into samples of its
+        // own: a worker's long call of a function too short to time is
+        // that function's, as on the main thread.
+        if let Some(samples) = &state.samples {
+            threads.keep_samples(id, samples.clone());
+        }
     }
     let linker = host_api(&store, Some(threads)).map_err(|e| trap(format!("{e:#}")))?;
     let instance = linker
@@ -291,30 +310,56 @@ fn enter(
     }
 }
 
-/// Writes the samples and the snapshot of a run that is over, trapped or
-/// interrupted: the memory is still there to read, and nothing may
-/// interrupt or sample the call that reads it.
-fn save_what_it_left(
+/// Reads the snapshot out of the module, on the main thread's store,
+/// where nothing may interrupt or sample the call that reads it. `stopped`
+/// (a threaded module's threads after a trap or a timeout) tells the
+/// runtime first that no other thread will run again, so that it waits
+/// for none of them.
+fn take_snapshot(
     store: &mut Store<State>,
     instance: &wasmtime::Instance,
-    config: &HostConfig,
-    result: &mut HostResult,
-) -> Result<()> {
+    stopped: Option<&Threads>,
+) -> Result<Option<Vec<u8>>> {
     store.set_epoch_deadline(u64::MAX / 2);
     store.epoch_deadline_callback(|_| Ok(wasmtime::UpdateDeadline::Continue(u64::MAX / 2)));
-    if let Some(samples) = store.data_mut().samples.take() {
-        super::sampler::save(&samples, config)?;
-    }
     let shared = store
         .data()
         .spawner
         .as_ref()
         .map(|s| s.threads.memory.clone());
-    keep_snapshot(
-        pull_snapshot(store, instance, shared.as_ref()),
-        config,
-        result,
-    )
+    if stopped.is_some() {
+        if let Ok(say) =
+            instance.get_typed_func::<(), ()>(&mut *store, "__wasmprof_threads_stopped")
+        {
+            say.call(&mut *store, ())?;
+        }
+    }
+    pull_snapshot(store, instance, shared.as_ref())
+}
+
+/// Writes the samples and the snapshot of a run that is over, trapped or
+/// interrupted: the memory is still there to read. `early` is the
+/// snapshot already taken when the program ended by itself.
+fn save_what_it_left(
+    store: &mut Store<State>,
+    instance: &wasmtime::Instance,
+    config: &HostConfig,
+    early: Option<Result<Option<Vec<u8>>>>,
+    result: &mut HostResult,
+) -> Result<()> {
+    let spawner = store.data().spawner.clone();
+    let snapshot = match early {
+        Some(snapshot) => snapshot,
+        None => take_snapshot(store, instance, spawner.as_deref().map(|s| &*s.threads)),
+    };
+    if let Some(main) = store.data_mut().samples.take() {
+        let threads = spawner
+            .as_ref()
+            .map(|s| s.threads.samples())
+            .unwrap_or_default();
+        super::sampler::save_threads(&main, &threads, config)?;
+    }
+    keep_snapshot(snapshot, config, result)
 }
 
 /// `--invoke NAME -- ARGS`: numbers converted to the function's parameter

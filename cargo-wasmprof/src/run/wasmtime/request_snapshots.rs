@@ -176,6 +176,7 @@ impl Merged {
         }
         self.threads.push(SnapshotThread {
             name,
+            read: wasmprof_wire::ThreadRead::Answered,
             nodes: shares,
         });
         Ok(())

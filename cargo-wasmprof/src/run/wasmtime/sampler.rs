@@ -12,6 +12,14 @@
 //! Each frame is recorded with the instruction it was at, so that the
 //! calls the compiler inlined there get their frames back from the
 //! module's line tables when the samples are written (`line_tables.rs`).
+//!
+//! A threaded program's every thread is sampled, each at its own epoch
+//! checks into samples of its own. A `.cpuprofile` has one thread, so the
+//! threads' samples are written one thread after the other, each under a
+//! frame that names it, `(thread N)`: what the file holds is the time of
+//! all the threads together, as the instrumented profile's merged tree
+//! holds their calls, and each thread's samples keep their own intervals,
+//! which the readers of a timeline weigh them by.
 
 use super::line_tables::InlinedCalls;
 
@@ -32,6 +40,7 @@ type FunctionKey = (usize, u32);
 type FrameKey = (FunctionKey, u32);
 
 /// The stacks seen so far, as a `.cpuprofile`'s tree of frames.
+#[derive(Clone)]
 pub(crate) struct Samples {
     started: Instant,
     last: Instant,
@@ -46,6 +55,8 @@ pub(crate) struct Samples {
     name_ids: HashMap<FunctionKey, u32>,
     samples: Vec<u32>,
     deltas: Vec<u64>,
+    /// The time of the threads appended after the first (`append`).
+    appended_micros: u64,
 }
 
 impl Samples {
@@ -60,7 +71,43 @@ impl Samples {
             name_ids: HashMap::new(),
             samples: Vec::new(),
             deltas: Vec::new(),
+            appended_micros: 0,
         }
+    }
+
+    /// Samples a thread's store records into, which the run reads at its
+    /// end: a thread the run leaves behind (a pool's idle worker) keeps
+    /// its store to itself.
+    pub(super) fn new_shared() -> SharedSamples {
+        Arc::new(Mutex::new(Samples::new()))
+    }
+
+    /// Appends `other`'s samples, another thread's, after these, its stacks
+    /// under a frame named `thread`.
+    fn append(&mut self, other: &Samples, thread: &str) {
+        self.names.push(thread.to_owned());
+        self.nodes.push((1, self.names.len() as u32 - 1, 0));
+        let root = self.nodes.len() as u32 + 1;
+        // Node ids: 1 is the root, `other`'s from 2, parents first.
+        let mut renamed = vec![0, root];
+        for &(parent, name, instruction) in &other.nodes {
+            self.names.push(other.names[name as usize].clone());
+            self.nodes.push((
+                renamed[parent as usize],
+                self.names.len() as u32 - 1,
+                instruction,
+            ));
+            renamed.push(self.nodes.len() as u32 + 1);
+        }
+        self.samples
+            .extend(other.samples.iter().map(|&s| renamed[s as usize]));
+        self.deltas.extend_from_slice(&other.deltas);
+        self.appended_micros += other.elapsed_micros();
+    }
+
+    /// The time from the sampler's start to its last sample.
+    fn elapsed_micros(&self) -> u64 {
+        self.last.duration_since(self.started).as_micros() as u64 + self.appended_micros
     }
 
     /// Records one sample of the guest's stack: each frame's function and
@@ -178,7 +225,7 @@ impl Samples {
                 "children": children[id as usize],
             }));
         }
-        let end = self.last.duration_since(self.started).as_micros() as u64;
+        let end = self.elapsed_micros();
         json!({
             "nodes": written,
             "startTime": 0,
@@ -233,9 +280,35 @@ fn function_key(frame: &FrameInfo) -> FunctionKey {
     )
 }
 
-/// Samples shared by the stores of one run: a handler's requests each have
-/// a store of their own.
+/// Samples shared by the stores of one run (a handler's requests each have
+/// a store of their own), or read at the end by another thread than the
+/// one that records them.
 pub(super) type SharedSamples = Arc<Mutex<Samples>>;
+
+/// Writes a threaded run's samples: the main thread's, then each other
+/// thread's, by its id, under a frame that names it.
+pub(super) fn save_threads(
+    main: &SharedSamples,
+    threads: &[(i32, SharedSamples)],
+    config: &crate::run::host::HostConfig,
+) -> anyhow::Result<()> {
+    let Ok(main) = main.lock() else {
+        return Ok(());
+    };
+    if threads.is_empty() {
+        return save(&main, config);
+    }
+    let mut all = main.clone();
+    drop(main);
+    for (id, samples) in threads {
+        if let Ok(samples) = samples.lock() {
+            if !samples.samples.is_empty() {
+                all.append(&samples, &format!("(thread {id})"));
+            }
+        }
+    }
+    save(&all, config)
+}
 
 /// The samples of a sampled run (`config.sample_interval_micros`), shared
 /// by its stores.

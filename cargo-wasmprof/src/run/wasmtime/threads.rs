@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use wasmtime::{Engine, Module, SharedMemory};
 
+use super::sampler::SharedSamples;
+
 /// Thread ids the protocol allows: positive, below 2^29.
 const MAX_THREAD_ID: i32 = 0x1FFF_FFFF;
 
@@ -36,6 +38,8 @@ pub(super) struct Threads {
     /// first such.
     pub(super) failure: Mutex<Option<ThreadEnd>>,
     spawned: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// Each spawned thread's samples, by its id, when the run is sampled.
+    samples: Mutex<Vec<(i32, SharedSamples)>>,
 }
 
 /// How a thread other than the main one ended the program.
@@ -68,6 +72,7 @@ impl Threads {
             ending: AtomicBool::new(false),
             failure: Mutex::new(None),
             spawned: Mutex::new(Vec::new()),
+            samples: Mutex::new(Vec::new()),
         })))
     }
 
@@ -100,24 +105,33 @@ impl Threads {
         self.engine.increment_epoch();
     }
 
-    /// Ends the threads still running (a detached thread, or every thread
-    /// when the main one trapped) and waits for them. A thread the program
-    /// joined may still be in its exit (its thread-locals' destructors, one
-    /// of which hands its call tree over): it is given `grace` to finish on
-    /// its own before it is stopped.
+    /// Keeps a spawned thread's samples, for the run's profile.
+    pub(super) fn keep_samples(&self, id: i32, samples: SharedSamples) {
+        self.samples
+            .lock()
+            .expect("not poisoned")
+            .push((id, samples));
+    }
+
+    /// Every spawned thread's samples, in the order they started.
+    pub(super) fn samples(&self) -> Vec<(i32, SharedSamples)> {
+        self.samples.lock().expect("not poisoned").clone()
+    }
+
+    /// Stops the threads still running (a detached thread, a pool's
+    /// workers, or every thread when one trapped) and gives them `wait` to
+    /// reach their next epoch check; joins those that did. Nothing of the
+    /// profile waits on a thread's exit: the runtime reads each thread
+    /// where it stands.
     ///
     /// A thread blocked in `memory.atomic.wait` (a thread pool's idle
     /// worker, waiting for work until the process ends) cannot be stopped:
     /// it is left behind, as the process's exit would leave it. Returns how
-    /// many were.
-    pub(super) fn end(&self, grace: Duration) -> usize {
+    /// many threads had not ended.
+    pub(super) fn stop(&self, wait: Duration) -> usize {
         let handles = std::mem::take(&mut *self.spawned.lock().expect("not poisoned"));
-        let until = Instant::now() + grace;
-        while handles.iter().any(|h| !h.is_finished()) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(1));
-        }
         self.stop_all();
-        let until = Instant::now() + STOP_WAIT;
+        let until = Instant::now() + wait;
         while handles.iter().any(|h| !h.is_finished()) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -133,5 +147,6 @@ impl Threads {
     }
 }
 
-/// How long a stopped thread has to reach its next epoch check.
-const STOP_WAIT: Duration = Duration::from_millis(200);
+/// How long threads stopped after a trap or a timeout have to reach their
+/// next epoch check, before the profile is read as they stand.
+pub(super) const STOP_WAIT: Duration = Duration::from_millis(200);

@@ -10,6 +10,8 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
+mod sides;
+
 use crate::build::options::{BuildOptions, CrateWideOptions, Timer};
 use crate::build::{self, BuiltModule, Workspace};
 use crate::cli::BenchArgs;
@@ -19,6 +21,7 @@ use crate::run::options::HostOptions;
 use crate::run::select_host;
 use crate::run::{self, files};
 use crate::terminal;
+use sides::Side;
 
 /// The builds compared, in the order they run: a label, the timer of an
 /// instrumented build (`None`: plain), whether the engine's sampler runs
@@ -92,7 +95,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
-    let mut host = select_host::select(args.host_kind, &host_options)?;
+    let host = select_host::select(args.host_kind, &host_options)?;
     for unit in workspace.units(&base.cargo)? {
         host.check_kind(unit.kind)?;
     }
@@ -103,76 +106,17 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     let target_dir = workspace.target_dir(&base.cargo);
-    let mut builds = Vec::with_capacity(BUILDS.len());
-    let mut entry = String::new();
-    // A host without a sampler has no hybrid row.
-    let rows = BUILDS
-        .iter()
-        .filter(|(_, _, sample, _)| !sample || host.samples())
-        .filter(|(_, _, _, memory)| !memory || args.memory);
-    for &(label, timer, sample, memory) in rows {
-        let build_args = row_build(&base, timer, sample, memory);
-        // Rows that differ only in the sampler run the same build.
-        let same = builds
-            .iter()
-            .find(|b: &&Measured| {
-                b.module.instrument == build::instrument_mode(&build_args)
-                    && b.frames == build::kept_frames(&build_args)
-                    && b.memory == memory
-            })
-            .map(|b| b.module.clone());
-        let module = match same {
-            Some(module) => module,
-            None => build::build(&build_args, workspace)?
-                .pop()
-                .context("nothing was built")?,
-        };
-        // The builds export the same: the first one answers for all.
-        if builds.is_empty() {
-            entry = engine::entry_point(&module, &host_options)?;
+    let mut sides = vec![Side::build(&base, host, args.memory, workspace)?];
+    // A program built for threads is measured against itself without them,
+    // in the same sitting: what the threads cost.
+    if sides[0].threaded()? {
+        if let Some(without) = sides::without_threads(&base, &host_options)? {
+            let host = select_host::select(without.host, &host_options)?;
+            sides.push(Side::build(&without, host, args.memory, workspace)?);
         }
-        let bytes = std::fs::read(&module.wasm)
-            .with_context(|| format!("could not read {}", module.wasm.display()))?;
-        let wasm_bytes = bytes.len() as u64;
-        let debug_bytes = debug_info_size(&bytes);
-        builds.push(Measured {
-            label,
-            sample,
-            memory,
-            frames: build::kept_frames(&build_args),
-            module,
-            wasm_bytes,
-            debug_bytes,
-            nanos: Vec::new(),
-        });
     }
-
-    terminal::status(
-        "Warming up",
-        &format!("one run of each build in {}", host.describe()),
-    );
-    let mut outputs = Vec::with_capacity(builds.len());
-    let mut uninstrumented = false;
-    for build in &builds {
-        let (result, output) = run_once(host.as_mut(), build, &host_options, &target_dir)?;
-        // The floor keeps counters, not a profile.
-        uninstrumented |= matches!(
-            build.module.instrument,
-            Some(build::Instrument::CountOnly | build::Instrument::Timed)
-        ) && !result.snapshot;
-        outputs.push(output.stdout);
-    }
-    if uninstrumented {
-        terminal::warning(
-            "no function of this program is instrumented, so the builds are alike: annotate \
-             functions with #[wasmprof::instrument] or add --instrument-all",
-        );
-    }
-    if let Some(differs) = first_different_output(&builds, &outputs) {
-        terminal::warning(&format!(
-            "the {differs} build printed something other than the plain build: is the \
-             program's output deterministic?"
-        ));
+    for side in &mut sides {
+        side.warm_up(&host_options, &target_dir)?;
     }
     // A render loop never ends: with --duration, each run records that
     // long and what is compared is the time of a display frame.
@@ -186,7 +130,8 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         .unwrap_or(args.runs.saturating_mul(3))
         .max(args.runs);
     let mut round = 0;
-    while round < args.runs || (round < most && noise_is_wide(&builds)) {
+    let noisy = |sides: &[Side]| sides.iter().any(|s| noise_is_wide(&s.builds));
+    while round < args.runs || (round < most && noisy(&sides)) {
         round += 1;
         if round <= args.runs {
             terminal::status("Running", &format!("round {round} of {}", args.runs));
@@ -200,22 +145,20 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
                 ),
             );
         }
-        for build in &mut builds {
-            let result = run_once(host.as_mut(), build, &host_options, &target_dir)?.0;
-            build.nanos.push(match measure {
-                Measure::ProgramTime => result.program_nanos,
-                Measure::FrameTime => frame_nanos(&result, build.label)?,
-            });
+        for side in &mut sides {
+            side.run_round(&host_options, &target_dir, measure)?;
         }
     }
 
-    let package = &builds[0].module.unit.package;
+    let package = &sides[0].builds[0].module.unit.package;
+    let described: Vec<String> = sides.iter().map(Side::describe).collect();
     println!(
-        "{package} ({entry}{}): {} run{} of each build in turn after a warm-up, in {}{}",
+        "{package} ({}{}): {} run{} of each build in turn after a warm-up, {}{}",
+        sides[0].entry,
         crate_wide_flags(&base.crate_wide),
         round,
         if round == 1 { "" } else { "s" },
-        host.describe(),
+        described.join(", and "),
         match (measure, host_options.duration) {
             (Measure::FrameTime, Some(duration)) => format!(
                 "; each recorded {} and timed by its display frames",
@@ -224,15 +167,23 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
             _ => String::new(),
         }
     );
-    print!("{}", table(&builds, measure));
-    let summary = default_run_cost(&builds);
-    if !summary.is_empty() {
-        print!("\n{summary}");
+    for (index, side) in sides.iter().enumerate() {
+        if sides.len() > 1 {
+            println!("{}{}:", if index == 0 { "" } else { "\n" }, side.title);
+        }
+        print!("{}", table(&side.builds, measure));
+        let summary = default_run_cost(&side.builds);
+        if !summary.is_empty() {
+            print!("\n{summary}");
+        }
+        if measure == Measure::FrameTime {
+            println!("{}", frame_rates(&side.builds));
+        }
+        print!("{}", memory_costs(&side.builds));
     }
-    if measure == Measure::FrameTime {
-        println!("{}", frame_rates(&builds));
+    if let [threaded, without] = &sides[..] {
+        print!("\n{}", sides::comparison(threaded, without));
     }
-    print!("{}", memory_costs(&builds));
     Ok(())
 }
 
@@ -755,11 +706,11 @@ fn explain(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::build::{ModuleKind, Unit};
 
-    fn measured(label: &'static str, wasm_bytes: u64, nanos: &[u64]) -> Measured {
+    pub(super) fn measured(label: &'static str, wasm_bytes: u64, nanos: &[u64]) -> Measured {
         Measured {
             label,
             sample: false,
