@@ -93,19 +93,16 @@ pub(crate) fn cache_slot(parent: u32) -> usize {
 /// another's, and threads that shared one cache would overwrite each
 /// other's nodes all the time. The static is then empty.
 #[derive(Debug)]
-pub struct SiteCache([AtomicU32; if cfg!(one_thread) { CACHE_SLOTS } else { 0 }]);
+pub struct SiteCache([AtomicU32; STATIC_SLOTS]);
+
+/// The slots of a site's static cache: none with a tree per thread.
+const STATIC_SLOTS: usize = if cfg!(one_thread) { CACHE_SLOTS } else { 0 };
 
 impl SiteCache {
     /// Built by the attribute's expansion in a `static`, beside the site.
     #[allow(clippy::new_without_default)] // only ever a static's initialiser
     pub const fn new() -> Self {
-        SiteCache(
-            [const { AtomicU32::new(crate::tree::ROOT) }; if cfg!(one_thread) {
-                CACHE_SLOTS
-            } else {
-                0
-            }],
-        )
+        SiteCache([const { AtomicU32::new(crate::tree::ROOT) }; STATIC_SLOTS])
     }
 
     /// The slot for calls from `parent` (one tree only).

@@ -45,18 +45,14 @@ thread_local! {
 /// recorded. `f` must not call back in here.
 #[inline(always)]
 pub(crate) fn with_own<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
-    let slot = OWN.with(Cell::get);
+    let mut slot = OWN.with(Cell::get);
     if slot.is_null() {
-        return with_new(f);
+        // Out of line, and without `f`: a closure handed to a call would
+        // be built in memory, a stack frame in every instrumented function.
+        slot = registry::register()? as *const Slot;
     }
     // SAFETY: a registered slot is leaked: it lives as long as the program.
     Some(unsafe { &*slot }.record_with(f))
-}
-
-#[cold]
-#[inline(never)]
-fn with_new<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
-    registry::register().map(|slot| slot.record_with(f))
 }
 
 /// Counts one call of the count-only site of `index` (plus one; 0 when

@@ -81,6 +81,9 @@ enum Host {
     Wasmtime,
     /// The WASI binary built as a WASI 0.2 component, in wasmtime.
     Component,
+    /// The WASI binary built for `wasm32-wasip1-threads`, in wasmtime, its
+    /// calls made on a thread of their own (`long-on-a-worker`).
+    Worker,
 }
 
 impl Host {
@@ -104,6 +107,18 @@ impl Host {
                 "long-call",
                 "--",
                 program,
+            ],
+            Host::Worker => vec![
+                "--target",
+                "wasm32-wasip1-threads",
+                "--bin",
+                "long-call",
+                "--",
+                match program {
+                    "long" => "long-on-a-worker",
+                    "counted" => "counted-on-a-worker",
+                    other => other,
+                },
             ],
         };
         args.into_iter().map(str::to_owned).collect()
@@ -270,6 +285,16 @@ fn a_long_call_among_short_ones_is_its_function_s_in_wasmtime() {
     for case in [STEP, SMALLEST] {
         long_call_is_credited(case, Host::Wasmtime, ATTRIBUTE);
         long_call_is_credited(case, Host::Wasmtime, CRATE_WIDE);
+    }
+}
+
+/// The same on a worker thread, which wasmtime's sampler follows as it
+/// follows the main one.
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_on_a_worker_in_wasmtime() {
+    for case in [STEP, SMALLEST] {
+        long_call_is_credited(case, Host::Worker, ATTRIBUTE);
+        long_call_is_credited(case, Host::Worker, CRATE_WIDE);
     }
 }
 

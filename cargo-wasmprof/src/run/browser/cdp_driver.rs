@@ -1,7 +1,8 @@
 //! A page of Chromium, over the DevTools protocol: a target attached in
 //! flat mode, a binding for the page's reports, the Runtime, Log and
 //! Inspector domains for what it says, and the Profiler for the engine's
-//! samples.
+//! samples: the page's, and each dedicated worker's (a program's threads
+//! on web workers), attached to as they start.
 
 use std::time::Duration;
 
@@ -20,7 +21,10 @@ pub(super) struct CdpPage<'a> {
     chromium: &'a Chromium,
     /// The page's target and the session attached to it, once open.
     target: Option<(String, String)>,
-    sampling: bool,
+    /// The sampler's interval (µs), once it samples.
+    sampling: Option<u32>,
+    /// The sessions of the workers attached to, to be sampled too.
+    workers: Vec<String>,
 }
 
 impl<'a> CdpPage<'a> {
@@ -28,7 +32,8 @@ impl<'a> CdpPage<'a> {
         CdpPage {
             chromium,
             target: None,
-            sampling: false,
+            sampling: None,
+            workers: Vec::new(),
         }
     }
 
@@ -98,7 +103,11 @@ impl PageDriver for CdpPage<'_> {
                 json!({ "interval": interval }),
             )?;
             self.call("Profiler.start", json!({}))?;
-            self.sampling = true;
+            self.sampling = Some(interval);
+            // The workers it starts, and theirs, are sampled too: attached
+            // to as they start (without pausing them, so that nothing waits
+            // on this side's reading of the events).
+            self.call("Target.setAutoAttach", auto_attach())?;
         }
         Ok(())
     }
@@ -113,6 +122,10 @@ impl PageDriver for CdpPage<'_> {
 
     fn next_event(&mut self, wait: std::time::Duration) -> Option<PageEvent> {
         let event = self.chromium.cdp.next_event(wait)?;
+        if event.method == "Target.attachedToTarget" {
+            self.sample_worker(&event.params);
+            return Some(PageEvent::Other);
+        }
         Some(self.translate(&event))
     }
 
@@ -143,15 +156,35 @@ impl PageDriver for CdpPage<'_> {
     }
 
     fn stop_sampler(&mut self) -> Result<Option<Value>> {
-        if !self.sampling {
+        if self.sampling.is_none() {
             return Ok(None);
         }
         let stopped = self.call("Profiler.stop", json!({}))?;
-        stopped
+        let page = stopped
             .get("profile")
             .cloned()
-            .context("Profiler.stop gave no profile")
-            .map(Some)
+            .context("Profiler.stop gave no profile")?;
+        // A worker that has ended took its samples with it.
+        let mut workers = Vec::new();
+        for (index, session) in self.workers.iter().enumerate() {
+            let stopped = self.chromium.cdp.call(
+                Some(session),
+                "Profiler.stop",
+                json!({}),
+                WORKER_STOP_TIMEOUT,
+            );
+            if let Some(profile) = stopped.ok().and_then(|s| s.get("profile").cloned()) {
+                workers.push((format!("worker {}", index + 1), profile));
+            }
+        }
+        let (merged, left_out) = super::thread_samples::merged(page, &workers);
+        if left_out > 0 {
+            crate::terminal::warning(&format!(
+                "{left_out} worker sample profile{} of an unknown shape left out",
+                if left_out == 1 { "" } else { "s" }
+            ));
+        }
+        Ok(Some(merged))
     }
 
     fn close(&mut self) {
@@ -170,7 +203,41 @@ impl PageDriver for CdpPage<'_> {
     }
 }
 
+/// Attach to every worker a target starts, flat, without pausing it.
+fn auto_attach() -> Value {
+    json!({ "autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true })
+}
+
+/// How long a worker's profiler may take to hand its samples over.
+const WORKER_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl CdpPage<'_> {
+    /// A target attached to on its start: a dedicated worker is sampled
+    /// as the page is, and the workers it starts in turn. Nothing is
+    /// waited for: the commands go out in order on the worker's session.
+    fn sample_worker(&mut self, attached: &Value) {
+        let (Some(interval), Some(session)) = (self.sampling, attached["sessionId"].as_str())
+        else {
+            return;
+        };
+        if attached["targetInfo"]["type"] != "worker" {
+            return;
+        }
+        let cdp = &self.chromium.cdp;
+        for (method, params) in [
+            ("Profiler.enable", json!({})),
+            (
+                "Profiler.setSamplingInterval",
+                json!({ "interval": interval }),
+            ),
+            ("Profiler.start", json!({})),
+            ("Target.setAutoAttach", auto_attach()),
+        ] {
+            let _ = cdp.send(Some(session), method, params);
+        }
+        self.workers.push(session.to_owned());
+    }
+
     /// What a DevTools event means for the run.
     fn translate(&self, event: &Event) -> PageEvent {
         if event.method == DISCONNECTED {

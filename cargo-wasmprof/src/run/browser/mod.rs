@@ -16,6 +16,7 @@ pub(crate) mod rpc;
 pub(crate) mod server;
 mod session;
 mod thread_page;
+mod thread_samples;
 pub(crate) mod window;
 
 use std::net::{IpAddr, Ipv4Addr};
