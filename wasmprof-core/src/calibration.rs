@@ -60,13 +60,34 @@ fn measure_probe_cost(clock_cost: f64) -> f64 {
     let cost = least_of_rounds(|| {
         let start = crate::clock::now();
         for _ in 0..PROBES {
-            crate::count::count_bare(std::hint::black_box(probe), None);
+            count_probe(probe);
         }
         let end = crate::clock::now();
         (end - start - clock_cost) / f64::from(PROBES)
     });
     crate::thread_state::counted::set(before);
     cost
+}
+
+/// One counted call of the calibration's site, as a program's are made.
+#[inline(always)]
+fn count_probe(probe: &'static crate::count::CountSite) {
+    #[cfg(one_thread)]
+    crate::count::count_bare(std::hint::black_box(probe), None);
+    #[cfg(not(one_thread))]
+    {
+        thread_local! {
+            static PROBE_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        }
+        #[cfg(target_family = "wasm")]
+        {
+            let _ = probe;
+            PROBE_CALLS.with(|calls| crate::count::count_in(std::hint::black_box(calls)));
+        }
+        #[cfg(not(target_family = "wasm"))]
+        PROBE_CALLS
+            .with(|calls| crate::count::count_bare(std::hint::black_box(probe), calls, None));
+    }
 }
 
 /// The least of a few measurements of one cost, none below zero: a busy

@@ -43,15 +43,27 @@ use crate::site::{
 /// data for its tag (`SITE_TAG_0`, `SITE_TAG_1`), so that its probe is a
 /// bare increment (see [`count_bare`]): the tag comes first, then the
 /// site's own address, and the site is aligned to 8.
+///
+/// With threads on WebAssembly, the same scan finds the sites, and each
+/// thread counts in a thread-local of the site's own, which `cell` gives
+/// the place of on the thread that calls it: every thread's TLS block has
+/// the one layout, so a thread's counter is at the same distance from its
+/// state as the caller's from the caller's. Counting is then a bare
+/// increment there too, with no first-call branch, whose cold call would
+/// have every function that counts save registers around its body.
 #[derive(Debug)]
 #[repr(C)]
 pub struct CountSite {
-    #[cfg(one_thread)]
+    #[cfg(target_family = "wasm")]
     tag: [u64; 2],
     /// The site itself (see [`CountSite::at`]): what the scan checks a tag
     /// it found against.
-    #[cfg(one_thread)]
+    #[cfg(target_family = "wasm")]
     this: Option<&'static CountSite>,
+    /// With threads on WebAssembly, the place of the running thread's
+    /// counter of the site (see `__count_cell!`).
+    #[cfg(all(target_family = "wasm", not(one_thread)))]
+    cell: Option<fn() -> usize>,
     /// Calls so far (one thread; with threads, each thread's own are in
     /// its counters).
     #[cfg(one_thread)]
@@ -86,10 +98,12 @@ impl CountSite {
         line: u32,
     ) -> Self {
         CountSite {
-            #[cfg(one_thread)]
+            #[cfg(target_family = "wasm")]
             tag: [SITE_TAG_0, SITE_TAG_1],
-            #[cfg(one_thread)]
+            #[cfg(target_family = "wasm")]
             this: None,
+            #[cfg(all(target_family = "wasm", not(one_thread)))]
+            cell: None,
             #[cfg(one_thread)]
             calls: AtomicU64::new(0),
             #[cfg(not(one_thread))]
@@ -121,16 +135,36 @@ impl CountSite {
     /// The same site, knowing its own address (the static it is built
     /// in), so that the scan can tell it from bytes that only look like it.
     pub const fn at(self, this: &'static CountSite) -> Self {
-        #[cfg(one_thread)]
+        #[cfg(target_family = "wasm")]
         return CountSite {
             this: Some(this),
             ..self
         };
-        #[cfg(not(one_thread))]
+        #[cfg(not(target_family = "wasm"))]
         {
             let _ = this;
             self
         }
+    }
+
+    /// The same site, whose calls each thread counts in the thread-local
+    /// that `cell` gives the place of (threads on WebAssembly).
+    #[cfg(all(target_family = "wasm", not(one_thread)))]
+    pub const fn counted_in(self, cell: fn() -> usize) -> Self {
+        CountSite {
+            cell: Some(cell),
+            ..self
+        }
+    }
+
+    /// The site's index in the threads' counts, registering the site (its
+    /// name from its marker) the first time; with threads on WebAssembly.
+    #[cfg(all(target_family = "wasm", not(one_thread)))]
+    pub(crate) fn index_registered(&'static self) -> usize {
+        if self.index.load(Relaxed) == 0 {
+            self.register(None);
+        }
+        self.index.load(Relaxed) as usize - 1
     }
 
     #[cold]
@@ -162,32 +196,52 @@ impl CountSite {
 /// Counts one call of the function of `site`, whose name was given by
 /// hand and needs its `Self` type from the call (`self_type`): the site is
 /// registered with it. The others are counted by [`count_bare`].
+#[cfg(one_thread)]
 #[inline(always)]
 pub fn count(site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
     // With one thread a load and a store are enough, and cheaper than a
     // read-modify-write where atomics are real; the first call links the
     // site instead of registering it (see `Pending`).
-    #[cfg(one_thread)]
-    {
-        let before = site.calls.load(Relaxed);
-        site.calls.store(before + 1, Relaxed);
-        if before == 0 {
-            site.pending.push(site, self_type);
-        }
+    let before = site.calls.load(Relaxed);
+    site.calls.store(before + 1, Relaxed);
+    if before == 0 {
+        site.pending.push(site, self_type);
     }
-    #[cfg(not(one_thread))]
-    count_on_thread(site, self_type);
     if crate::clock::TIMED {
         crate::thread_state::counted::add();
     }
 }
 
-/// With threads: one more call in this thread's counter of `site`.
+/// With threads, [`count`] adds to this thread's counter of the site,
+/// `calls` (a thread-local of the site's own: see `__count_calls!`).
 #[cfg(not(one_thread))]
 #[inline(always)]
-fn count_on_thread(site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
-    if !crate::threads::count(site.index.load(Relaxed)) {
-        count_first_here(site, self_type);
+pub fn count(
+    site: &'static CountSite,
+    calls: &std::cell::Cell<u64>,
+    self_type: Option<fn() -> &'static str>,
+) {
+    count_on_thread(site, calls, self_type);
+}
+
+/// With threads: one more call in this thread's counter `calls` of `site`;
+/// the site's first call on the thread gives the thread the counter's
+/// place, where snapshots read it.
+#[cfg(not(one_thread))]
+#[inline(always)]
+fn count_on_thread(
+    site: &'static CountSite,
+    calls: &std::cell::Cell<u64>,
+    self_type: Option<fn() -> &'static str>,
+) {
+    let before = calls.get();
+    if before == 0 {
+        // A call whose answer is the path's end: nothing lives across it.
+        return count_first_here(site, calls, self_type);
+    }
+    calls.set(before + 1);
+    if crate::clock::TIMED {
+        crate::thread_state::counted::add();
     }
 }
 
@@ -195,11 +249,20 @@ fn count_on_thread(site: &'static CountSite, self_type: Option<fn() -> &'static 
 #[cfg(not(one_thread))]
 #[cold]
 #[inline(never)]
-fn count_first_here(site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
+fn count_first_here(
+    site: &'static CountSite,
+    calls: &std::cell::Cell<u64>,
+    self_type: Option<fn() -> &'static str>,
+) {
     if site.index.load(Relaxed) == 0 {
         site.register(self_type);
     }
-    crate::threads::count_cold(site.index.load(Relaxed) - 1);
+    let index = site.index.load(Relaxed) - 1;
+    crate::threads::counter_here(index, calls);
+    calls.set(calls.get() + 1);
+    if crate::clock::TIMED {
+        crate::thread_state::counted::add();
+    }
 }
 
 /// Counts one call of the function of `site`, whose name needs nothing
@@ -207,18 +270,25 @@ fn count_first_here(site: &'static CountSite, self_type: Option<fn() -> &'static
 /// the same as the bench's floor (the site is found at the snapshot, see
 /// `scan`, and named by its marker, so `self_type` is not used).
 /// Elsewhere the first call registers the site with `self_type`.
+#[cfg(one_thread)]
 #[inline(always)]
 pub fn count_bare(site: &'static CountSite, self_type: Option<fn() -> &'static str>) {
-    #[cfg(one_thread)]
-    {
-        let _ = self_type;
-        site.calls.store(site.calls.load(Relaxed) + 1, Relaxed);
-    }
-    #[cfg(not(one_thread))]
-    count_on_thread(site, self_type);
+    let _ = self_type;
+    site.calls.store(site.calls.load(Relaxed) + 1, Relaxed);
     if crate::clock::TIMED {
         crate::thread_state::counted::add();
     }
+}
+
+/// With threads, [`count`]'s: the site's thread-local counter `calls`.
+#[cfg(not(one_thread))]
+#[inline(always)]
+pub fn count_bare(
+    site: &'static CountSite,
+    calls: &std::cell::Cell<u64>,
+    self_type: Option<fn() -> &'static str>,
+) {
+    count_on_thread(site, calls, self_type);
 }
 
 /// Every counted function that was called: its id and its calls. With
@@ -255,9 +325,9 @@ pub(crate) fn counted_calls(per_thread: &[&[u64]]) -> Vec<(u32, u64)> {
 /// into sites. Two integer constants, never an array: an array constant
 /// that the scan indexed would be kept in static data itself (as it is in
 /// a debug build), and found.
-#[cfg(one_thread)]
+#[cfg(target_family = "wasm")]
 const SITE_TAG_0: u64 = 0x5c1e_0b7a_93d4_e261;
-#[cfg(one_thread)]
+#[cfg(target_family = "wasm")]
 const SITE_TAG_1: u64 = 0xa8f3_27c6_4e19_d05b;
 
 /// With one thread, the sites a bare increment counts are found when a
@@ -265,15 +335,17 @@ const SITE_TAG_1: u64 = 0xa8f3_27c6_4e19_d05b;
 /// A tag counts where the site after it names its own address; then its
 /// marker, which returns that address too, is called to confirm it. A site
 /// without a marker (the calibration's) is not one of the program's.
-#[cfg(one_thread)]
+#[cfg(target_family = "wasm")]
 mod scan {
+    #[cfg(one_thread)]
     use std::sync::atomic::Ordering::Relaxed;
 
     use super::{CountSite, SITE_TAG_0, SITE_TAG_1};
 
-    /// Registers every called site not registered yet, in address order.
-    pub(super) fn register_called() {
+    /// Every site in static data, in address order.
+    fn sites() -> Vec<&'static CountSite> {
         let (start, end) = static_data();
+        let mut sites = Vec::new();
         let mut at = start.next_multiple_of(8);
         while at + std::mem::size_of::<CountSite>() <= end {
             // SAFETY: `at` is inside linear memory, below the data's end;
@@ -288,13 +360,34 @@ mod scan {
                 // SAFETY: tagged, and naming its own address: a site (the
                 // bytes of a static built by `CountSite::new(..).at(..)`).
                 let site: &'static CountSite = unsafe { &*(at as *const CountSite) };
-                let own = site.marker.is_some_and(|marker| marker() == at);
-                if own && site.calls.load(Relaxed) > 0 && site.id.load(Relaxed) == 0 {
-                    site.register(None);
+                if site.marker.is_some_and(|marker| marker() == at) {
+                    sites.push(site);
                 }
             }
             at += 8;
         }
+        sites
+    }
+
+    /// Registers every called site not registered yet, in address order.
+    #[cfg(one_thread)]
+    pub(super) fn register_called() {
+        for site in sites() {
+            if site.calls.load(Relaxed) > 0 && site.id.load(Relaxed) == 0 {
+                site.register(None);
+            }
+        }
+    }
+
+    /// Every site each thread counts in a thread-local of its own, with
+    /// the place of the running thread's counter.
+    #[cfg(not(one_thread))]
+    pub(crate) fn counted_in_threads() -> Vec<(&'static CountSite, usize)> {
+        let _untracked = crate::memory::untracked::Untracked::begin();
+        sites()
+            .into_iter()
+            .filter_map(|site| Some((site, site.cell?())))
+            .collect()
     }
 
     /// Where the module's static data lies in linear memory, as the
@@ -309,6 +402,20 @@ mod scan {
             std::ptr::addr_of!(__global_base) as usize,
             std::ptr::addr_of!(__data_end) as usize,
         )
+    }
+}
+
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+pub(crate) use scan::counted_in_threads;
+
+/// One call counted in the running thread's counter `calls` of a site
+/// found by the scan (threads on WebAssembly): the whole probe.
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[inline(always)]
+pub fn count_in(calls: &std::cell::Cell<u64>) {
+    calls.set(calls.get() + 1);
+    if crate::clock::TIMED {
+        crate::thread_state::counted::add();
     }
 }
 

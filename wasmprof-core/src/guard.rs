@@ -11,13 +11,10 @@
 //! Nothing calls out of the module but the clock, and nothing allocates
 //! once the node exists but the timed-call stack when it grows.
 
-#[cfg(one_thread)]
-use std::sync::atomic::Ordering::Relaxed;
-
 use crate::clock;
 use crate::frame::TimedFrame;
 use crate::site::{Site, SiteCache};
-use crate::state::with_thread;
+use crate::state::{with_thread, with_thread_in_place, with_thread_quietly};
 use crate::thread_state::ThreadState;
 use crate::tree::NodeId;
 
@@ -44,24 +41,68 @@ const UNRECORDED: NodeId = u32::MAX;
 #[inline(always)]
 pub fn enter(
     site: &'static Site,
-    cache: &'static SiteCache,
+    cache: &SiteCache,
     self_type: Option<fn() -> &'static str>,
 ) -> Guard {
-    let entered = with_thread(|thread| {
+    // With threads, the path almost every call takes calls nothing, but to
+    // time a call: a call on it, however cold, would have every
+    // instrumented function save and restore registers around its body.
+    // Everything else is out of line, in one call whose answer is the
+    // guard.
+    #[cfg(not(one_thread))]
+    return match crate::threads::with_own_if_plain(|thread| {
         let parent = thread.current;
-        let (node, timed) = match cached_entry(thread, site, cache, parent) {
-            Some(hit) => hit,
-            None => {
-                let function = site.id(self_type);
-                match thread.tree.enter_first_child(parent, function) {
-                    Some(hit) => hit,
-                    None => unpack(enter_slow(thread, site, cache, self_type, parent)),
-                }
-            }
-        };
+        let (node, timed) = cached_entry(thread, site, cache, parent)?;
         thread.current = node;
-        (parent, timed)
+        Some((parent, timed))
+    }) {
+        Some(Some((parent, timed))) => Guard {
+            parent,
+            timed_depth: if clock::TIMED && timed {
+                begin_timed()
+            } else {
+                0
+            },
+        },
+        _ => enter_otherwise(site, cache, self_type),
+    };
+    #[cfg(one_thread)]
+    enter_otherwise(site, cache, self_type)
+}
+
+/// [`enter`] of a call whose node is not in its site's cache, on a thread
+/// that is new or asked for its record: out of line where there are
+/// threads (see `enter`).
+#[cfg_attr(one_thread, inline(always))]
+#[cfg_attr(not(one_thread), inline(never))]
+fn enter_otherwise(
+    site: &'static Site,
+    cache: &SiteCache,
+    self_type: Option<fn() -> &'static str>,
+) -> Guard {
+    // The paths every call takes write two words in place; a path this
+    // site has not just used may make a node, which moves memory, and is
+    // recorded in a section of its own.
+    let entered = with_thread_in_place(|thread| {
+        let parent = thread.current;
+        let hit = cached_entry(thread, site, cache, parent).or_else(|| {
+            let function = site.id(self_type);
+            thread.tree.enter_first_child(parent, function)
+        });
+        if let Some((node, _)) = hit {
+            thread.current = node;
+        }
+        (parent, hit.map(|(_, timed)| timed))
     });
+    let entered = match entered {
+        Some((parent, Some(timed))) => Some((parent, timed)),
+        Some((parent, None)) => with_thread(|thread| {
+            let (node, timed) = unpack(enter_slow(thread, site, cache, self_type, parent));
+            thread.current = node;
+            (parent, timed)
+        }),
+        None => None,
+    };
     match entered {
         Some((parent, timed)) => Guard {
             parent,
@@ -88,23 +129,11 @@ pub fn enter(
 fn cached_entry(
     thread: &mut ThreadState,
     site: &'static Site,
-    cache: &'static SiteCache,
+    cache: &SiteCache,
     parent: NodeId,
 ) -> Option<(NodeId, bool)> {
-    #[cfg(one_thread)]
-    let cached = {
-        let _ = site;
-        cache.slot(parent).load(Relaxed)
-    };
-    #[cfg(not(one_thread))]
-    let cached = {
-        let _ = cache;
-        // An unregistered site (id 0) wraps past every thread's caches.
-        let slots = thread
-            .caches
-            .get(site.id_plus_one().wrapping_sub(1) as usize)?;
-        slots[crate::site::cache_slot(parent)]
-    };
+    let _ = site;
+    let cached = cache.get(parent);
     let timed = thread.tree.enter_cached(cached, parent, None)?;
     Some((cached, timed))
 }
@@ -121,7 +150,7 @@ fn cached_entry(
 #[inline(never)]
 pub fn enter_test(
     site: &'static Site,
-    cache: &'static SiteCache,
+    cache: &SiteCache,
     self_type: Option<fn() -> &'static str>,
 ) -> Guard {
     with_thread(|thread| match thread.harness {
@@ -170,7 +199,7 @@ pub(crate) fn begin_timed() -> u32 {
 fn enter_slow(
     thread: &mut ThreadState,
     site: &'static Site,
-    cache: &'static SiteCache,
+    cache: &SiteCache,
     self_type: Option<fn() -> &'static str>,
     parent: NodeId,
 ) -> u64 {
@@ -179,38 +208,16 @@ fn enter_slow(
     let node = thread.tree.child(parent, function);
     // An overflow node stands for many parents: never a site's cache.
     if !thread.tree.is_overflow(node) {
-        remember(thread, cache, function, parent, node);
+        remember(cache, parent, node);
     }
     // One integer comes back in a register; a pair would need a stack
     // frame in every instrumented function.
     pack(node, thread.tree.enter(node))
 }
 
-/// Keeps `node` in the cache of the site (of `function`) for `parent`.
-fn remember(
-    thread: &mut ThreadState,
-    cache: &'static SiteCache,
-    function: u32,
-    parent: NodeId,
-    node: NodeId,
-) {
-    #[cfg(one_thread)]
-    {
-        let _ = (thread, function);
-        cache.slot(parent).store(node, Relaxed);
-    }
-    #[cfg(not(one_thread))]
-    {
-        let _ = cache;
-        let index = function as usize;
-        if thread.caches.len() <= index {
-            let len = (index + 1).max(thread.caches.len() * 2).max(64);
-            thread
-                .caches
-                .resize(len, [crate::tree::ROOT; crate::site::CACHE_SLOTS]);
-        }
-        thread.caches[index][crate::site::cache_slot(parent)] = node;
-    }
+/// Keeps `node` in the site's cache for `parent`.
+fn remember(cache: &SiteCache, parent: NodeId, node: NodeId) {
+    cache.set(parent, node);
 }
 
 #[inline(always)]
@@ -234,7 +241,7 @@ impl Drop for Guard {
         if !cfg!(one_thread) && self.parent == UNRECORDED {
             return;
         }
-        with_thread(|thread| thread.current = self.parent);
+        with_thread_quietly(|thread| thread.current = self.parent);
     }
 }
 

@@ -47,6 +47,8 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 /// What the attribute's expansion refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(all(target_family = "wasm", not(one_thread)))]
+    pub use crate::count::count_in;
     pub use crate::count::{CountSite, count, count_bare};
     pub use crate::future::Instrumented;
     pub use crate::guard::{Guard, enter, enter_test};
@@ -71,11 +73,9 @@ macro_rules! __instrument_body {
         static __WASMPROF_SITE: $crate::__private::Site =
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
                 .marked(__wasmprof_here, $given);
-        static __WASMPROF_CACHE: $crate::__private::SiteCache = $crate::__private::SiteCache::new();
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, $given, $line, $self_type);
-        let __wasmprof_guard =
-            $crate::__private::enter(&__WASMPROF_SITE, &__WASMPROF_CACHE, $self_type);
+        let __wasmprof_guard = $crate::__enter!(enter, __WASMPROF_SITE, $self_type);
         $body
     }};
     (test, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
@@ -83,11 +83,9 @@ macro_rules! __instrument_body {
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
                 .marked(__wasmprof_here, $given)
                 .test();
-        static __WASMPROF_CACHE: $crate::__private::SiteCache = $crate::__private::SiteCache::new();
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, $given, $line, $self_type);
-        let __wasmprof_guard =
-            $crate::__private::enter_test(&__WASMPROF_SITE, &__WASMPROF_CACHE, $self_type);
+        let __wasmprof_guard = $crate::__enter!(enter_test, __WASMPROF_SITE, $self_type);
         $body
     }};
     // Not `#[used]`: its address is taken (by the marker, and by the site
@@ -95,17 +93,20 @@ macro_rules! __instrument_body {
     // optimiser from keeping its counter in a register across calls, and
     // cost `patterns` 0.2x of plain when timed.
     (count, name = $name:expr, given = false, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
-        static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__private::CountSite::new(
-            ::core::module_path!(),
-            $name,
-            ::core::file!(),
-            $line,
-        )
-        .marked(__wasmprof_here, false)
-        .at(&__WASMPROF_SITE);
+        $crate::__count_cell!();
+        static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__counted_in!(
+            $crate::__private::CountSite::new(
+                ::core::module_path!(),
+                $name,
+                ::core::file!(),
+                $line
+            )
+            .marked(__wasmprof_here, false)
+            .at(&__WASMPROF_SITE)
+        );
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, false, $line, $self_type);
-        $crate::__private::count_bare(&__WASMPROF_SITE, $self_type);
+        $crate::__count_bare!(__WASMPROF_SITE, $self_type);
         $body
     }};
     (count, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
@@ -118,8 +119,128 @@ macro_rules! __instrument_body {
         .marked(__wasmprof_here, $given);
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, $given, $line, $self_type);
-        $crate::__private::count(&__WASMPROF_SITE, $self_type);
+        $crate::__count_calls!(__WASMPROF_SITE, count, $self_type);
         $body
+    }};
+}
+
+/// The guard of one call of `$site`, by `enter` or `enter_test`, with the
+/// site's cache of nodes: with one thread, a static of its own.
+#[cfg(one_thread)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __enter {
+    ($enter:ident, $site:ident, $self_type:expr) => {{
+        static __WASMPROF_CACHE: $crate::__private::SiteCache = $crate::__private::SiteCache::new();
+        $crate::__private::$enter(&$site, &__WASMPROF_CACHE, $self_type)
+    }};
+}
+
+/// With threads, each thread's cache of the site is a thread-local of its
+/// own (see `SiteCache`).
+#[cfg(not(one_thread))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __enter {
+    ($enter:ident, $site:ident, $self_type:expr) => {{
+        $crate::__private::thread_local! {
+            static __WASMPROF_CACHE: $crate::__private::SiteCache = const { $crate::__private::SiteCache::new() };
+        }
+        __WASMPROF_CACHE.with(|cache| $crate::__private::$enter(&$site, cache, $self_type))
+    }};
+}
+
+/// With threads on WebAssembly, a count-only site found by the scan of
+/// static data: each thread's counter, a thread-local of the site's own,
+/// and the function that gives its place (see `CountSite`).
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __count_cell {
+    () => {
+        $crate::__private::thread_local! {
+            static __WASMPROF_CALLS: ::core::cell::Cell<u64> = const { ::core::cell::Cell::new(0) };
+        }
+        fn __wasmprof_calls() -> usize {
+            __WASMPROF_CALLS.with(|calls| calls.as_ptr() as usize)
+        }
+    };
+}
+
+/// Elsewhere: nothing.
+#[cfg(not(all(target_family = "wasm", not(one_thread))))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __count_cell {
+    () => {};
+}
+
+/// The site, told where threads count its calls (threads on WebAssembly).
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __counted_in {
+    ($site:expr) => {
+        $site.counted_in(__wasmprof_calls)
+    };
+}
+
+/// Elsewhere: the site as it is.
+#[cfg(not(all(target_family = "wasm", not(one_thread))))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __counted_in {
+    ($site:expr) => {
+        $site
+    };
+}
+
+/// One call of a count-only site whose name was not given by hand: a bare
+/// increment of the thread's counter with threads on WebAssembly, else as
+/// `__count_calls!`.
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __count_bare {
+    ($site:ident, $self_type:expr) => {{
+        let _: ::core::option::Option<fn() -> &'static str> = $self_type;
+        __WASMPROF_CALLS.with($crate::__private::count_in)
+    }};
+}
+
+#[cfg(not(all(target_family = "wasm", not(one_thread))))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __count_bare {
+    ($site:ident, $self_type:expr) => {
+        $crate::__count_calls!($site, count_bare, $self_type)
+    };
+}
+
+/// One call of the count-only site `$site`, by `count` or `count_bare`:
+/// with one thread, its static's own counter.
+#[cfg(one_thread)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __count_calls {
+    ($site:ident, $count:ident, $self_type:expr) => {
+        $crate::__private::$count(&$site, $self_type)
+    };
+}
+
+/// With threads, a thread-local counter of the site's own, which each
+/// thread adds to with a plain increment, an offset from its TLS block's
+/// base: a counter in the site would take an atomic read-modify-write, a
+/// fence on WebAssembly, and have the threads fight over its cache line.
+#[cfg(not(one_thread))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __count_calls {
+    ($site:ident, $count:ident, $self_type:expr) => {{
+        $crate::__private::thread_local! {
+            static __WASMPROF_CALLS: ::core::cell::Cell<u64> = const { ::core::cell::Cell::new(0) };
+        }
+        __WASMPROF_CALLS.with(|calls| $crate::__private::$count(&$site, calls, $self_type))
     }};
 }
 

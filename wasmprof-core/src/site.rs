@@ -64,63 +64,81 @@ pub struct Site {
     is_test: bool,
 }
 
-/// Slots in a site's cache: a power of two.
-pub(crate) const CACHE_SLOTS: usize = 16;
+/// Slots in a site's cache: a power of two. With threads each thread has
+/// its own cache of each site, in its TLS block, whose initial image is in
+/// the module: fewer slots there.
+const CACHE_SLOTS: usize = if cfg!(one_thread) { 16 } else { 16 };
+
+/// The slot of a site's cache for calls from `parent`.
+#[inline(always)]
+fn cache_slot(parent: u32) -> usize {
+    parent as usize & (CACHE_SLOTS - 1)
+}
 
 /// The nodes a site last entered under each of a few parents (the slot a
 /// parent's id picks): a hint, checked before use. A function called in
 /// turn from several places (a scanner used by every part of a parser)
-/// finds its node here instead of searching for it.
-#[cfg(not(one_thread))]
-pub(crate) type CacheSlots = [crate::tree::NodeId; CACHE_SLOTS];
-
-/// The slot of a site's cache for calls from `parent`.
-#[inline(always)]
-pub(crate) fn cache_slot(parent: u32) -> usize {
-    parent as usize & (CACHE_SLOTS - 1)
-}
-
-/// With one tree, a site's [`CacheSlots`], in a static of its own beside
-/// the [`Site`]: all zeros, so that it takes no bytes in the module (a
-/// site's other fields, its names, put the site in the data section, and
-/// 64 bytes of it per instrumented function were 2 % of syn's module
-/// instrumented crate-wide). Zero, the root, is never a site's node: the
-/// root's parent matches no caller's node, so an empty slot misses as a
-/// stale one does.
+/// finds its node here instead of searching for it. Zero, the root, is
+/// never a site's node: the root's parent matches no caller's node, so an
+/// empty slot misses as a stale one does.
 ///
-/// With a tree per thread the cache is the thread's own (`caches` in its
-/// state, by function id): a node of one thread's tree means nothing in
-/// another's, and threads that shared one cache would overwrite each
-/// other's nodes all the time. The static is then empty.
+/// With one tree, a static of its own beside the [`Site`]: all zeros, so
+/// that it takes no bytes in the module (a site's other fields, its names,
+/// put the site in the data section, and 64 bytes of it per instrumented
+/// function were 2 % of syn's module instrumented crate-wide).
+///
+/// With a tree per thread, a thread-local of the site's own, initialised
+/// `const` (`__site_cache!`): a node of one thread's tree means nothing in
+/// another's, and reaching the cache is then an offset from the thread's
+/// TLS base, where a table in the thread's state took two loads more on
+/// every call.
 #[derive(Debug)]
-pub struct SiteCache([AtomicU32; STATIC_SLOTS]);
+pub struct SiteCache([Slot; CACHE_SLOTS]);
 
-/// The slots of a site's static cache: none with a tree per thread.
-const STATIC_SLOTS: usize = if cfg!(one_thread) { CACHE_SLOTS } else { 0 };
+#[cfg(one_thread)]
+type Slot = AtomicU32;
+#[cfg(not(one_thread))]
+type Slot = std::cell::Cell<crate::tree::NodeId>;
+
+// SAFETY: with threads, a cache is only used by the thread whose
+// thread-local it is (or, for the harness's and the unit tests' sites,
+// by the one thread that made it).
+#[cfg(not(one_thread))]
+unsafe impl Sync for SiteCache {}
 
 impl SiteCache {
-    /// Built by the attribute's expansion in a `static`, beside the site.
+    /// Built by the attribute's expansion beside the site.
     #[allow(clippy::new_without_default)] // only ever a static's initialiser
     pub const fn new() -> Self {
-        SiteCache([const { AtomicU32::new(crate::tree::ROOT) }; STATIC_SLOTS])
+        SiteCache([const { Slot::new(crate::tree::ROOT) }; CACHE_SLOTS])
     }
 
-    /// The slot for calls from `parent` (one tree only).
-    #[cfg(one_thread)]
+    /// The node cached for calls from `parent`.
     #[inline(always)]
-    pub(crate) fn slot(&self, parent: u32) -> &AtomicU32 {
-        &self.0[cache_slot(parent)]
+    pub(crate) fn get(&self, parent: u32) -> crate::tree::NodeId {
+        #[cfg(one_thread)]
+        return self.0[cache_slot(parent)].load(Relaxed);
+        #[cfg(not(one_thread))]
+        self.0[cache_slot(parent)].get()
+    }
+
+    /// Caches `node` for calls from `parent`.
+    #[inline(always)]
+    pub(crate) fn set(&self, parent: u32, node: crate::tree::NodeId) {
+        #[cfg(one_thread)]
+        self.0[cache_slot(parent)].store(node, Relaxed);
+        #[cfg(not(one_thread))]
+        self.0[cache_slot(parent)].set(node);
     }
 }
 
 /// The cache of a unit test's site, made on first use: each site its own,
-/// as in a module, where with one tree (wasm32-wasip1, where these tests
-/// run too) a cached node is trusted to be of the site's function.
+/// as in a module, and with threads each thread's own.
 #[cfg(test)]
 pub(crate) fn test_cache(site: &'static Site) -> &'static SiteCache {
-    type Caches = Vec<(usize, &'static SiteCache)>;
+    type Caches = Vec<((usize, std::thread::ThreadId), &'static SiteCache)>;
     static CACHES: Mutex<Caches> = Mutex::new(Vec::new());
-    let key = site as *const Site as usize;
+    let key = (site as *const Site as usize, std::thread::current().id());
     crate::memory::untracked(|| {
         let mut caches = crate::spin::lock(&CACHES);
         if let Some(&(_, cache)) = caches.iter().find(|(k, _)| *k == key) {
@@ -196,13 +214,6 @@ impl Site {
             0 => self.register(self_type),
             id => id - 1,
         }
-    }
-
-    /// The function id plus one, or zero before the site's first entry.
-    #[cfg(not(one_thread))]
-    #[inline(always)]
-    pub(crate) fn id_plus_one(&self) -> u32 {
-        self.id.load(Relaxed)
     }
 
     #[cold]

@@ -45,3 +45,25 @@ pub(crate) fn with_thread_as_is<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Opt
     // or calls `with_thread` again while it holds the reference.
     Some(f(unsafe { &mut *STATE.0.get() }))
 }
+
+/// For a call's entry: `f` writes single words of the state in place, and
+/// allocates nothing (see `threads::with_own_in_place`). With one thread,
+/// [`with_thread_as_is`].
+#[inline(always)]
+pub(crate) fn with_thread_in_place<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    #[cfg(not(one_thread))]
+    return crate::threads::with_own_in_place(f);
+    #[cfg(one_thread)]
+    with_thread_as_is(f)
+}
+
+/// For an untimed call's exit, which writes the current node alone, on a
+/// thread the call's entry registered (see `threads::with_own_quietly`).
+/// With one thread, [`with_thread_as_is`].
+#[inline(always)]
+pub(crate) fn with_thread_quietly<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    #[cfg(not(one_thread))]
+    return Some(crate::threads::with_own_quietly(f));
+    #[cfg(one_thread)]
+    with_thread_as_is(f)
+}

@@ -49,15 +49,11 @@ pub(crate) struct ThreadState {
     /// (`--memory`; see `memory/remote.rs`).
     #[cfg(all(wasmprof_memory, not(one_thread)))]
     pub releases: crate::memory::remote::Releases,
-    /// Each fully instrumented function's cache of nodes in this thread's
-    /// tree, by function id (see [`crate::site::SiteCache`], which holds
-    /// it in the site itself where there is one tree).
+    /// Where this thread's counter of each count-only site it called is:
+    /// a thread-local of the site's own, by the site's index (see
+    /// [`crate::count::CountSite`]).
     #[cfg(not(one_thread))]
-    pub caches: Vec<crate::site::CacheSlots>,
-    /// This thread's calls of each count-only function, by the site's
-    /// index (see [`crate::count::CountSite`]).
-    #[cfg(not(one_thread))]
-    pub counts: Vec<u64>,
+    pub counters: Vec<(u32, *mut u64)>,
 }
 
 impl ThreadState {
@@ -81,9 +77,7 @@ impl ThreadState {
             #[cfg(all(wasmprof_memory, not(one_thread)))]
             releases: crate::memory::remote::Releases::new(),
             #[cfg(not(one_thread))]
-            caches: Vec::new(),
-            #[cfg(not(one_thread))]
-            counts: Vec::new(),
+            counters: Vec::new(),
         }
     }
 }
@@ -126,6 +120,44 @@ pub(crate) struct ThreadRecord {
 
 #[cfg(not(one_thread))]
 impl ThreadState {
+    /// The thread's calls of each count-only site, by the site's index, as
+    /// its counters stand.
+    pub(crate) fn counts(&self) -> Vec<u64> {
+        let mut counts = Vec::new();
+        for &(index, counter) in &self.counters {
+            let index = index as usize;
+            if counts.len() <= index {
+                counts.resize(index + 1, 0);
+            }
+            // SAFETY: a thread-local of the thread's, alive while its
+            // thread is (a snapshot reading it from another thread has the
+            // thread's slot pinned, which its exit waits for); an aligned
+            // word, which its thread writes whole.
+            counts[index] += unsafe { counter.read_volatile() };
+        }
+        // The sites found in static data: each counter as far from this
+        // state as the running thread's counter is from its own state.
+        #[cfg(target_family = "wasm")]
+        {
+            let here = crate::threads::own_state_address() as isize;
+            let this = self as *const ThreadState as isize;
+            for (site, counter_here) in crate::count::counted_in_threads() {
+                let counter = (this + (counter_here as isize - here)) as *const u64;
+                // SAFETY: as above: the thread's thread-local of the site,
+                // at its place in the thread's TLS block.
+                let calls = unsafe { counter.read_volatile() };
+                if calls > 0 {
+                    let index = site.index_registered();
+                    if counts.len() <= index {
+                        counts.resize(index + 1, 0);
+                    }
+                    counts[index] += calls;
+                }
+            }
+        }
+        counts
+    }
+
     /// What the thread has recorded, copied without changing anything of
     /// it (a snapshot may be copying it from another thread); `None` if it
     /// recorded nothing. The calls it is in the middle of have not
@@ -137,7 +169,8 @@ impl ThreadState {
         let allocated = !memory.nodes.is_empty();
         #[cfg(not(wasmprof_memory))]
         let allocated = false;
-        let counted = self.counts.iter().skip(1).any(|&c| c > 0);
+        let counts = self.counts();
+        let counted = counts.iter().skip(1).any(|&c| c > 0);
         if self.tree.nodes().len() <= 1 && !allocated && !counted {
             return None;
         }
@@ -155,7 +188,7 @@ impl ThreadState {
         Some(ThreadRecord {
             name: self.name.clone().unwrap_or_else(|| "thread".to_owned()),
             tree,
-            counts: self.counts.clone(),
+            counts,
             read: wasmprof_wire::ThreadRead::Answered,
             #[cfg(wasmprof_memory)]
             memory,

@@ -20,14 +20,13 @@
 //! thread's calls are all in every snapshot: nothing waits for a thread to
 //! exit, which the workers of a pool never do.
 //!
-//! [`with_own`] is how the runtime's code reaches the running thread's
-//! state; [`count`] is the count-only tier's increment.
+//! [`with_own`] and its two lighter kinds are how the runtime's code
+//! reaches the running thread's state; the count-only tier counts in
+//! thread-locals of its sites' own, whose places [`counter_here`] gives.
 
 mod reading;
 mod registry;
 mod slot;
-
-use std::cell::Cell;
 
 pub(crate) use reading::others;
 pub(crate) use registry::stopped;
@@ -36,63 +35,91 @@ use crate::thread_state::ThreadState;
 use slot::Slot;
 
 thread_local! {
-    /// This thread's slot, once it has recorded something; never freed.
-    static OWN: Cell<*const Slot> = const { Cell::new(std::ptr::null()) };
+    /// This thread's slot: registered on its first use (`registry.rs`).
+    static OWN: Slot = const { Slot::new() };
 }
 
-/// Runs `f` on this thread's state, registering the thread on its first
-/// use; `None` once the thread has exited, when calls are simply not
-/// recorded. `f` must not call back in here.
+/// This thread's slot, registered on its first use; `None` once the thread
+/// has exited, when calls are simply not recorded.
+#[inline(always)]
+fn own() -> Option<&'static Slot> {
+    // SAFETY: the slot lives as long as its thread, which is as long as
+    // the thread can use the reference.
+    let slot: &'static Slot = OWN.with(|slot| unsafe { &*(slot as *const Slot) });
+    if slot.registered.get() {
+        return Some(slot);
+    }
+    // Out of line, and without the caller's closure: a closure handed to a
+    // call would be built in memory, a stack frame in every instrumented
+    // function.
+    registry::register()
+}
+
+/// Runs `f` on this thread's state, in a section a snapshot does not read
+/// across (see `slot.rs`): for whatever moves memory (a new node, a timed
+/// call's frame, an allocation recorded) or writes words that must agree.
+/// `f` must not call back in here.
 #[inline(always)]
 pub(crate) fn with_own<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
-    let mut slot = OWN.with(Cell::get);
-    if slot.is_null() {
-        // Out of line, and without `f`: a closure handed to a call would
-        // be built in memory, a stack frame in every instrumented function.
-        slot = registry::register()? as *const Slot;
-    }
-    // SAFETY: a registered slot is leaked: it lives as long as the program.
-    Some(unsafe { &*slot }.record_with(f))
+    Some(own()?.record_with(f))
 }
 
-/// Counts one call of the count-only site of `index` (plus one; 0 when
-/// the site has no index yet) on this thread, with a plain increment of
-/// the thread's own counter. `false` when it could not: the site or the
-/// thread is new here, and [`count_cold`] does it.
+/// Runs `f` on this thread's state once a snapshot's request, if one is
+/// asking, is answered: for a call's entry, which every call makes. A
+/// load of one flag, when no snapshot is asking. `f` may only write
+/// single words in place (a node's count, the current node), each of
+/// which a snapshot reading the thread where it stands sees whole, as a
+/// value the thread had; anything more goes through [`with_own`].
 #[inline(always)]
-pub(crate) fn count(index_plus_one: u32) -> bool {
-    let slot = OWN.with(Cell::get);
-    if slot.is_null() {
-        return false;
-    }
-    // SAFETY: as in `with_own`. The counters are this thread's alone to
-    // write; a snapshot reading them where the thread stands sees each as
-    // a count the thread had (an aligned word, written whole), and the
-    // vector only grows inside a recorded section (`count_cold`), which a
-    // snapshot's read excludes.
-    let counts = unsafe { &mut (*(*slot).state.get()).counts };
-    match counts.get_mut(index_plus_one.wrapping_sub(1) as usize) {
-        Some(calls) => {
-            *calls += 1;
-            true
-        }
-        None => false,
-    }
+pub(crate) fn with_own_in_place<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    let slot = own()?;
+    slot.answer_if_asked();
+    // SAFETY: this thread's own state, not borrowed elsewhere (no caller
+    // of these functions calls them again while `f` runs).
+    Some(f(unsafe { &mut **slot.state.get() }))
 }
 
-/// [`count`]'s cold path: makes room for the site of `index` in this
-/// thread's counters, then counts the call.
+/// [`with_own_in_place`] on the path of almost every call, which calls
+/// nothing: `None` when the thread has not registered yet or a snapshot is
+/// asking, which [`with_own_in_place`] sees to.
+#[inline(always)]
+pub(crate) fn with_own_if_plain<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    // SAFETY: as in `own`.
+    let slot: &'static Slot = OWN.with(|slot| unsafe { &*(slot as *const Slot) });
+    if !slot.registered.get() || slot::asking() {
+        return None;
+    }
+    // SAFETY: as in `with_own_in_place`.
+    Some(f(unsafe { &mut **slot.state.get() }))
+}
+
+/// Runs `f` on this thread's state, which it may only write single words
+/// of, in place (see [`with_own_in_place`]): an untimed call's exit, which
+/// makes the caller's node current again, on a thread whose entry of the
+/// call registered it. No request is answered here: a thread that only
+/// returns for a while is read where it stands.
+#[inline(always)]
+pub(crate) fn with_own_quietly<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
+    // SAFETY: as in `own`, and as in `with_own_in_place`: a thread that
+    // has exited still has its TLS block while it runs.
+    OWN.with(|slot| f(unsafe { &mut **slot.state.get() }))
+}
+
+/// Where the running thread's state is (in its TLS block).
+#[cfg(target_family = "wasm")]
+pub(crate) fn own_state_address() -> usize {
+    OWN.with(|slot| slot.state.get() as usize)
+}
+
+/// Gives this thread's state the place of its counter of the count-only
+/// site of `index`, a thread-local of the site's own (`__count_calls!`),
+/// on the site's first call on the thread: snapshots read it there.
 #[cold]
 #[inline(never)]
-pub(crate) fn count_cold(index: u32) {
+pub(crate) fn counter_here(index: u32, calls: &std::cell::Cell<u64>) {
     with_own(|state| {
-        let index = index as usize;
-        if state.counts.len() <= index {
-            let _untracked = crate::memory::untracked::Untracked::begin();
-            let len = (index + 1).max(state.counts.len() * 2).max(64);
-            state.counts.resize(len, 0);
-        }
-        state.counts[index] += 1;
+        let _untracked = crate::memory::untracked::Untracked::begin();
+        state.counters.push((index, calls.as_ptr()));
     });
 }
 

@@ -449,3 +449,71 @@ fn workers_a_program_starts_itself_are_counted_exactly_per_thread() {
     let workers = calls_per_thread(&profile, "own_workers::worker");
     assert!(workers.iter().all(|(_, n)| *n == 1), "{workers:?}");
 }
+
+/// `examples/log-scan`: regex-lite, instrumented crate-wide, scanning log
+/// chunks on rayon's global pool, whose workers never exit. Every call of
+/// every worker is in the profile, read while the pool still stands (the
+/// workers idle in it), each count equal to the oracle's, the chunks to
+/// what the program counted itself; no thread was cut in the middle of
+/// recording a call. `extra` adds to the instrumentation's flags.
+fn log_scan_on_the_pool(extra: &[&str]) {
+    let mut args = vec![
+        "--instrument-all",
+        "--instrument-crate",
+        "regex-lite",
+        "--env",
+        "RAYON_NUM_THREADS=2",
+        "--verify-counts",
+        "--timeout",
+        "300s",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--", "2"]);
+    let mut full = vec!["run", "-p", "log-scan", "--release", "--target", THREADED];
+    full.extend_from_slice(&args);
+    let run = wasmprof(&full);
+    run.assert_success();
+    assert!(
+        run.stdout
+            .contains("log-scan: 80 chunks of 100 lines on 2 threads"),
+        "{}",
+        run.stdout
+    );
+    let profile = run.profile();
+    assert_complete_and_verified(&profile);
+    assert_eq!(
+        profile
+            .run
+            .count_check
+            .as_ref()
+            .map(|c| c.threads_left_running),
+        Some(2),
+        "the pool's two workers still stood when the profile was read"
+    );
+    let calls = calls_by_function(&profile);
+    assert_eq!(calls["log_scan::scan"], 80);
+    let shares = calls_per_thread(&profile, "log_scan::scan");
+    assert_eq!(shares.iter().map(|(_, n)| n).sum::<u64>(), 80, "{shares:?}");
+    assert!(
+        calls.keys().any(|f| f.starts_with("regex_lite::")),
+        "{calls:?}"
+    );
+    for thread in &profile.threads {
+        assert_ne!(
+            thread.read,
+            wasmprof_profile::profile::ThreadRead::MidRecord,
+            "{} was read in the middle of recording",
+            thread.name
+        );
+    }
+}
+
+#[test]
+fn a_rayon_pool_s_every_call_is_counted_exactly_while_the_pool_stands() {
+    log_scan_on_the_pool(&[]);
+}
+
+#[test]
+fn a_rayon_pool_s_every_call_is_counted_exactly_with_every_function_timed() {
+    log_scan_on_the_pool(&["--min-size", "0"]);
+}

@@ -34,7 +34,7 @@ const BLIND_RUNS_ALLOWED: usize = 3;
 /// the 17.8 ms the program ran. Nothing can then be checked of where
 /// wasmprof puts the samples' time, so such a run is tried again, a few
 /// times at most; every other run is checked.
-fn sampler_was_blind(run: &Run) -> bool {
+fn sampler_was_blind(run: &Run, program_prefix: &str) -> bool {
     let Some(samples) = run.profile().run.samples_file else {
         return false;
     };
@@ -47,18 +47,23 @@ fn sampler_was_blind(run: &Run) -> bool {
             && samples
                 .stack(i)
                 .iter()
-                .any(|&f| samples.functions[f].name.starts_with("long_call::"))
+                .any(|&f| samples.functions[f].name.starts_with(program_prefix))
     })
 }
 
 /// Runs `one` until `RUNS` runs were checked, trying again a run whose
 /// sampler was blind, at most `BLIND_RUNS_ALLOWED` times.
-fn checked_runs(what: &str, mut one: impl FnMut(usize) -> Run, mut check: impl FnMut(usize, &Run)) {
+fn checked_runs(
+    what: &str,
+    program_prefix: &str,
+    mut one: impl FnMut(usize) -> Run,
+    mut check: impl FnMut(usize, &Run),
+) {
     let mut blind = 0;
     let mut checked = 0;
     while checked < RUNS {
         let run = one(checked + 1);
-        if sampler_was_blind(&run) {
+        if sampler_was_blind(&run, program_prefix) {
             blind += 1;
             eprintln!("{what}: the engine's samples saw none of the program; run again");
             assert!(
@@ -84,12 +89,23 @@ enum Host {
     /// The WASI binary built for `wasm32-wasip1-threads`, in wasmtime, its
     /// calls made on a thread of their own (`long-on-a-worker`).
     Worker,
+    /// `examples/rayon-web`'s copy of the long call, on a worker of
+    /// wasm-bindgen-rayon's pool, in Chromium.
+    WebWorker,
 }
 
 impl Host {
     /// `run`'s flags for the program `program` (`long`, `counted` or
     /// `figure-6.3`): the wasm-bindgen library in JavaScript hosts, the
     /// WASI binary in wasmtime.
+    /// The package of the program.
+    fn package(self) -> &'static str {
+        match self {
+            Host::WebWorker => "rayon-web",
+            _ => "long-call",
+        }
+    }
+
     fn args(self, program: &str) -> Vec<String> {
         let invoke = match program {
             "long" => "long_call",
@@ -108,6 +124,7 @@ impl Host {
                 "--",
                 program,
             ],
+            Host::WebWorker => vec!["--host", "browser", "--invoke", "long_call_on_pool"],
             Host::Worker => vec![
                 "--target",
                 "wasm32-wasip1-threads",
@@ -127,7 +144,7 @@ impl Host {
 
 /// Runs `long-call` with `flags` (the instrumentation), then `host`'s.
 fn run(host: Host, program: &str, flags: &[&str]) -> Run {
-    let mut args = vec!["run", "-p", "long-call", "--release"];
+    let mut args = vec!["run", "-p", host.package(), "--release"];
     args.extend_from_slice(flags);
     let host_args = host.args(program);
     // The program's arguments come last, after `--`.
@@ -213,14 +230,22 @@ const SMALLEST: LongCall = LongCall {
 
 fn long_call_is_credited(case: LongCall, host: Host, flags: &[&str]) {
     let _alone = timing::alone();
-    if matches!(host, Host::Browser) && !browser_available() {
+    if matches!(host, Host::Browser | Host::WebWorker) && !browser_available() {
         panic!("chromium is needed for the browser host (apt-get install chromium)");
     }
     let mut seen = Vec::new();
     let all_flags = [case.flags, flags].concat();
     let what = format!("{host:?} {all_flags:?} {}", case.program);
+    let program_prefix = case
+        .callee
+        .split("::")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+        + "::";
     checked_runs(
         &what,
+        &program_prefix,
         |_| run(host, case.program, &all_flags),
         |attempt, run| {
             let flags = &all_flags;
@@ -286,6 +311,20 @@ fn a_long_call_among_short_ones_is_its_function_s_in_wasmtime() {
         long_call_is_credited(case, Host::Wasmtime, ATTRIBUTE);
         long_call_is_credited(case, Host::Wasmtime, CRATE_WIDE);
     }
+}
+
+/// `step`'s long call on a worker of wasm-bindgen-rayon's pool, which
+/// Chromium samples as it samples the page.
+const POOL_STEP: LongCall = LongCall {
+    program: "long",
+    flags: &[],
+    caller: "rayon_web::run_steps",
+    callee: "rayon_web::step",
+};
+
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_on_a_web_worker_in_chromium() {
+    long_call_is_credited(POOL_STEP, Host::WebWorker, ATTRIBUTE);
 }
 
 /// The same on a worker thread, which wasmtime's sampler follows as it
@@ -356,6 +395,7 @@ fn figure_6_3_keeps_heavy_under_from_a(host: Host, flags: &[&str]) {
     let what = format!("{host:?} {flags:?} figure 6.3");
     checked_runs(
         &what,
+        "long_call::",
         |_| run(host, "figure-6.3", &flags),
         |attempt, run| {
             let profile = run.profile();

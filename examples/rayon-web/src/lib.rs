@@ -5,6 +5,11 @@
 //! number. It counts its own calls, to hold the profile against.
 //!
 //! `cargo wasmprof run -p rayon-web --host browser --invoke hash_all -- 400`
+//!
+//! `long_call_on_pool` is `examples/long-call`'s program on a worker of the
+//! pool: `step` called 200,000 times with next to no work and once with
+//! about 30 ms, which the program times itself and prints (`long call: N
+//! ms`); the profile must give that time to `step`, not to its caller.
 
 use std::sync::atomic::{AtomicU64, Ordering, Ordering::Relaxed};
 
@@ -89,4 +94,55 @@ fn hash(chunks: u32, failing: Option<u64>) -> String {
         rayon::current_num_threads()
     ));
     format!("{hash:x}")
+}
+
+/// Rounds of work that take about 30 ms in an optimised build.
+const LONG_ROUNDS: u64 = 24_000_000;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = performance)]
+    fn now() -> f64;
+}
+
+/// One call of the loop's: a few rounds of work, or many.
+#[wasmprof::instrument]
+pub fn step(seed: u64, rounds: u64) -> u64 {
+    let mut x = seed | 1;
+    for _ in 0..rounds {
+        x = std::hint::black_box(
+            x.wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407),
+        );
+    }
+    x
+}
+
+/// 200,001 calls of `step`, one of them long; the long call's duration,
+/// as the program measured it (ms).
+#[wasmprof::instrument]
+pub fn run_steps() -> (u64, f64) {
+    let mut sum = 0u64;
+    let mut long_ms = 0.0;
+    for i in 0..200_000u64 {
+        sum = sum.wrapping_add(step(i, 2));
+        if i == 100_000 {
+            let start = now();
+            sum = sum.wrapping_add(step(i, std::hint::black_box(LONG_ROUNDS)));
+            long_ms = now() - start;
+        }
+    }
+    (sum, long_ms)
+}
+
+/// `--invoke long_call_on_pool`: [`run_steps`] on a worker of the pool.
+#[wasm_bindgen]
+pub fn long_call_on_pool() -> f64 {
+    let mut result = (0, 0.0);
+    rayon::scope(|scope| scope.spawn(|_| result = run_steps()));
+    let (sum, long_ms) = result;
+    log(&format!(
+        "long call: {long_ms:.3} ms on a worker of the pool (checksum {sum})"
+    ));
+    long_ms
 }

@@ -17,8 +17,8 @@ use std::sync::atomic::Ordering;
 
 use wasmprof_wire::ThreadRead;
 
-use super::registry::{self, SlotRef};
-use super::slot::REQUEST;
+use super::registry::{self, Other, SlotRef};
+use super::slot::{ASKING, REQUEST};
 use crate::thread_state::ThreadRecord;
 
 /// How long a thread's generation must stay even and unchanged for the
@@ -41,30 +41,45 @@ static SNAPSHOTS: Mutex<()> = Mutex::new(());
 static STOPPED_AT: Mutex<Vec<(usize, u32)>> = Mutex::new(Vec::new());
 
 /// What every other thread recorded, each read once, in the registry's
-/// order (see [`registry::others`]); threads that recorded nothing are
-/// left out.
+/// order (see [`registry::others`]): the threads that exited, then those
+/// still running; threads that recorded nothing are left out.
 pub(crate) fn others() -> Vec<ThreadRecord> {
     let _one_at_a_time = crate::spin::lock(&SNAPSHOTS);
-    let slots = registry::others();
+    let others = registry::others();
+    let slots: Vec<SlotRef> = others
+        .iter()
+        .filter_map(|other| match other {
+            Other::Running(slot) => Some(*slot),
+            Other::Finished(_) => None,
+        })
+        .collect();
+    let mut records: Vec<ThreadRecord> = others
+        .iter()
+        .filter_map(|other| match other {
+            Other::Finished(record) => Some((*record).clone()),
+            Other::Running(_) => None,
+        })
+        .collect();
     if slots.is_empty() {
-        return Vec::new();
+        return records;
     }
     let request = REQUEST.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
+    ASKING.store(true, Ordering::SeqCst);
     let stopped = super::stopped();
     let mut waiting: Vec<Waiting> = slots
         .iter()
         .map(|&slot| Waiting::new(slot, stopped))
         .collect();
-    let mut records: Vec<Option<Option<ThreadRecord>>> = vec![None; slots.len()];
+    let mut read: Vec<Option<Option<ThreadRecord>>> = vec![None; slots.len()];
     loop {
         let now = crate::clock::wait_now();
         let mut left = 0;
         for (index, waiting) in waiting.iter_mut().enumerate() {
-            if records[index].is_some() {
+            if read[index].is_some() {
                 continue;
             }
             match waiting.try_read(request, now) {
-                Some(record) => records[index] = Some(record),
+                Some(record) => read[index] = Some(record),
                 None => left += 1,
             }
         }
@@ -76,7 +91,12 @@ pub(crate) fn others() -> Vec<ThreadRecord> {
         std::thread::yield_now();
         std::hint::spin_loop();
     }
-    records.into_iter().flatten().flatten().collect()
+    ASKING.store(false, Ordering::SeqCst);
+    for slot in slots {
+        registry::unpin(slot);
+    }
+    records.extend(read.into_iter().flatten().flatten());
+    records
 }
 
 /// One thread the snapshot waits for.
@@ -102,7 +122,8 @@ impl Waiting {
     /// it recorded nothing.
     fn try_read(&mut self, request: u32, now: f64) -> Option<Option<ThreadRecord>> {
         let slot = self.slot.0;
-        if slot.finished.load(Ordering::Acquire) {
+        // Exiting: its state is final.
+        if slot.gone.load(Ordering::Acquire) {
             return Some(self.read(request, None, ThreadRead::Answered));
         }
         if let Some(answer) = slot.answer_to(request) {

@@ -1,39 +1,45 @@
 //! The threads that recorded something: each one's slot, registered on its
-//! first use of its state, and the order in which they exited.
+//! first use of its state, and, once it has exited, its final record.
 //!
-//! A slot is leaked when it registers, so that a snapshot may read it at
-//! any time, whether its thread runs, has exited or was killed: a web
-//! worker never runs its thread-locals' destructors, and a thread that
-//! exits frees its TLS block. Where destructors run, one marks the thread
-//! finished, so that snapshots read it without waiting.
+//! A slot lives in its thread's TLS block, which goes when the thread
+//! exits. A snapshot therefore pins the slots it reads (`pins`), under the
+//! registry's lock; a thread's exit, where threads run their thread-locals'
+//! destructors (natively, `wasm32-wasip1-threads`), leaves its final record
+//! in the registry in its slot's place and waits for the pins to go before
+//! its block does. A web worker never runs destructors, and its block
+//! stays where it was: it is read as a thread still running.
 
-use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::OWN;
-use super::slot::Slot;
-use crate::thread_state::ThreadState;
+use super::slot::{REQUEST, Slot};
+use crate::thread_state::ThreadRecord;
 
-/// A registered slot, alive for good.
+/// A slot in a TLS block, valid while its thread lives, and while pinned.
 #[derive(Clone, Copy)]
 pub(super) struct SlotRef(pub(super) &'static Slot);
 
-impl PartialEq for SlotRef {
-    fn eq(&self, other: &SlotRef) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
+// SAFETY: a `SlotRef` is only followed under the registry's lock or pinned
+// (see the module doc).
+unsafe impl Send for SlotRef {}
+
+/// A registered thread.
+enum Entry {
+    Running(SlotRef),
+    /// Exited: what it recorded (nothing, `None`).
+    Finished(Option<&'static ThreadRecord>),
 }
 
 struct Registry {
-    /// Every slot, in the order their threads first recorded something.
-    slots: Vec<SlotRef>,
-    /// The slots of threads that have exited, in the order they did.
-    finished: Vec<SlotRef>,
+    /// Every thread, in the order they first recorded something.
+    entries: Vec<Entry>,
+    /// The entries of the threads that have exited, in the order they did.
+    finished: Vec<usize>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    slots: Vec::new(),
+    entries: Vec::new(),
     finished: Vec::new(),
 });
 
@@ -43,25 +49,29 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
 static STOPPED: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
-    /// Set once the thread has exited: what it calls from other
-    /// thread-locals' destructors after that is not recorded.
-    static EXITED: Cell<bool> = const { Cell::new(false) };
-    /// Marks the thread finished when it exits, where threads run their
-    /// thread-locals' destructors (natively and on `wasm32-wasip1-threads`).
-    /// Touched once, when the thread registers: never on a call's path.
+    /// Ends the thread's slot when it exits, where threads run their
+    /// thread-locals' destructors. Touched once, when the thread registers:
+    /// never on a call's path.
     static EXIT: ExitHook = const { ExitHook };
 }
 
-/// Registers this thread's slot, on its first use of its state; `None` if
-/// the thread has exited.
+/// The running thread's slot, registering it on its first use of its
+/// state; `None` once the thread has exited.
 #[cold]
 #[inline(never)]
 pub(super) fn register() -> Option<&'static Slot> {
-    if EXITED.with(Cell::get) {
+    // SAFETY: the slot lives as long as the thread, which is as long as
+    // the thread can reach it; others reach it only as the module says.
+    let slot: &'static Slot = OWN.with(|slot| unsafe { &*(slot as *const Slot) });
+    if slot.exited.get() {
         return None;
     }
+    if slot.registered.get() {
+        return Some(slot);
+    }
     let _untracked = crate::memory::untracked::Untracked::begin();
-    let mut state = ThreadState::new();
+    // SAFETY: the thread's own state, not yet registered: nobody reads it.
+    let state = unsafe { &mut **slot.state.get() };
     // Named now, so that a snapshot names it whatever it recorded (a pool
     // worker may allocate before it makes a call).
     state.name = Some(crate::thread_state::current_thread_name());
@@ -69,10 +79,11 @@ pub(super) fn register() -> Option<&'static Slot> {
     {
         state.tag = crate::memory::remote::new_thread_tag();
     }
-    let slot: &'static Slot = Box::leak(Box::new(Slot::new(state)));
-    OWN.with(|own| own.set(slot));
+    // Requests made before the thread existed need no answer.
+    slot.seen.set(REQUEST.load(Ordering::Relaxed));
+    slot.registered.set(true);
     EXIT.with(|_| {});
-    lock().slots.push(SlotRef(slot));
+    lock().entries.push(Entry::Running(SlotRef(slot)));
     // Measured on this thread, outside any use of the state: counting a
     // call, which the measure does, uses it.
     if let Some((clock_cost, probe_cost)) = crate::calibration::costs() {
@@ -87,20 +98,39 @@ pub(super) fn register() -> Option<&'static Slot> {
 struct ExitHook;
 
 impl Drop for ExitHook {
+    /// The thread exits: its final record takes its slot's place in the
+    /// registry, then the snapshots reading the slot are waited for.
     fn drop(&mut self) {
-        let _ = EXITED.try_with(|exited| exited.set(true));
-        let Ok(slot) = OWN.try_with(|own| own.replace(std::ptr::null())) else {
+        let Ok(slot) = OWN.try_with(|slot| slot as *const Slot) else {
             return;
         };
-        if slot.is_null() {
+        // SAFETY: this thread's slot, alive until this function returns.
+        let slot = unsafe { &*slot };
+        if !slot.registered.get() {
             return;
         }
+        slot.registered.set(false);
+        slot.exited.set(true);
         let _untracked = crate::memory::untracked::Untracked::begin();
-        // SAFETY: registered slots are leaked.
-        let slot = unsafe { &*slot };
-        let mut registry = lock();
-        slot.finished.store(true, Ordering::Release);
-        registry.finished.push(SlotRef(slot));
+        // SAFETY: the thread's own state; it records nothing more.
+        let record = unsafe { (*slot.state.get()).record() };
+        let record = record.map(|r| &*Box::leak(Box::new(r)));
+        {
+            let mut registry = lock();
+            let own = std::ptr::from_ref(slot);
+            let index = registry
+                .entries
+                .iter()
+                .position(|entry| matches!(entry, Entry::Running(s) if std::ptr::eq(s.0, own)));
+            if let Some(index) = index {
+                registry.entries[index] = Entry::Finished(record);
+                registry.finished.push(index);
+            }
+        }
+        slot.gone.store(true, Ordering::SeqCst);
+        while slot.pins.load(Ordering::SeqCst) > 0 {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -109,22 +139,39 @@ fn lock() -> std::sync::MutexGuard<'static, Registry> {
     crate::spin::lock(&REGISTRY)
 }
 
-/// Every slot but this thread's: those that finished, in the order they
-/// did, then those still running, in the order they first recorded.
-pub(super) fn others() -> Vec<SlotRef> {
-    let own = OWN.with(Cell::get);
+/// Another thread, as a snapshot finds it.
+pub(super) enum Other {
+    /// Running (or exiting), its slot pinned until [`unpin`].
+    Running(SlotRef),
+    /// Exited, with what it recorded.
+    Finished(&'static ThreadRecord),
+}
+
+/// Every thread but this one: those that finished, in the order they did,
+/// then those still running, in the order they first recorded, pinned.
+pub(super) fn others() -> Vec<Other> {
+    let own = OWN.with(|slot| slot as *const Slot);
     let registry = lock();
-    let running = registry
-        .slots
-        .iter()
-        .filter(|slot| !registry.finished.contains(slot));
-    registry
+    let finished = registry
         .finished
         .iter()
-        .chain(running)
-        .filter(|slot| !std::ptr::eq(slot.0, own))
-        .copied()
-        .collect()
+        .filter_map(|&index| match registry.entries[index] {
+            Entry::Finished(Some(record)) => Some(Other::Finished(record)),
+            _ => None,
+        });
+    let running = registry.entries.iter().filter_map(|entry| match entry {
+        Entry::Running(slot) if !std::ptr::eq(slot.0, own) => {
+            slot.0.pins.fetch_add(1, Ordering::SeqCst);
+            Some(Other::Running(*slot))
+        }
+        _ => None,
+    });
+    finished.chain(running).collect()
+}
+
+/// Lets go of a slot [`others`] pinned.
+pub(super) fn unpin(slot: SlotRef) {
+    slot.0.pins.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Whether the host said that no other thread will run again.

@@ -21,47 +21,73 @@
 //! waits for the answer, or the thread waits for the snapshot's copy.
 
 use std::cell::{Cell, UnsafeCell};
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering, compiler_fence, fence};
 
 use crate::thread_state::{ThreadRecord, ThreadState};
 
 /// The snapshots' request: raised by one for each snapshot, looked at by
-/// every thread at every use of its state.
+/// every thread at every section of its own (`record_with`), and when
+/// [`ASKING`] is up.
 pub(super) static REQUEST: AtomicU32 = AtomicU32::new(0);
 
+/// Up while a snapshot waits for the threads' answers: what a call's entry
+/// looks at, one load, before it answers the request.
+pub(super) static ASKING: AtomicBool = AtomicBool::new(false);
+
+/// Whether a snapshot is asking for the threads' records.
+#[inline(always)]
+pub(super) fn asking() -> bool {
+    ASKING.load(Ordering::Relaxed)
+}
+
+/// One thread's slot, in its TLS block: initialised `const` and without a
+/// destructor, so that reaching it is an offset from the block's base, and
+/// a call's entry needs no state check. What a destructor would do the
+/// exit hook does (`registry.rs`), where threads run them at all.
 pub(super) struct Slot {
+    /// The thread has registered (and has not exited); the thread's own.
+    pub(super) registered: Cell<bool>,
+    /// The thread has exited: what it calls from other thread-locals'
+    /// destructors is not recorded.
+    pub(super) exited: Cell<bool>,
     /// Odd while the thread uses its state. The thread's own, written with
     /// plain (volatile) stores; snapshots read it.
     generation: UnsafeCell<u32>,
     /// The last request the thread answered; the thread's own.
-    seen: Cell<u32>,
+    pub(super) seen: Cell<u32>,
     /// The request whose record is in `published`.
     answered: AtomicU32,
     /// A snapshot is copying the thread's state where it stands.
     reading: AtomicBool,
-    /// The thread has exited: its state is final.
-    pub(super) finished: AtomicBool,
+    /// Snapshots reading the slot now: its thread's exit waits for none to
+    /// be left before its TLS block goes.
+    pub(super) pins: AtomicU32,
+    /// The thread is exiting: its state is final.
+    pub(super) gone: AtomicBool,
     /// The thread's record, copied by itself for the request `answered`.
-    published: UnsafeCell<Option<ThreadRecord>>,
-    pub(super) state: UnsafeCell<ThreadState>,
+    published: UnsafeCell<ManuallyDrop<Option<ThreadRecord>>>,
+    pub(super) state: UnsafeCell<ManuallyDrop<ThreadState>>,
 }
 
-// SAFETY: the state is written by its thread alone, inside `record_with`;
-// other threads read it only as `read_where_it_stands` says, and
-// `published` only once `answered` says it is there (see the module doc).
+// SAFETY: the state is written by its thread alone; other threads read it
+// only pinned (`pins`), as `read_where_it_stands` says, and `published`
+// only once `answered` says it is there (see the module doc).
 unsafe impl Sync for Slot {}
 
 impl Slot {
-    pub(super) fn new(state: ThreadState) -> Slot {
+    pub(super) const fn new() -> Slot {
         Slot {
+            registered: Cell::new(false),
+            exited: Cell::new(false),
             generation: UnsafeCell::new(0),
-            // Requests made before the thread existed need no answer.
-            seen: Cell::new(REQUEST.load(Ordering::Relaxed)),
+            seen: Cell::new(0),
             answered: AtomicU32::new(0),
             reading: AtomicBool::new(false),
-            finished: AtomicBool::new(false),
-            published: UnsafeCell::new(None),
-            state: UnsafeCell::new(state),
+            pins: AtomicU32::new(0),
+            gone: AtomicBool::new(false),
+            published: UnsafeCell::new(ManuallyDrop::new(None)),
+            state: UnsafeCell::new(ManuallyDrop::new(ThreadState::new())),
         }
     }
 
@@ -82,10 +108,28 @@ impl Slot {
             if request != self.seen.get() {
                 self.answer(request);
             }
-            let result = f(&mut *self.state.get());
+            let result = f(&mut **self.state.get());
             compiler_fence(Ordering::SeqCst);
             generation.write_volatile(before.wrapping_add(2));
             result
+        }
+    }
+
+    /// At a call's entry: answers the request if a snapshot is asking and
+    /// this thread has not answered it yet.
+    #[inline(always)]
+    pub(super) fn answer_if_asked(&self) {
+        if asking() {
+            self.answer_if_new();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn answer_if_new(&self) {
+        let request = REQUEST.load(Ordering::Relaxed);
+        if request != self.seen.get() {
+            self.answer(request);
         }
     }
 
@@ -101,7 +145,7 @@ impl Slot {
         // `published` is read by snapshots only once `answered` names this
         // request, and the next request comes after this snapshot's end.
         unsafe {
-            *self.published.get() = (*self.state.get()).record();
+            **self.published.get() = (*self.state.get()).record();
         }
         self.seen.set(request);
         self.answered.store(request, Ordering::Release);
@@ -130,7 +174,7 @@ impl Slot {
         }
         // SAFETY: published for this request, and not written again before
         // the next one (see `answer`).
-        Some(unsafe { (*self.published.get()).clone() })
+        Some(unsafe { (**self.published.get()).clone() })
     }
 
     /// Copies the state where it stands, from another thread: `expected`
