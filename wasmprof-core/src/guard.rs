@@ -169,9 +169,14 @@ pub fn enter_test(
 /// The entry of a timed call, out of line: push its frame, then read the
 /// clock, last, so that the reading is as close to the body as can be.
 /// Returns the stack's depth with the frame on it.
+///
+/// Nothing here is what a snapshot reads of a thread (its timed calls under
+/// way are its own), so the state is used in place, in one go.
 #[inline(never)]
 pub(crate) fn begin_timed() -> u32 {
-    let depth = with_thread(|thread| {
+    // The stack's growth is the runtime's memory.
+    let _untracked = crate::memory::untracked::Untracked::begin();
+    with_thread_in_place(|thread| {
         thread.timed.push(TimedFrame {
             node: thread.current,
             timed_before: thread.timed_total,
@@ -180,16 +185,13 @@ pub(crate) fn begin_timed() -> u32 {
             children: 0.0,
         });
         thread.timed_total += 1;
-        thread.timed.len() as u32
-    })
-    .unwrap_or(0);
-    let start = clock::now();
-    with_thread(|thread| {
+        let start = clock::now();
         if let Some(frame) = thread.timed.last_mut() {
             frame.start = start;
         }
-    });
-    depth
+        thread.timed.len() as u32
+    })
+    .unwrap_or(0)
 }
 
 /// A call through a path this site has not just used: find or create the

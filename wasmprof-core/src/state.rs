@@ -46,9 +46,9 @@ pub(crate) fn with_thread_as_is<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Opt
     Some(f(unsafe { &mut *STATE.0.get() }))
 }
 
-/// For a call's entry: `f` writes single words of the state in place, and
-/// allocates nothing (see `threads::with_own_in_place`). With one thread,
-/// [`with_thread_as_is`].
+/// For a call's entry: `f` writes single words of what a snapshot reads of
+/// the state in place (see `threads::with_own_in_place`), and allocates
+/// only inside an untracked section. With one thread, [`with_thread_as_is`].
 #[inline(always)]
 pub(crate) fn with_thread_in_place<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     #[cfg(not(one_thread))]

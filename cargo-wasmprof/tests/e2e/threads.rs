@@ -305,28 +305,23 @@ fn a_threaded_test_binary_runs_in_wasmtime_with_every_thread_counted() {
     assert!(run.stderr.contains("threads: 2"), "{}", run.stderr);
 }
 
-/// wasm-bindgen-rayon's pool on web workers in headless Chromium
-/// (`examples/rayon-web`): built with nightly, the standard library rebuilt
-/// with atomics and a shared memory, without the crate saying how; the
-/// program runs on a worker, the pool on its own, and the page reads every
-/// thread's tree from the shared memory. The counts are the program's own
+/// wasm-bindgen-rayon's pool on web workers (`examples/rayon-web`), in
+/// `browser` (Chromium, or `Some("firefox")`), with `extra` flags: built
+/// with nightly, the standard library rebuilt with atomics and a shared
+/// memory, without the crate saying how; the program runs on a worker,
+/// the pool on its own, and the page reads every thread's tree from the
+/// shared memory while the pool stands. The counts are the program's own
 /// and the oracle's, summed over the workers, and at least two workers
 /// took chunks, each under its own root.
-#[test]
-fn a_wasm_bindgen_rayon_pool_on_web_workers_is_counted_exactly_per_worker() {
-    let run = wasmprof(&[
-        "run",
-        "-p",
-        "rayon-web",
-        "--release",
-        "--host",
-        "browser",
-        "--verify-counts",
-        "--invoke",
-        "hash_all",
-        "--",
-        "400",
-    ]);
+fn rayon_pool_on_web_workers(browser: Option<&str>, extra: &[&str]) {
+    let mut args = vec!["run", "-p", "rayon-web", "--release", "--host", "browser"];
+    if let Some(browser) = browser {
+        args.extend(["--browser", browser]);
+    }
+    args.extend(["--verify-counts", "--timeout", "300s"]);
+    args.extend_from_slice(extra);
+    args.extend(["--invoke", "hash_all", "--", "400"]);
+    let run = wasmprof(&args);
     run.assert_success();
     assert!(
         run.stdout.contains("rayon-web: 400 chunk, 400000 mix on "),
@@ -344,6 +339,83 @@ fn a_wasm_bindgen_rayon_pool_on_web_workers_is_counted_exactly_per_worker() {
     let mixes = calls_per_thread(&profile, "rayon_web::mix");
     for ((name, chunks), (_, mixes)) in chunks.iter().zip(&mixes) {
         assert_eq!(*mixes, 1000 * chunks, "{name}");
+    }
+    for thread in &profile.threads {
+        assert_ne!(
+            thread.read,
+            wasmprof_profile::profile::ThreadRead::MidRecord,
+            "{}",
+            thread.name
+        );
+    }
+}
+
+#[test]
+fn a_wasm_bindgen_rayon_pool_on_web_workers_is_counted_exactly_per_worker() {
+    rayon_pool_on_web_workers(None, &[]);
+}
+
+#[test]
+fn a_wasm_bindgen_rayon_pool_in_firefox_is_counted_exactly_per_worker() {
+    assert!(
+        firefox_available(),
+        "these tests need Firefox: apt-get install firefox-esr"
+    );
+    rayon_pool_on_web_workers(Some("firefox"), &[]);
+}
+
+/// The same crate instrumented crate-wide with every function fully
+/// instrumented (rayon's own glue included in the crate's closures).
+#[test]
+fn a_wasm_bindgen_rayon_pool_with_every_function_timed_is_counted_exactly() {
+    rayon_pool_on_web_workers(None, &["--instrument-all", "--min-size", "0"]);
+}
+
+/// The page's profile is pulled every second while its workers run; the
+/// page crashes (the DevTools protocol's `Page.crash`) in the middle of a
+/// long parallel hash. The profile kept is the last pull's, with every
+/// worker's calls up to it: each worker's `mix` calls are its `chunk`s'
+/// (a thousand each, but for the chunks it was in the middle of).
+#[test]
+fn a_crash_while_workers_run_keeps_every_worker_s_calls_up_to_the_last_pull() {
+    let run = wasmprof_with_stdin(
+        &[
+            "run",
+            "-p",
+            "rayon-web",
+            "--release",
+            "--host",
+            "browser",
+            "--timeout",
+            "120s",
+            "--invoke",
+            "hash_all",
+            "--",
+            "2000000",
+        ],
+        b"",
+        &[("WASMPROF_TEST_CRASH_PAGE_AFTER_MS", "4000")],
+    );
+    assert_eq!(run.code(), Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("the page crashed"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the profile is the one pulled"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let chunks = calls_per_thread(&profile, "rayon_web::chunk");
+    let mixes = calls_per_thread(&profile, "rayon_web::mix");
+    let total: u64 = chunks.iter().map(|(_, n)| n).sum();
+    assert!((1..2_000_000).contains(&total), "{chunks:?}");
+    for ((name, chunks), (_, mixes)) in chunks.iter().zip(&mixes) {
+        // The chunks a worker was in when the pull came are counted at
+        // their entry, their mixes so far.
+        assert!(
+            *mixes <= 1000 * chunks && *mixes + 1000 >= 1000 * chunks,
+            "{name}: {mixes} mix calls in {chunks} chunks"
+        );
     }
 }
 
