@@ -51,17 +51,6 @@ impl Wasmtime {
         // A trapped component cannot be entered again; its core instances,
         // which a trap's core dump lists, still hold the snapshot.
         config.coredump_on_trap(true);
-        if std::env::var_os("WASMPROF_DEBUG_PERFMAP").is_some() {
-            config.profiler(
-                if std::env::var_os("WASMPROF_DEBUG_PERFMAP").as_deref()
-                    == Some(std::ffi::OsStr::new("jit"))
-                {
-                    wasmtime::ProfilingStrategy::JitDump
-                } else {
-                    wasmtime::ProfilingStrategy::PerfMap
-                },
-            );
-        }
         Ok(Wasmtime {
             engine: Engine::new(&config)
                 .map_err(anyhow::Error::from)
