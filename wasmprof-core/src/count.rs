@@ -408,11 +408,48 @@ mod scan {
 #[cfg(all(target_family = "wasm", not(one_thread)))]
 pub(crate) use scan::counted_in_threads;
 
-/// One call counted in the running thread's counter `calls` of a site
-/// found by the scan (threads on WebAssembly): the whole probe.
+/// One thread's counter of a count-only site found by the scan (threads on
+/// WebAssembly), a thread-local of the site's own. It names the site,
+/// though nothing reads that: the reference in the TLS block's image is
+/// what keeps the site in the module, where no call's path refers to it.
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[derive(Debug)]
+#[repr(C)]
+pub struct ThreadCount {
+    calls: std::cell::Cell<u64>,
+    site: &'static CountSite,
+}
+
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+impl ThreadCount {
+    /// Built by the attribute's expansion in a thread-local.
+    pub const fn new(site: &'static CountSite) -> Self {
+        ThreadCount {
+            calls: std::cell::Cell::new(0),
+            site,
+        }
+    }
+
+    /// One call: the thread's counter, once the thread is known to
+    /// snapshots (a thread whose only instrumented calls are counted ones
+    /// would not be otherwise).
+    #[inline(always)]
+    pub fn add(&self) {
+        crate::threads::ensure_registered();
+        count_in(&self.calls);
+    }
+
+    /// Where the calls are counted, in the running thread's TLS block.
+    pub fn place(&self) -> usize {
+        let _ = self.site;
+        self.calls.as_ptr() as usize
+    }
+}
+
+/// One call counted in the running thread's counter `calls`.
 #[cfg(all(target_family = "wasm", not(one_thread)))]
 #[inline(always)]
-pub fn count_in(calls: &std::cell::Cell<u64>) {
+pub(crate) fn count_in(calls: &std::cell::Cell<u64>) {
     calls.set(calls.get() + 1);
     if crate::clock::TIMED {
         crate::thread_state::counted::add();

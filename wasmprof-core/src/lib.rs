@@ -48,7 +48,7 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 #[doc(hidden)]
 pub mod __private {
     #[cfg(all(target_family = "wasm", not(one_thread)))]
-    pub use crate::count::count_in;
+    pub use crate::count::ThreadCount;
     pub use crate::count::{CountSite, count, count_bare};
     pub use crate::future::Instrumented;
     pub use crate::guard::{Guard, enter, enter_test};
@@ -93,7 +93,7 @@ macro_rules! __instrument_body {
     // optimiser from keeping its counter in a register across calls, and
     // cost `patterns` 0.2x of plain when timed.
     (count, name = $name:expr, given = false, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
-        $crate::__count_cell!();
+        $crate::__count_cell!(__WASMPROF_SITE);
         static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__counted_in!(
             $crate::__private::CountSite::new(
                 ::core::module_path!(),
@@ -157,12 +157,13 @@ macro_rules! __enter {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_cell {
-    () => {
+    ($site:ident) => {
         $crate::__private::thread_local! {
-            static __WASMPROF_CALLS: ::core::cell::Cell<u64> = const { ::core::cell::Cell::new(0) };
+            static __WASMPROF_CALLS: $crate::__private::ThreadCount =
+                const { $crate::__private::ThreadCount::new(&$site) };
         }
         fn __wasmprof_calls() -> usize {
-            __WASMPROF_CALLS.with(|calls| calls.as_ptr() as usize)
+            __WASMPROF_CALLS.with($crate::__private::ThreadCount::place)
         }
     };
 }
@@ -172,7 +173,7 @@ macro_rules! __count_cell {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_cell {
-    () => {};
+    ($site:ident) => {};
 }
 
 /// The site, told where threads count its calls (threads on WebAssembly).
@@ -204,7 +205,7 @@ macro_rules! __counted_in {
 macro_rules! __count_bare {
     ($site:ident, $self_type:expr) => {{
         let _: ::core::option::Option<fn() -> &'static str> = $self_type;
-        __WASMPROF_CALLS.with($crate::__private::count_in)
+        __WASMPROF_CALLS.with($crate::__private::ThreadCount::add)
     }};
 }
 

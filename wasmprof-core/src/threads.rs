@@ -105,6 +105,17 @@ pub(crate) fn with_own_quietly<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
     OWN.with(|slot| f(unsafe { &mut **slot.state.get() }))
 }
 
+/// Registers the running thread if it has not recorded anything yet: a
+/// thread whose only instrumented calls are counted ones (see
+/// `count::ThreadCount`) is read by snapshots like any other.
+#[cfg(target_family = "wasm")]
+#[inline(always)]
+pub(crate) fn ensure_registered() {
+    if !OWN.with(|slot| slot.registered.get()) {
+        registry::register();
+    }
+}
+
 /// Where the running thread's state is (in its TLS block).
 #[cfg(target_family = "wasm")]
 pub(crate) fn own_state_address() -> usize {
