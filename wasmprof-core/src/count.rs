@@ -430,12 +430,15 @@ impl ThreadCount {
         }
     }
 
-    /// One call: the thread's counter, once the thread is known to
-    /// snapshots (a thread whose only instrumented calls are counted ones
-    /// would not be otherwise).
+    /// One call: the thread's counter. The site's first call on a thread
+    /// also makes sure the thread is known to snapshots (a thread whose
+    /// only instrumented calls are counted ones would not be otherwise);
+    /// the test is on the count the call loads anyway.
     #[inline(always)]
     pub fn add(&self) {
-        crate::threads::ensure_registered();
+        if self.calls.get() == 0 {
+            first_count_on_this_thread();
+        }
         count_in(&self.calls);
     }
 
@@ -444,6 +447,15 @@ impl ThreadCount {
         let _ = self.site;
         self.calls.as_ptr() as usize
     }
+}
+
+/// A count-only site's first call on this thread: out of line, as it
+/// happens once per site and thread.
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[cold]
+#[inline(never)]
+fn first_count_on_this_thread() {
+    crate::threads::ensure_registered();
 }
 
 /// One call counted in the running thread's counter `calls`.
