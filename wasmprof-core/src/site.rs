@@ -64,10 +64,8 @@ pub struct Site {
     is_test: bool,
 }
 
-/// Slots in a site's cache: a power of two. With threads each thread has
-/// its own cache of each site, in its TLS block, whose initial image is in
-/// the module: fewer slots there.
-const CACHE_SLOTS: usize = if cfg!(one_thread) { 16 } else { 16 };
+/// Slots in a site's cache: a power of two.
+const CACHE_SLOTS: usize = 16;
 
 /// The slot of a site's cache for calls from `parent`.
 #[inline(always)]

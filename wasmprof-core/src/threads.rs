@@ -76,7 +76,7 @@ pub(crate) fn with_own_in_place<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Opt
     slot.answer_if_asked();
     // SAFETY: this thread's own state, not borrowed elsewhere (no caller
     // of these functions calls them again while `f` runs).
-    Some(f(unsafe { &mut **slot.state.get() }))
+    Some(f(unsafe { &mut *slot.state.get() }))
 }
 
 /// [`with_own_in_place`] on the path of almost every call, which calls
@@ -90,7 +90,7 @@ pub(crate) fn with_own_if_plain<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Opt
         return None;
     }
     // SAFETY: as in `with_own_in_place`.
-    Some(f(unsafe { &mut **slot.state.get() }))
+    Some(f(unsafe { &mut *slot.state.get() }))
 }
 
 /// Runs `f` on this thread's state, which it may only write single words
@@ -102,7 +102,7 @@ pub(crate) fn with_own_if_plain<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Opt
 pub(crate) fn with_own_quietly<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
     // SAFETY: as in `own`, and as in `with_own_in_place`: a thread that
     // has exited still has its TLS block while it runs.
-    OWN.with(|slot| f(unsafe { &mut **slot.state.get() }))
+    OWN.with(|slot| f(unsafe { &mut *slot.state.get() }))
 }
 
 /// Registers the running thread if it has not recorded anything yet: a

@@ -108,7 +108,7 @@ impl Slot {
             if request != self.seen.get() {
                 self.answer(request);
             }
-            let result = f(&mut **self.state.get());
+            let result = f(&mut *self.state.get());
             compiler_fence(Ordering::SeqCst);
             generation.write_volatile(before.wrapping_add(2));
             result
