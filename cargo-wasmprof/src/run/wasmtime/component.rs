@@ -155,10 +155,10 @@ pub(super) fn run(
             }
         }
     };
-    save_shared(samples.as_ref(), config)?;
-    keep_snapshot(snapshot, config, result)?;
+    // The run ends here, not after the samples are resolved and saved.
     result.wall_nanos = wall.elapsed().as_nanos() as u64;
-    Ok(())
+    save_shared(samples.as_ref(), config)?;
+    keep_snapshot(snapshot, config, result)
 }
 
 /// What the component is, or why it cannot run here: it is neither a

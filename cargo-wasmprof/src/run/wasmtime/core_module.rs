@@ -125,9 +125,11 @@ pub(super) fn run(
             result.exit_code = code;
         }
     }
-    save_what_it_left(&mut store, &instance, config, early, result)?;
+    // The run ends here: what follows (the samples resolved to functions
+    // through the line tables, the profile written) is the tool's time,
+    // and the threads' busy shares are of the run's.
     result.wall_nanos = wall.elapsed().as_nanos() as u64;
-    Ok(())
+    save_what_it_left(&mut store, &instance, config, early, result)
 }
 
 /// The store of one run. Each epoch tick checks the timeout and, when the
