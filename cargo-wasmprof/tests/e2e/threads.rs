@@ -148,18 +148,25 @@ fn a_pool_whose_workers_outlive_main_is_read_where_it_stands_with_exact_counts()
     );
     let profile = run.profile();
     assert_complete_and_verified(&profile);
+    assert_pool_still_running(&profile, 3);
+    assert_eq!(calls_by_function(&profile)["pool::chunk"], 400);
+    // The main thread waits in the pool's join while its workers run the
+    // chunks: the workers' own shares add up to all of them.
+    assert_spread(&profile, "pool::chunk", 400);
+}
+
+/// A pool's `workers` still stood, none cut off, when the profile was
+/// read: the profile did not wait for them to exit.
+fn assert_pool_still_running(profile: &Profile, workers: u64) {
     assert_eq!(
         profile
             .run
             .count_check
             .as_ref()
             .map(|c| c.threads_left_running),
-        Some(3)
+        Some(workers),
+        "the pool's {workers} workers still stood when the profile was read"
     );
-    assert_eq!(calls_by_function(&profile)["pool::chunk"], 400);
-    // The main thread waits in the pool's join while its workers run the
-    // chunks: the workers' own shares add up to all of them.
-    assert_spread(&profile, "pool::chunk", 400);
 }
 
 /// The same pool with rayon-core rewritten crate-wide: the workers' loop
@@ -553,15 +560,7 @@ fn log_scan_on_the_pool(extra: &[&str]) {
     );
     let profile = run.profile();
     assert_complete_and_verified(&profile);
-    assert_eq!(
-        profile
-            .run
-            .count_check
-            .as_ref()
-            .map(|c| c.threads_left_running),
-        Some(2),
-        "the pool's two workers still stood when the profile was read"
-    );
+    assert_pool_still_running(&profile, 2);
     let calls = calls_by_function(&profile);
     assert_eq!(calls["log_scan::scan"], 80);
     // A fully instrumented `scan` has each thread's share of it (a counted
