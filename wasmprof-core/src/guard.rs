@@ -38,7 +38,14 @@ const UNRECORDED: NodeId = u32::MAX;
 
 /// Enters the function of `site`, whose cache is `cache`. `self_type` names
 /// the `Self` type of a method; it is called once, when the site registers.
-#[inline(always)]
+///
+/// Inlined into every instrumented function of an optimised build. Not in
+/// an unoptimised one (debug assertions on, as cargo's dev profile has
+/// them), where what it inlines would each keep stack slots of their own
+/// in the caller's frame: a recursive interpreter built for `dev`
+/// overflowed its stack with them.
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline(never))]
 pub fn enter(
     site: &'static Site,
     cache: &SiteCache,
@@ -233,7 +240,9 @@ fn unpack(packed: u64) -> (NodeId, bool) {
 }
 
 impl Drop for Guard {
-    #[inline(always)]
+    // Out of line in an unoptimised build, as `enter`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline(never))]
     fn drop(&mut self) {
         if clock::TIMED && self.timed_depth != 0 {
             // Out of line: the untimed exit, the common one, stays a store.
