@@ -79,10 +79,14 @@ pub fn take() -> Snapshot {
         #[cfg(wasmprof_memory)]
         tag: 0,
     });
-    #[cfg(not(one_thread))]
+    #[cfg(all(not(one_thread), wasmprof_oracle))]
+    let (others, oracle) = settled_others();
+    #[cfg(all(not(one_thread), not(wasmprof_oracle)))]
     let others: Vec<ThreadRecord> = crate::threads::others();
     #[cfg(one_thread)]
     let others: Vec<ThreadRecord> = Vec::new();
+    #[cfg(any(one_thread, not(wasmprof_oracle)))]
+    let oracle = oracle();
     let mut counted: Vec<u64> = Vec::new();
     let per_thread: Vec<&[u64]> = std::iter::once(own.counts.as_slice())
         .chain(others.iter().map(|t| t.counts.as_slice()))
@@ -147,7 +151,7 @@ pub fn take() -> Snapshot {
             &others,
             &maps,
         ),
-        oracle: oracle(),
+        oracle,
         frames,
         threads,
         nodes,
@@ -211,8 +215,35 @@ fn merge_others(
     (Some(threads), maps)
 }
 
-/// The oracle's counts, when the build has it (`--verify-counts`).
-#[cfg(wasmprof_oracle)]
+/// How long a snapshot with the oracle waits for the other threads to
+/// make no instrumented call while it reads them, in ms.
+#[cfg(all(not(one_thread), wasmprof_oracle))]
+const SETTLE: f64 = 500.0;
+
+/// The other threads' records and the oracle's counts, read until no
+/// instrumented call was made while the records were read (the oracle's
+/// counts the same before and after), for at most [`SETTLE`]: then the
+/// two agree, as `--verify-counts` checks. A pool's workers go on calling
+/// in its idle loop for a moment after the program's end (rayon-core
+/// instrumented), and one may just be starting: read while they do, the
+/// oracle counts calls that came after a worker's record, or a whole
+/// worker that registered after the others were listed.
+#[cfg(all(not(one_thread), wasmprof_oracle))]
+fn settled_others() -> (Vec<ThreadRecord>, Option<Vec<wasmprof_wire::OracleCount>>) {
+    let deadline = crate::clock::wait_now() + SETTLE;
+    loop {
+        let before = crate::oracle::counts();
+        let others = crate::threads::others();
+        let after = crate::oracle::counts();
+        if before == after || crate::clock::wait_now() > deadline {
+            return (others, Some(after));
+        }
+    }
+}
+
+/// The oracle's counts, when the build has it (`--verify-counts`), on
+/// one thread.
+#[cfg(all(wasmprof_oracle, one_thread))]
 fn oracle() -> Option<Vec<wasmprof_wire::OracleCount>> {
     Some(crate::oracle::counts())
 }
