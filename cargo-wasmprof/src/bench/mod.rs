@@ -112,7 +112,15 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     if sides[0].threaded()? {
         if let Some(without) = sides::without_threads(&base, &host_options)? {
             let host = select_host::select(without.host, &host_options)?;
-            sides.push(Side::build(&without, host, args.memory, workspace)?);
+            // A crate may not build without threads at all (wasm-bindgen-rayon
+            // refuses to): the threads are still measured, alone.
+            match Side::build(&without, host, args.memory, workspace) {
+                Ok(side) => sides.push(side),
+                Err(error) => terminal::warning(&format!(
+                    "the program did not build without threads, so the table has the \
+                     threads alone: {error:#}"
+                )),
+            }
         }
     }
     for side in &mut sides {
