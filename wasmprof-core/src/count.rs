@@ -408,44 +408,53 @@ mod scan {
 #[cfg(all(target_family = "wasm", not(one_thread)))]
 pub(crate) use scan::counted_in_threads;
 
-/// One thread's counter of a count-only site found by the scan (threads on
-/// WebAssembly), a thread-local of the site's own. It names the site,
-/// though nothing reads that: the reference in the TLS block's image is
-/// what keeps the site in the module, where no call's path refers to it.
-#[cfg(all(target_family = "wasm", not(one_thread)))]
+/// One thread's counter of a count-only site: a thread-local of the
+/// site's own, or a slot of its crate's [`SiteBlock`]. With threads on
+/// WebAssembly the snapshot finds it through its site (see `scan`).
+#[cfg(not(one_thread))]
 #[derive(Debug)]
-#[repr(C)]
-pub struct ThreadCount {
-    calls: std::cell::Cell<u64>,
-    site: &'static CountSite,
-}
+#[repr(transparent)]
+pub struct ThreadCount(std::cell::Cell<u64>);
 
-#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[cfg(not(one_thread))]
 impl ThreadCount {
-    /// Built by the attribute's expansion in a thread-local.
-    pub const fn new(site: &'static CountSite) -> Self {
-        ThreadCount {
-            calls: std::cell::Cell::new(0),
-            site,
-        }
+    /// Built by the attribute's expansion in a thread-local, or as a slot.
+    #[allow(clippy::new_without_default)] // only ever a thread-local's initialiser
+    pub const fn new() -> Self {
+        ThreadCount(std::cell::Cell::new(0))
     }
 
-    /// One call: the thread's counter. The site's first call on a thread
-    /// also makes sure the thread is known to snapshots (a thread whose
-    /// only instrumented calls are counted ones would not be otherwise);
-    /// the test is on the count the call loads anyway.
+    /// One call of `site`, a site found by the scan: the thread's counter.
+    /// The site's first call on a thread also makes sure the thread is
+    /// known to snapshots (a thread whose only instrumented calls are
+    /// counted ones would not be otherwise); the test is on the count the
+    /// call loads anyway. That cold call is also what keeps `site` in the
+    /// module, where nothing else on a call's path refers to it.
+    #[cfg(target_family = "wasm")]
     #[inline(always)]
-    pub fn add(&self) {
-        if self.calls.get() == 0 {
-            first_count_on_this_thread();
+    pub fn add(&self, site: &'static CountSite) {
+        if self.0.get() == 0 {
+            first_count_on_this_thread(site);
         }
-        count_in(&self.calls);
+        count_in(&self.0);
     }
 
     /// Where the calls are counted, in the running thread's TLS block.
+    #[cfg(target_family = "wasm")]
     pub fn place(&self) -> usize {
-        let _ = self.site;
-        self.calls.as_ptr() as usize
+        self.0.as_ptr() as usize
+    }
+
+    /// The counter, for [`count`] and [`count_bare`].
+    #[inline(always)]
+    pub fn calls(&self) -> &std::cell::Cell<u64> {
+        &self.0
+    }
+
+    /// The bench's floor: one more, and nothing else.
+    #[inline(always)]
+    pub fn floor_add(&self) {
+        self.0.set(self.0.get().wrapping_add(1));
     }
 }
 
@@ -454,7 +463,10 @@ impl ThreadCount {
 #[cfg(all(target_family = "wasm", not(one_thread)))]
 #[cold]
 #[inline(never)]
-fn first_count_on_this_thread() {
+fn first_count_on_this_thread(site: &'static CountSite) {
+    // Used, so that no optimiser drops the argument, and with it the
+    // reference that keeps the site in static data.
+    std::hint::black_box(site);
     crate::threads::ensure_registered();
 }
 

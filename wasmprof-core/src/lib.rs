@@ -26,6 +26,8 @@ mod memory;
 #[cfg(any(wasmprof_oracle, test))]
 mod oracle;
 mod site;
+#[cfg(not(one_thread))]
+mod site_block;
 #[doc(hidden)]
 pub mod snapshot;
 mod spin;
@@ -47,7 +49,7 @@ pub const TIMED: bool = ENABLED && clock::TIMED;
 /// What the attribute's expansion refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    #[cfg(all(target_family = "wasm", not(one_thread)))]
+    #[cfg(not(one_thread))]
     pub use crate::count::ThreadCount;
     pub use crate::count::{CountSite, count, count_bare};
     pub use crate::future::Instrumented;
@@ -55,6 +57,8 @@ pub mod __private {
     #[cfg(any(wasmprof_oracle, test))]
     pub use crate::oracle::OracleSite;
     pub use crate::site::{Site, SiteCache};
+    #[cfg(not(one_thread))]
+    pub use crate::site_block::SiteBlock;
     /// The bench's floor with threads counts in a thread-local of its own.
     pub use std::thread_local;
 }
@@ -69,13 +73,13 @@ pub mod __private {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    (name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    ($(__slot = $space:ident $index:literal,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_SITE: $crate::__private::Site =
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
                 .marked(__wasmprof_here, $given);
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, $given, $line, $self_type);
-        let __wasmprof_guard = $crate::__enter!(enter, __WASMPROF_SITE, $self_type);
+        let __wasmprof_guard = $crate::__enter!(enter, __WASMPROF_SITE, $self_type $(, $space $index)?);
         $body
     }};
     (test, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
@@ -92,8 +96,8 @@ macro_rules! __instrument_body {
     // itself), which keeps it whole for the scan; `#[used]` kept the
     // optimiser from keeping its counter in a register across calls, and
     // cost `patterns` 0.2x of plain when timed.
-    (count, name = $name:expr, given = false, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
-        $crate::__count_cell!(__WASMPROF_SITE);
+    (count, $(__slot = $space:ident $index:literal,)? name = $name:expr, given = false, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        $crate::__count_cell!(__WASMPROF_SITE $(, $space $index)?);
         static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__counted_in!(
             $crate::__private::CountSite::new(
                 ::core::module_path!(),
@@ -106,10 +110,10 @@ macro_rules! __instrument_body {
         );
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, false, $line, $self_type);
-        $crate::__count_bare!(__WASMPROF_SITE, $self_type);
+        $crate::__count_bare!(__WASMPROF_SITE, $self_type $(, $space $index)?);
         $body
     }};
-    (count, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    (count, $(__slot = $space:ident $index:literal,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_SITE: $crate::__private::CountSite = $crate::__private::CountSite::new(
             ::core::module_path!(),
             $name,
@@ -119,7 +123,7 @@ macro_rules! __instrument_body {
         .marked(__wasmprof_here, $given);
         $crate::__name_marker!(__WASMPROF_SITE);
         $crate::__oracle_hit!($name, $given, $line, $self_type);
-        $crate::__count_calls!(__WASMPROF_SITE, count, $self_type);
+        $crate::__count_calls!(__WASMPROF_SITE, count, $self_type $(, $space $index)?);
         $body
     }};
 }
@@ -130,24 +134,77 @@ macro_rules! __instrument_body {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __enter {
-    ($enter:ident, $site:ident, $self_type:expr) => {{
+    ($enter:ident, $site:ident, $self_type:expr $(, $space:ident $index:literal)?) => {{
         static __WASMPROF_CACHE: $crate::__private::SiteCache = $crate::__private::SiteCache::new();
         $crate::__private::$enter(&$site, &__WASMPROF_CACHE, $self_type)
     }};
 }
 
-/// With threads, each thread's cache of the site is a thread-local of its
-/// own (see `SiteCache`).
+/// With threads, each thread's cache of the site is its slot in the
+/// crate's block (see `site_block`), or a thread-local of its own for a
+/// site without one (see `SiteCache`).
 #[cfg(not(one_thread))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __enter {
+    ($enter:ident, $site:ident, $self_type:expr, $space:ident $index:literal) => {
+        $crate::__in_block!(|block| $crate::__private::$enter(&$site, &block.$space[$index], $self_type))
+    };
     ($enter:ident, $site:ident, $self_type:expr) => {{
         $crate::__private::thread_local! {
             static __WASMPROF_CACHE: $crate::__private::SiteCache = const { $crate::__private::SiteCache::new() };
         }
         __WASMPROF_CACHE.with(|cache| $crate::__private::$enter(&$site, cache, $self_type))
     }};
+}
+
+/// The crate's block of sites' thread state (see `site_block`), which
+/// `cargo wasmprof` declares at each root of a crate it instruments
+/// crate-wide: `FULL` full sites and `COUNTED` count-only ones, numbered
+/// by the rewrite. Only where a site's state is a thread's own and
+/// recorded: with threads, instrumented or the bench's floor.
+#[cfg(all(
+    not(one_thread),
+    any(wasmprof_enabled, all(wasmprof_floor, not(wasmprof_oracle)))
+))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __site_block {
+    ($full:literal, $counted:literal) => {
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_pub, missing_docs)]
+        pub(crate) mod __wasmprof_block {
+            $crate::__private::thread_local! {
+                pub(crate) static BLOCK: $crate::__private::SiteBlock<$full, $counted> =
+                    const { $crate::__private::SiteBlock::new() };
+            }
+        }
+    };
+}
+
+/// Elsewhere (one thread, instrumentation off, the oracle's floor): the
+/// sites keep their state as they do without the rewrite, or have none.
+#[cfg(not(all(
+    not(one_thread),
+    any(wasmprof_enabled, all(wasmprof_floor, not(wasmprof_oracle)))
+)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __site_block {
+    ($full:literal, $counted:literal) => {};
+}
+
+/// `$with`, a closure, called with the running thread's block of the
+/// crate the expansion is in. `crate` is the call site's: a path in a
+/// `macro_rules!` expansion resolves where the macro is used.
+#[cfg(not(one_thread))]
+#[doc(hidden)]
+#[macro_export]
+#[allow(clippy::crate_in_macro_def)] // the call site's crate is the point
+macro_rules! __in_block {
+    ($with:expr) => {
+        crate::__wasmprof_block::BLOCK.with($with)
+    };
 }
 
 /// With threads on WebAssembly, a count-only site found by the scan of
@@ -157,10 +214,15 @@ macro_rules! __enter {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_cell {
+    ($site:ident, $space:ident $index:literal) => {
+        fn __wasmprof_calls() -> usize {
+            $crate::__in_block!(|block| block.$space[$index].place())
+        }
+    };
     ($site:ident) => {
         $crate::__private::thread_local! {
             static __WASMPROF_CALLS: $crate::__private::ThreadCount =
-                const { $crate::__private::ThreadCount::new(&$site) };
+                const { $crate::__private::ThreadCount::new() };
         }
         fn __wasmprof_calls() -> usize {
             __WASMPROF_CALLS.with($crate::__private::ThreadCount::place)
@@ -173,7 +235,7 @@ macro_rules! __count_cell {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_cell {
-    ($site:ident) => {};
+    ($site:ident $(, $space:ident $index:literal)?) => {};
 }
 
 /// The site, told where threads count its calls (threads on WebAssembly).
@@ -203,9 +265,13 @@ macro_rules! __counted_in {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_bare {
+    ($site:ident, $self_type:expr, $space:ident $index:literal) => {{
+        let _: ::core::option::Option<fn() -> &'static str> = $self_type;
+        $crate::__in_block!(|block| block.$space[$index].add(&$site))
+    }};
     ($site:ident, $self_type:expr) => {{
         let _: ::core::option::Option<fn() -> &'static str> = $self_type;
-        __WASMPROF_CALLS.with($crate::__private::ThreadCount::add)
+        __WASMPROF_CALLS.with(|calls| calls.add(&$site))
     }};
 }
 
@@ -213,8 +279,8 @@ macro_rules! __count_bare {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_bare {
-    ($site:ident, $self_type:expr) => {
-        $crate::__count_calls!($site, count_bare, $self_type)
+    ($site:ident, $self_type:expr $(, $space:ident $index:literal)?) => {
+        $crate::__count_calls!($site, count_bare, $self_type $(, $space $index)?)
     };
 }
 
@@ -224,7 +290,7 @@ macro_rules! __count_bare {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_calls {
-    ($site:ident, $count:ident, $self_type:expr) => {
+    ($site:ident, $count:ident, $self_type:expr $(, $space:ident $index:literal)?) => {
         $crate::__private::$count(&$site, $self_type)
     };
 }
@@ -237,6 +303,13 @@ macro_rules! __count_calls {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __count_calls {
+    ($site:ident, $count:ident, $self_type:expr, $space:ident $index:literal) => {
+        $crate::__in_block!(|block| $crate::__private::$count(
+            &$site,
+            block.$space[$index].calls(),
+            $self_type
+        ))
+    };
     ($site:ident, $count:ident, $self_type:expr) => {{
         $crate::__private::thread_local! {
             static __WASMPROF_CALLS: ::core::cell::Cell<u64> = const { ::core::cell::Cell::new(0) };
@@ -355,7 +428,7 @@ macro_rules! __future_of {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    ($(test,)? $(count,)? $(__slot = $space:ident $index:literal,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_ORACLE_ONLY: $crate::__private::OracleSite =
             $crate::__private::OracleSite::new(
                 __wasmprof_here,
@@ -385,7 +458,7 @@ macro_rules! __instrument_body {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+    ($(test,)? $(count,)? $(__slot = $space:ident $index:literal,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         static __WASMPROF_CALLS: ::core::sync::atomic::AtomicU64 =
             ::core::sync::atomic::AtomicU64::new(0);
         __WASMPROF_CALLS.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
@@ -406,6 +479,10 @@ macro_rules! __instrument_body {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
+    ($(test,)? $(count,)? __slot = $space:ident $index:literal, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
+        $crate::__in_block!(|block| block.$space[$index].floor_add());
+        $body
+    }};
     ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
         $crate::__private::thread_local! {
             static __WASMPROF_CALLS: ::core::cell::Cell<u64> = const { ::core::cell::Cell::new(0) };
@@ -420,7 +497,7 @@ macro_rules! __instrument_body {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __instrument_body {
-    ($(test,)? $(count,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
+    ($(test,)? $(count,)? $(__slot = $space:ident $index:literal,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {
         $body
     };
 }

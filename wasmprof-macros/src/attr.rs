@@ -13,6 +13,7 @@ mod kw {
     syn::custom_keyword!(test);
     syn::custom_keyword!(count);
     syn::custom_keyword!(__after_macro);
+    syn::custom_keyword!(__slot);
 }
 
 /// `#[wasmprof::instrument(crate = path, name = "text", test | count)]`,
@@ -34,6 +35,11 @@ pub(crate) struct Args {
     /// copy our attribute onto items it makes that are not functions (a
     /// struct), which are then left as they are.
     pub(crate) after_macro: bool,
+    /// `__slot = N`, which `cargo wasmprof`'s crate-wide rewrite writes on
+    /// each function it instruments: the function's index in its crate's
+    /// block of per-thread site state (see the runtime's `site_block`),
+    /// among the functions of its tier. Only on a function's own attribute.
+    pub(crate) slot: Option<u32>,
 }
 
 impl Args {
@@ -61,6 +67,15 @@ impl Parse for Args {
             if input.peek(kw::__after_macro) {
                 input.parse::<kw::__after_macro>()?;
                 args.after_macro = true;
+                if !input.is_empty() {
+                    input.parse::<Token![,]>()?;
+                }
+                continue;
+            }
+            if input.peek(kw::__slot) {
+                input.parse::<kw::__slot>()?;
+                input.parse::<Token![=]>()?;
+                args.slot = Some(input.parse::<syn::LitInt>()?.base10_parse()?);
                 if !input.is_empty() {
                     input.parse::<Token![,]>()?;
                 }

@@ -262,6 +262,10 @@ fn expand_fn_item(args: &Args, function: MaybeItemFn) -> syn::Result<TokenStream
     } else {
         SelfType::None
     };
+    let function = MaybeItemFn {
+        slot: args.slot,
+        ..function
+    };
     Ok(function.expand(&args.krate(), &name, self_type, Entry::from_args(args)))
 }
 
@@ -331,6 +335,9 @@ struct MaybeItemFn {
     /// In an impl for a type without drop glue (`impl U32 for u32`), which
     /// a by-value `self` may then be without making the call long.
     primitive_self: bool,
+    /// Its index in the crate's block of site state, from its own
+    /// attribute's `__slot` (see `Args::slot`).
+    slot: Option<u32>,
 }
 
 impl Parse for MaybeItemFn {
@@ -352,6 +359,7 @@ impl Parse for MaybeItemFn {
             body,
             keep_async: false,
             primitive_self: false,
+            slot: None,
         })
     }
 }
@@ -381,6 +389,7 @@ impl MaybeItemFn {
             body: quote!(#(#stmts)*),
             keep_async: false,
             primitive_self: false,
+            slot: None,
         }
     }
 
@@ -440,6 +449,17 @@ impl MaybeItemFn {
         } else {
             quote!()
         };
+        let slot = match (entry, self.slot) {
+            (Entry::Call, Some(index)) => {
+                let index = proc_macro2::Literal::u32_unsuffixed(index);
+                quote!(__slot = full #index,)
+            }
+            (Entry::Count, Some(index)) => {
+                let index = proc_macro2::Literal::u32_unsuffixed(index);
+                quote!(__slot = counted #index,)
+            }
+            _ => quote!(),
+        };
         let entry = match entry {
             Entry::Call => quote!(),
             Entry::Test => quote!(test,),
@@ -451,6 +471,7 @@ impl MaybeItemFn {
                 #(#inner_attrs)*
                 #krate::__instrument_body! {
                     #entry
+                    #slot
                     #name,
                     line = #line,
                     self_type = #self_type,
@@ -733,6 +754,7 @@ impl Walker<'_> {
             );
             parts.keep_async = keep_async;
             parts.primitive_self = bounded::has_no_drop_glue(&imp.self_ty, false);
+            parts.slot = own_args.as_ref().and_then(|own| own.slot);
             let ident = &function.sig.ident;
             let krate = args.krate();
             let expanded = match (&trait_name, blanket) {
@@ -771,6 +793,7 @@ impl Walker<'_> {
             let mut parts =
                 MaybeItemFn::from_parts(&attrs, Visibility::Inherited, None, &function.sig, block);
             parts.keep_async = keep_async;
+            parts.slot = own_args.as_ref().and_then(|own| own.slot);
             let name =
                 FnName::given_or(&args.name, || owned_name(&trait_name, &function.sig.ident));
             *item = TraitItem::Verbatim(parts.expand(

@@ -21,7 +21,7 @@ use syn::{Attribute, Block, ImplItem, Item, ItemImpl, ItemMod, ItemTrait, Meta, 
 use super::modules::{is_inside, ModDir};
 use super::size::{is_entry, Size};
 use super::source::Source;
-use super::{CrateSpec, PathOutside, Planned, PlannedKind, RewriteError, Stats};
+use super::{CrateSpec, PathOutside, Planned, PlannedKind, RewriteError, Slots, Stats};
 
 /// A module file still to read.
 pub(crate) struct FileJob {
@@ -39,10 +39,12 @@ pub(crate) struct FileWalk<'a> {
     pub queue: Vec<FileJob>,
     pub stats: Stats,
     pub planned: Vec<Planned>,
+    /// The crate's slots given so far, this file's included.
+    pub slots: Slots,
 }
 
 impl<'a> FileWalk<'a> {
-    pub(super) fn new(spec: &'a CrateSpec, source: &'a Source) -> Self {
+    pub(super) fn new(spec: &'a CrateSpec, source: &'a Source, slots: Slots) -> Self {
         FileWalk {
             spec,
             source,
@@ -50,7 +52,24 @@ impl<'a> FileWalk<'a> {
             queue: Vec::new(),
             stats: Stats::default(),
             planned: Vec::new(),
+            slots,
         }
+    }
+
+    /// The attribute of a function instrumented at `tier`, with the next
+    /// slot of its tier; an `async fn`'s site keeps no per-thread state,
+    /// and takes none.
+    fn own_attr(&mut self, tier: Tier, is_async: bool) -> Option<String> {
+        let counted = match tier {
+            Tier::Full => false,
+            Tier::Counted => true,
+            Tier::Out => return None,
+        };
+        if is_async {
+            return Some(self.spec.runtime.instrument_attr());
+        }
+        let slot = self.slots.take(counted);
+        Some(self.spec.runtime.slotted_attr(counted, slot))
     }
 
     pub(super) fn items(
@@ -124,10 +143,8 @@ impl<'a> FileWalk<'a> {
             }
             return;
         }
-        let attr = match tier {
-            Tier::Full => self.spec.runtime.instrument_attr(),
-            Tier::Counted => self.spec.runtime.count_attr(),
-            Tier::Out => return,
+        let Some(attr) = self.own_attr(tier, function.sig.asyncness.is_some()) else {
+            return;
         };
         let at = self.item_start(function.to_token_stream());
         self.insert(at, attr);
@@ -251,7 +268,7 @@ impl<'a> FileWalk<'a> {
                     );
                     continue;
                 }
-                members.push((function.to_token_stream(), &function.sig.ident, path, tier));
+                members.push((function.to_token_stream(), &function.sig, path, tier));
             }
         }
         if !self.spec.direct {
@@ -294,7 +311,7 @@ impl<'a> FileWalk<'a> {
                     );
                     continue;
                 }
-                members.push((function.to_token_stream(), &function.sig.ident, path, tier));
+                members.push((function.to_token_stream(), &function.sig, path, tier));
             }
         }
         if !self.spec.direct {
@@ -334,13 +351,13 @@ impl<'a> FileWalk<'a> {
     }
 
     /// One attribute on the block, for its members' commonest tier (full
-    /// if any member is fully instrumented), and on each other member its
-    /// own: `count`, or a skip for one left out. The macro expands them all
-    /// from the block, where their `Self` is known.
+    /// if any member is fully instrumented), and on each member its own:
+    /// its tier with its slot, or a skip for one left out. The macro
+    /// expands them all from the block, where their `Self` is known.
     fn mark_block(
         &mut self,
         block: TokenStream,
-        members: Vec<(TokenStream, &syn::Ident, String, Tier)>,
+        members: Vec<(TokenStream, &syn::Signature, String, Tier)>,
         kind: PlannedKind,
     ) {
         let block_tier = if members.iter().any(|m| m.3 == Tier::Full) {
@@ -356,12 +373,13 @@ impl<'a> FileWalk<'a> {
             _ => self.spec.runtime.count_attr(),
         };
         self.insert(at, attr);
-        for (tokens, ident, path, tier) in members {
+        for (tokens, sig, path, tier) in members {
             let attr = match tier {
-                _ if tier == block_tier => None,
-                Tier::Counted => Some(self.spec.runtime.count_attr()),
-                Tier::Full => Some(self.spec.runtime.instrument_attr()),
                 Tier::Out => Some(self.spec.runtime.skip_attr()),
+                // Its own attribute with the block's tier, as the block's
+                // attribute gives an async fn.
+                _ if sig.asyncness.is_some() && tier == block_tier => None,
+                _ => self.own_attr(tier, sig.asyncness.is_some()),
             };
             let at = self.item_start(tokens);
             let first_line = self.source.line_of(at);
@@ -369,7 +387,7 @@ impl<'a> FileWalk<'a> {
                 self.insert(at, attr);
             }
             if tier != Tier::Out {
-                self.plan(ident, first_line, path, kind, tier);
+                self.plan(&sig.ident, first_line, path, kind, tier);
             }
         }
     }
@@ -419,7 +437,11 @@ impl<'a> FileWalk<'a> {
         let open = self.source.offset(block.brace_token.span.open()) + 1;
         let close = self.source.offset(block.brace_token.span.close());
         let runtime = &self.spec.runtime.name;
-        let count = if tier == Tier::Counted { "count, " } else { "" };
+        let (count, space) = match tier {
+            Tier::Counted => ("count, ", "counted"),
+            _ => ("", "full"),
+        };
+        let slot = self.slots.take(tier == Tier::Counted);
         let self_type = if by_self {
             "::core::option::Option::Some((|| ::core::any::type_name::<Self>()) as fn() -> &'static str)"
         } else {
@@ -429,8 +451,9 @@ impl<'a> FileWalk<'a> {
         self.insert(
             open,
             format!(
-                " ::{runtime}::__instrument_body! {{ {count}name = {name:?}, given = false, \
-                 line = {line}, self_type = {self_type}, body = {{"
+                " ::{runtime}::__instrument_body! {{ {count}__slot = {space} {slot}, \
+                 name = {name:?}, given = false, line = {line}, self_type = {self_type}, \
+                 body = {{"
             ),
         );
         self.insert(close, "} } ".to_owned());

@@ -67,31 +67,40 @@ impl Runtime {
         }
     }
 
-    /// `#[::wasmprof::instrument] `, with `crate = ...` under another name.
-    pub(crate) fn instrument_attr(&self) -> String {
-        if self.name == "wasmprof" {
-            "#[::wasmprof::instrument] ".to_owned()
-        } else {
-            format!("#[::{0}::instrument(crate = ::{0})] ", self.name)
+    /// `#[::wasmprof::instrument(ARGS)] `, with `crate = ...` first under
+    /// another name.
+    fn attribute(&self, args: &str) -> String {
+        match (self.name == "wasmprof", args.is_empty()) {
+            (true, true) => "#[::wasmprof::instrument] ".to_owned(),
+            (true, false) => format!("#[::wasmprof::instrument({args})] "),
+            (false, true) => format!("#[::{0}::instrument(crate = ::{0})] ", self.name),
+            (false, false) => format!("#[::{0}::instrument(crate = ::{0}, {args})] ", self.name),
         }
+    }
+
+    /// `#[::wasmprof::instrument] `.
+    pub(crate) fn instrument_attr(&self) -> String {
+        self.attribute("")
     }
 
     /// `#[::wasmprof::instrument(count)] `: the count-only tier.
     pub(crate) fn count_attr(&self) -> String {
-        if self.name == "wasmprof" {
-            "#[::wasmprof::instrument(count)] ".to_owned()
-        } else {
-            format!("#[::{0}::instrument(crate = ::{0}, count)] ", self.name)
+        self.attribute("count")
+    }
+
+    /// The attribute of one function the rewrite instruments, fully or
+    /// `counted`, with its index in its crate's block of per-thread site
+    /// state (see [`Slots`]).
+    pub(crate) fn slotted_attr(&self, counted: bool, slot: u32) -> String {
+        match counted {
+            true => self.attribute(&format!("count, __slot = {slot}")),
+            false => self.attribute(&format!("__slot = {slot}")),
         }
     }
 
     /// `#[::wasmprof::instrument(test)] `: a test, recorded at the root.
     pub(crate) fn test_attr(&self) -> String {
-        if self.name == "wasmprof" {
-            "#[::wasmprof::instrument(test)] ".to_owned()
-        } else {
-            format!("#[::{0}::instrument(crate = ::{0}, test)] ", self.name)
-        }
+        self.attribute("test")
     }
 
     /// `#[::wasmprof::skip] `.
@@ -133,6 +142,37 @@ pub(crate) struct CrateSpec {
     /// `--memory`: wrap the crate's `#[global_allocator]` in the runtime's
     /// recording allocator.
     pub wrap_allocator: bool,
+}
+
+/// How many functions of each tier a crate's rewrite gave an index in
+/// the crate's block of per-thread site state (the runtime's
+/// `site_block`), which each root declares: with threads, one
+/// thread-local per crate instead of one per function.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Slots {
+    pub full: u32,
+    pub counted: u32,
+}
+
+impl Slots {
+    /// The next index of the tier, `counted` or full.
+    pub(crate) fn take(&mut self, counted: bool) -> u32 {
+        let next = if counted {
+            &mut self.counted
+        } else {
+            &mut self.full
+        };
+        *next += 1;
+        *next - 1
+    }
+
+    /// The block's declaration, on a line of its own at a root's end.
+    fn declaration(&self, runtime: &Runtime) -> String {
+        format!(
+            "::{}::__site_block!({}, {});\n",
+            runtime.name, self.full, self.counted
+        )
+    }
 }
 
 /// What the rewrite found and did.
@@ -280,13 +320,14 @@ pub(crate) fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError>
     // in the source.
     queue.reverse();
     let mut edits: BTreeMap<PathBuf, FileEdits> = BTreeMap::new();
+    let mut slots = Slots::default();
     while let Some(job) = queue.pop() {
         if !out.read.insert(job.file.clone()) {
             continue;
         }
         let source = Source::read(&job.file)?;
         let result = source.parse().and_then(|file| {
-            let mut walk = FileWalk::new(spec, &source);
+            let mut walk = FileWalk::new(spec, &source, slots);
             walk.items(&file.items, &job.module, &job.dir)?;
             let no_std = no_std_condition(&file.attrs);
             Ok((
@@ -295,12 +336,14 @@ pub(crate) fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError>
                 walk.stats,
                 walk.planned,
                 no_std,
+                walk.slots,
             ))
         });
         // This file's spans are no longer needed: the next file starts a
         // fresh source map instead of growing this one.
         proc_macro2::extra::invalidate_current_thread_spans();
-        let (insertions, mut found, stats, planned, no_std) = result?;
+        let (insertions, mut found, stats, planned, no_std, taken) = result?;
+        slots = taken;
         for included in items::included_sources(&source.text) {
             out.warnings.push(format!(
                 "{} reads `{included}` as text (include_str!/include_bytes!): \
@@ -338,6 +381,14 @@ pub(crate) fn rewrite_crate(spec: &CrateSpec) -> Result<Rewritten, RewriteError>
         let mut text = edit_all(&source.text, &insertions);
         if is_root && spec.edition_2015 {
             append_2015_externs(&mut text, &no_std, &spec.runtime);
+        }
+        if is_root && slots != Slots::default() {
+            // Sized for every root's functions: a module file may be in
+            // several of the package's crates.
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&slots.declaration(&spec.runtime));
         }
         if text != source.text {
             out.files.insert(path, text);

@@ -52,10 +52,45 @@ impl Crate {
     }
 }
 
+/// The rewritten text without the slots the rewrite gives each function
+/// (`__slot = N` in its attribute) and a root's declaration of the block
+/// they index, with the slots found: `(counted, slot)` in text order.
+fn without_slots(rewritten: &str) -> (String, Vec<(bool, u32)>) {
+    let mut text = rewritten.to_owned();
+    if let Some(at) = text.find("::wasmprof::__site_block!(") {
+        assert!(
+            text[at..].ends_with(");\n"),
+            "the block is declared last:\n{rewritten}"
+        );
+        text.truncate(at);
+    }
+    let mut slots = Vec::new();
+    while let Some(at) = text.find("__slot = ") {
+        let digits = text[at + 9..].find(|c: char| !c.is_ascii_digit()).unwrap();
+        let slot = text[at + 9..at + 9 + digits].parse().unwrap();
+        let (start, counted) = if text[..at].ends_with("(count, ") {
+            (at - 2, true)
+        } else if text[..at].ends_with(", ") {
+            (at - 2, false)
+        } else {
+            assert!(text[..at].ends_with('('), "{rewritten}");
+            (at - 1, false)
+        };
+        let mut end = at + 9 + digits;
+        if text[..at].ends_with('(') {
+            end += 1; // its `)`, the `(` above
+        }
+        slots.push((counted, slot));
+        text.replace_range(start..end, "");
+    }
+    (text, slots)
+}
+
 /// Every insertion as (line, inserted text, what follows it on the line),
 /// after checking that removing them gives back the original, line for
-/// line.
+/// line (slots left out: see [`without_slots`]).
 fn insertions(original: &str, rewritten: &str) -> Vec<(usize, &'static str, String)> {
+    let rewritten = &without_slots(rewritten).0;
     assert_eq!(
         original.lines().count(),
         rewritten.lines().count(),
@@ -165,8 +200,12 @@ fn attributes_go_on_each_items_own_lines_and_no_line_moves() {
             (19, INSTRUMENT, "async fn".into()),
             (32, INSTRUMENT, "fn outer()".into()),
             (40, INSTRUMENT, "impl Point".into()),
+            (41, INSTRUMENT, "pub fn".into()),
+            (44, INSTRUMENT, "fn get(&self)".into()),
             (49, INSTRUMENT, "impl fmt::Display".into()),
+            (50, INSTRUMENT, "fn fmt(&self,".into()),
             (53, INSTRUMENT, "pub trait".into()),
+            (55, INSTRUMENT, "fn describe(&self)".into()),
             (59, INSTRUMENT, "pub(crate) unsafe".into()),
             (60, INSTRUMENT, "pub fn".into()),
         ]
@@ -230,13 +269,14 @@ fn bare() {}
         insertions(lib, text),
         vec![
             (12, INSTRUMENT, "impl B".into()),
+            (15, INSTRUMENT, "fn shown(&self)".into()),
             (17, INSTRUMENT, "#[skip]".into())
         ]
     );
     let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
     assert_eq!(paths, ["B::shown", "bare"]);
     assert!(
-        text.contains("#[::wasmprof::instrument] #[skip]\nfn bare() {}"),
+        text.contains("#[::wasmprof::instrument(__slot = 1)] #[skip]\nfn bare() {}"),
         "{text}"
     );
     // In a crate that uses wasmprof, a bare `#[skip]` is taken for ours.
@@ -279,6 +319,7 @@ mod noisy { pub fn n() { let a = 1; let b = 2; } }
             (8, INSTRUMENT, "fn branches(x:".into()),
             (9, INSTRUMENT, "impl Thing".into()),
             (10, SKIP, "fn small(&self)".into()),
+            (11, INSTRUMENT, "fn large(&self)".into()),
         ]
     );
     assert_eq!(out.stats.small, 2);
@@ -333,7 +374,9 @@ impl Small {
             (3, INSTRUMENT, "fn big(v:".into()),
             (8, INSTRUMENT, "impl Thing".into()),
             (9, COUNT, "fn small(&self)".into()),
+            (10, INSTRUMENT, "fn large(&self)".into()),
             (15, COUNT, "impl Small".into()),
+            (16, COUNT, "fn get(&self)".into()),
             (17, SKIP, "fn excluded(&self)".into()),
         ]
     );
@@ -426,8 +469,53 @@ fn binaries_and_libraries_share_files_once() {
     assert_eq!(out.stats.instrumented, 2);
     assert_eq!(
         out.files[&krate.path("src/shared.rs")],
-        "#[::wasmprof::instrument] pub fn s() {}\n"
+        "#[::wasmprof::instrument(__slot = 0)] pub fn s() {}\n"
     );
+    // Each root declares a block for every slot of the package, as a
+    // file may be in more than one of its crates.
+    assert_eq!(
+        out.files[&krate.path("src/lib.rs")],
+        "pub mod shared;\n::wasmprof::__site_block!(2, 0);\n"
+    );
+    assert_eq!(
+        out.files[&krate.path("src/main.rs")],
+        "#[path = \"shared.rs\"] mod shared;\n#[::wasmprof::instrument(__slot = 1)] fn main() {}\n\
+         ::wasmprof::__site_block!(2, 0);\n"
+    );
+}
+
+#[test]
+fn each_function_gets_a_slot_of_its_tier_once_across_files() {
+    let krate = Crate::new(&[
+        (
+            "src/lib.rs",
+            "mod a;\nfn tiny() {}\nfn big(v: &[u8]) -> usize { v.iter().filter(|b| **b > 3).count() }\n\
+             impl T { fn small(&self) {} fn large(&self, v: &[u8]) -> usize { v.iter().map(|b| *b as usize).sum() } }\n\
+             async fn later() {}\n",
+        ),
+        ("src/a.rs", "pub fn other() {}\n"),
+    ]);
+    let mut spec = krate.spec(&["src/lib.rs"]);
+    spec.filter.min_size = 5;
+    spec.filter.count_small = true;
+    let out = krate.rewrite(&spec);
+    let mut slots = Vec::new();
+    for file in ["src/lib.rs", "src/a.rs"] {
+        let text = &out
+            .files
+            .get(&krate.path(file))
+            .unwrap_or_else(|| panic!("{file}: {:#?}", out.files));
+        slots.extend(without_slots(text).1);
+    }
+    // Depth first: the root's functions, then its module's; an async fn
+    // has none (its site keeps no per-thread state).
+    assert_eq!(
+        slots,
+        [(true, 0), (false, 0), (true, 1), (false, 1), (true, 2)],
+        "{:#?}",
+        out.files
+    );
+    assert!(out.files[&krate.path("src/lib.rs")].ends_with("\n::wasmprof::__site_block!(2, 3);\n"));
 }
 
 #[test]
@@ -460,7 +548,8 @@ fn a_path_outside_the_crate_is_an_error_naming_the_line() {
     assert_eq!(
         out.files[&krate.path("app/src/lib.rs")],
         format!(
-            "#[::wasmprof::instrument] fn f() {{}}\n\n#[path = {:?}]\nmod util;\n",
+            "#[::wasmprof::instrument(__slot = 0)] fn f() {{}}\n\n#[path = {:?}]\nmod util;\n\
+             ::wasmprof::__site_block!(1, 0);\n",
             krate.path("shared/util.rs").display().to_string()
         )
     );
@@ -494,7 +583,7 @@ fn byte_order_marks_shebangs_and_wide_characters_keep_positions() {
     let out = krate.rewrite(&krate.spec(&["src/main.rs"]));
     assert_eq!(
         out.files[&krate.path("src/main.rs")],
-        "\u{feff}#!/usr/bin/env run-cargo-script\n// été ☃\n#[::wasmprof::instrument] fn main() { let s = \"☃\"; }\n/* ☃ */ #[::wasmprof::instrument] fn after() {}\n"
+        "\u{feff}#!/usr/bin/env run-cargo-script\n// été ☃\n#[::wasmprof::instrument(__slot = 0)] fn main() { let s = \"☃\"; }\n/* ☃ */ #[::wasmprof::instrument(__slot = 1)] fn after() {}\n::wasmprof::__site_block!(2, 0);\n"
     );
 }
 
@@ -511,7 +600,9 @@ fn a_renamed_runtime_is_named_in_the_attribute() {
     assert_eq!(
         out.files[&krate.path("src/lib.rs")],
         "fn f() {}\n#[::__wasmprof_rt::instrument(crate = ::__wasmprof_rt)] impl A { \
-         #[::__wasmprof_rt::skip] fn small(&self) {} fn big(&self) { g(); h(); } }\n"
+         #[::__wasmprof_rt::skip] fn small(&self) {} \
+         #[::__wasmprof_rt::instrument(crate = ::__wasmprof_rt, __slot = 0)] fn big(&self) { g(); h(); } }\n\
+         ::__wasmprof_rt::__site_block!(1, 0);\n"
     );
 }
 
@@ -526,9 +617,10 @@ fn dependencies_are_quiet_and_edition_2015_gets_its_extern_crates() {
     assert_eq!(
         out.files[&krate.path("src/lib.rs")],
         "#![allow(warnings)] //! Old crate.\n#![cfg_attr(not(feature = \"std\"), no_std)]\n\
-         #[::wasmprof::instrument] pub fn f() {}\n\
+         #[::wasmprof::instrument(__slot = 0)] pub fn f() {}\n\
          #[cfg(not(not (feature = \"std\")))] #[allow(unused_extern_crates)] extern crate core;\n\
-         #[allow(unused_extern_crates)] extern crate wasmprof;\n"
+         #[allow(unused_extern_crates)] extern crate wasmprof;\n\
+         ::wasmprof::__site_block!(1, 0);\n"
     );
     // An inner attribute goes before an outer one at the same place.
     let krate = Crate::new(&[("src/lib.rs", "pub fn f() {}\n")]);
@@ -536,7 +628,8 @@ fn dependencies_are_quiet_and_edition_2015_gets_its_extern_crates() {
     spec.dependency = true;
     assert_eq!(
         krate.rewrite(&spec).files[&krate.path("src/lib.rs")],
-        "#![allow(warnings)] #[::wasmprof::instrument] pub fn f() {}\n"
+        "#![allow(warnings)] #[::wasmprof::instrument(__slot = 0)] pub fn f() {}\n\
+         ::wasmprof::__site_block!(1, 0);\n"
     );
     // A crate without functions to instrument stays as it is.
     let krate = Crate::new(&[("src/lib.rs", "pub const X: u32 = 1;\n")]);
@@ -568,6 +661,7 @@ fn other_attribute_macros_come_after_ours() {
         vec![
             (2, INSTRUMENT, "#[wasm_bindgen(start)]".into()),
             (4, INSTRUMENT, "#[wasm_bindgen]".into()),
+            (7, INSTRUMENT, "#[wasm_bindgen(constructor)]".into()),
         ]
     );
 }
@@ -584,7 +678,9 @@ fn allocators_descriptors_and_naked_functions_are_left_alone() {
         out.files[&krate.path("src/lib.rs")],
         "unsafe impl GlobalAlloc for A { unsafe fn alloc(&self, l: Layout) -> *mut u8 { f(l) } }\n\
          impl WasmDescribe for C { fn describe() { inform(1) } }\n\
-         #[::wasmprof::instrument] impl B { #[::wasmprof::skip] #[naked] fn n() {} fn ok(&self) {} }\n"
+         #[::wasmprof::instrument] impl B { #[::wasmprof::skip] #[naked] fn n() {} \
+         #[::wasmprof::instrument(__slot = 0)] fn ok(&self) {} }\n\
+         ::wasmprof::__site_block!(1, 0);\n"
     );
     // The crate is known to be an allocator: the functions its allocator
     // calls cannot be told apart, so a dependency is left out as a whole.
@@ -807,8 +903,9 @@ fn tests_with_every_function_marks_both() {
     let out = krate.rewrite(&spec);
     assert_eq!(
         out.files[&krate.path("src/lib.rs")],
-        "#[::wasmprof::instrument] fn work() { for _ in 0..3 {} }\n\
-         #[::wasmprof::instrument(test)] #[test]\nfn works() { work() }\n"
+        "#[::wasmprof::instrument(__slot = 0)] fn work() { for _ in 0..3 {} }\n\
+         #[::wasmprof::instrument(test)] #[test]\nfn works() { work() }\n\
+         ::wasmprof::__site_block!(1, 0);\n"
     );
 }
 
@@ -853,6 +950,12 @@ fn a_crate_the_attribute_depends_on_gets_its_bodies_wrapped_in_place() {
     spec.filter.min_size = 0;
     let out = krate.rewrite(&spec);
     let rewritten = &out.files[&krate.path("src/lib.rs")];
+    // The block the slots index, on a line of its own after the last.
+    let (rewritten, block) = rewritten
+        .split_once("::__wasmprof_core::__site_block!(4, 0);\n")
+        .map(|(text, rest)| (text, rest.is_empty()))
+        .unwrap_or((rewritten, false));
+    assert!(block, "{rewritten}");
     assert_eq!(
         rewritten.lines().count(),
         lib.lines().count(),
@@ -862,25 +965,25 @@ fn a_crate_the_attribute_depends_on_gets_its_bodies_wrapped_in_place() {
         !rewritten.contains("instrument]"),
         "no attribute: {rewritten}"
     );
-    let wrapped = |name: &str, by_self: bool, line: usize| {
+    let wrapped = |name: &str, by_self: bool, line: usize, slot: u32| {
         let self_type = if by_self {
             "::core::option::Option::Some((|| ::core::any::type_name::<Self>()) as fn() -> &'static str)"
         } else {
             "::core::option::Option::None"
         };
         format!(
-            "{{ ::__wasmprof_core::__instrument_body! {{ name = {name:?}, given = false, \
-             line = {line}, self_type = {self_type}, body = {{"
+            "{{ ::__wasmprof_core::__instrument_body! {{ __slot = full {slot}, name = {name:?}, \
+             given = false, line = {line}, self_type = {self_type}, body = {{"
         )
     };
-    for (name, by_self, line) in [
-        ("parse", false, 1),
-        ("eof", true, 6),
-        ("Sealed::seal", false, 9),
-        ("Sealed::open", false, 11),
+    for (name, by_self, line, slot) in [
+        ("parse", false, 1, 0),
+        ("eof", true, 6, 1),
+        ("Sealed::seal", false, 9, 2),
+        ("Sealed::open", false, 11, 3),
     ] {
         assert!(
-            rewritten.contains(&wrapped(name, by_self, line)),
+            rewritten.contains(&wrapped(name, by_self, line, slot)),
             "{name}:\n{rewritten}"
         );
     }

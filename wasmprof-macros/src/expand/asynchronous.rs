@@ -51,6 +51,8 @@ pub(super) fn expand(
         keep_async,
         // Only plain functions are kept out of line.
         primitive_self: _,
+        // A future's state is not thread-local: its site keeps none.
+        slot: _,
     } = function;
     let Signature {
         unsafety,

@@ -630,3 +630,23 @@ fn ours_copied_by_another_macro_onto_an_item_it_made_leaves_that_item_alone() {
     let out = text(&expand("", "struct S {}"));
     assert!(out.contains("compile_error"), "{out}");
 }
+
+#[test]
+fn a_slot_goes_to_the_body_in_its_tier_and_only_from_a_functions_own_attribute() {
+    let free = text(&expand("__slot = 3", "fn f() {}"));
+    assert!(free.contains("__slot = full 3 , name"), "{free}");
+    let counted = text(&expand("count, __slot = 4", "fn f() {}"));
+    assert!(
+        counted.contains("count , __slot = counted 4 , name"),
+        "{counted}"
+    );
+    let members = text(&expand(
+        "",
+        "impl A { #[wasmprof::instrument(count, __slot = 7)] fn a(&self) {} fn b(&self) {} }",
+    ));
+    assert!(members.contains("__slot = counted 7"), "{members}");
+    assert_eq!(members.matches("__slot").count(), 1, "{members}");
+    // A test and an async fn keep no per-thread state in a block.
+    assert!(!text(&expand("test, __slot = 1", "fn t() {}")).contains("__slot"));
+    assert!(!text(&expand("__slot = 2", "async fn a() {}")).contains("__slot"));
+}
