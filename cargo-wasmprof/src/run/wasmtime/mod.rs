@@ -34,6 +34,11 @@ use wasi_context::{captured, new_outputs, wasi_context};
 /// The wasmtime this binary embeds (kept with the pin in Cargo.toml).
 const WASMTIME_VERSION: &str = "48.0.8";
 
+/// Set, a build with the `jitdump` feature writes `jit-PID.dump` in the
+/// current directory.
+#[cfg(feature = "jitdump")]
+const JITDUMP_VAR: &str = "WASMPROF_JITDUMP";
+
 pub(super) struct Wasmtime {
     engine: Engine,
 }
@@ -51,6 +56,12 @@ impl Wasmtime {
         // A trapped component cannot be entered again; its core instances,
         // which a trap's core dump lists, still hold the snapshot.
         config.coredump_on_trap(true);
+        // For wasmprof's developers (`--features jitdump`): the compiled
+        // code, for `perf record -k mono` and `perf inject --jit`.
+        #[cfg(feature = "jitdump")]
+        if std::env::var_os(JITDUMP_VAR).is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::JitDump);
+        }
         Ok(Wasmtime {
             engine: Engine::new(&config)
                 .map_err(anyhow::Error::from)
