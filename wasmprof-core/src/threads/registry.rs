@@ -115,6 +115,11 @@ impl Drop for ExitHook {
         // SAFETY: the thread's own state; it records nothing more.
         let record = unsafe { (*slot.state.get()).record() };
         let record = record.map(|r| &*Box::leak(Box::new(r)));
+        // What the thread calls from here on (other thread-locals'
+        // destructors) finds no node to count through (see
+        // `with_own_if_plain`), and is not recorded.
+        // SAFETY: the thread's own state, a word a snapshot reads whole.
+        unsafe { (&mut *slot.state.get()).current = super::EXITED };
         {
             let mut registry = lock();
             let own = std::ptr::from_ref(slot);
