@@ -470,6 +470,16 @@ fn first_count_on_this_thread(site: &'static CountSite) {
     crate::threads::ensure_registered();
 }
 
+/// A thread's first counted call through its block of a crate's sites
+/// (see `SiteBlock::count`): out of line, as it happens once per crate
+/// and thread.
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[cold]
+#[inline(never)]
+pub(crate) fn first_count_in_block() {
+    crate::threads::ensure_registered();
+}
+
 /// One call counted in the running thread's counter `calls`.
 #[cfg(all(target_family = "wasm", not(one_thread)))]
 #[inline(always)]

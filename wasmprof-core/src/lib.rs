@@ -218,6 +218,7 @@ macro_rules! __count_cell {
         fn __wasmprof_calls() -> usize {
             $crate::__in_block!(|block| block.$space[$index].place())
         }
+        $crate::__keep_site!($site);
     };
     ($site:ident) => {
         $crate::__private::thread_local! {
@@ -236,6 +237,21 @@ macro_rules! __count_cell {
 #[macro_export]
 macro_rules! __count_cell {
     ($site:ident $(, $space:ident $index:literal)?) => {};
+}
+
+/// Keeps a count-only site with a slot in its crate's block in the module
+/// (threads on WebAssembly): nothing on a call's path refers to the site
+/// (see `SiteBlock::count`), and the snapshot's scan of static data must
+/// find it. Nothing reads the reference, and the site holds no counter, so
+/// it costs the call nothing.
+#[cfg(all(target_family = "wasm", not(one_thread)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __keep_site {
+    ($site:ident) => {
+        #[used]
+        static __WASMPROF_KEEP: &$crate::__private::CountSite = &$site;
+    };
 }
 
 /// The site, told where threads count its calls (threads on WebAssembly).
@@ -267,7 +283,7 @@ macro_rules! __counted_in {
 macro_rules! __count_bare {
     ($site:ident, $self_type:expr, $space:ident $index:literal) => {{
         let _: ::core::option::Option<fn() -> &'static str> = $self_type;
-        $crate::__in_block!(|block| block.$space[$index].add(&$site))
+        $crate::__in_block!(|block| block.count(&block.$space[$index]))
     }};
     ($site:ident, $self_type:expr) => {{
         let _: ::core::option::Option<fn() -> &'static str> = $self_type;
