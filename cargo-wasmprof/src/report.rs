@@ -33,6 +33,19 @@ pub(crate) struct ReportOptions {
     pub target_dir: Option<PathBuf>,
 }
 
+/// Merged runs add up, and `--diff` compares the sums as they are: three new
+/// runs against one base would show every function slower. Said before the
+/// table, since nothing in it shows how many runs each side holds.
+fn warn_if_unbalanced(new_runs: usize, base_runs: usize) {
+    if new_runs != base_runs {
+        crate::terminal::warning(&format!(
+            "the new side merges {new_runs} profile(s) and the base {base_runs}: merged runs \
+             add up, so the times compared are sums of different numbers of runs; give as \
+             many --input files as --diff files"
+        ));
+    }
+}
+
 /// Renders the report; the exit status is 1 when `--fail-if-slower` fails.
 pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     let inputs = if args.input.is_empty() {
@@ -70,6 +83,7 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     let base = if args.diff.is_empty() {
         None
     } else {
+        warn_if_unbalanced(inputs.len(), args.diff.len());
         Some(load(&args.diff, &options)?.0)
     };
     if args.format == Format::Flamechart && inputs.len() > 1 {

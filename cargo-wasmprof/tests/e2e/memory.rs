@@ -342,6 +342,25 @@ fn a_comparison_shows_memory_and_fails_when_it_grew_more_than_allowed() {
         "{}",
         more.stderr
     );
+    // Two runs against one add up to twice as much: said, not hidden.
+    let unbalanced = wasmprof(&[
+        "report",
+        "--input",
+        ten.to_str().unwrap(),
+        "--input",
+        ten_again.to_str().unwrap(),
+        "--diff",
+        ten.to_str().unwrap(),
+    ]);
+    unbalanced.assert_success();
+    assert!(
+        unbalanced
+            .stderr
+            .contains("the new side merges 2 profile(s) and the base 1"),
+        "{}",
+        unbalanced.stderr
+    );
+    assert!(!same.stderr.contains("merges"), "{}", same.stderr);
 }
 
 #[test]

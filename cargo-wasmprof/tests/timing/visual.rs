@@ -404,7 +404,9 @@ fn diff_finds_the_slowed_function_and_fail_if_slower_fails_only_on_it() {
     for p in &slow {
         args.extend(["--input".to_owned(), p.display().to_string()]);
     }
-    args.extend(["--diff".to_owned(), base[0].display().to_string()]);
+    for p in &base {
+        args.extend(["--diff".to_owned(), p.display().to_string()]);
+    }
     args.extend(["--format", "pprof", "-o"].map(String::from));
     args.push(new.display().to_string());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
