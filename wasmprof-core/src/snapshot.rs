@@ -19,6 +19,13 @@ use crate::state::with_thread;
 use crate::thread_state::ThreadRecord;
 use crate::tree::{CallTree, ROOT};
 
+/// A node's flags in the snapshot: some calls too short to time, one that
+/// never returned.
+fn node_flags(untimed_short: bool, abandoned: bool) -> u32 {
+    use wasmprof_wire::node_flags::{NEVER_RETURNED, PARTLY_TIMED};
+    (if untimed_short { PARTLY_TIMED } else { 0 }) | if abandoned { NEVER_RETURNED } else { 0 }
+}
+
 /// What the thread taking a snapshot has of its own.
 struct Own {
     tree: CallTree,
@@ -109,7 +116,7 @@ pub fn take() -> Snapshot {
             function: n.function,
             calls: n.calls,
             timed_calls: n.timed_calls,
-            flags: u32::from(n.untimed_short) | if n.abandoned { NEVER_RETURNED } else { 0 },
+            flags: node_flags(n.untimed_short, n.abandoned),
             inclusive: n.inclusive,
         })
         .collect();
@@ -182,7 +189,7 @@ fn merge_others(
             .filter(|(_, n)| n.calls > 0)
             .map(|(index, n)| ThreadNode {
                 node: map(index),
-                flags: u32::from(n.untimed_short) | if n.abandoned { NEVER_RETURNED } else { 0 },
+                flags: node_flags(n.untimed_short, n.abandoned),
                 calls: n.calls,
                 timed_calls: n.timed_calls,
                 inclusive: n.inclusive,

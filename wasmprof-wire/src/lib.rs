@@ -32,7 +32,7 @@
 //! `inclusive_ms` is the node's time with the clock's own cost taken out:
 //! the sum of its timed calls, as measured. Flag bit 0: some calls were too
 //! short to time, and their time is in the parent's. Bit 1 (time estimated
-//! from a sample of the calls) was written by runtimes before 0.1.1, which
+//! from a sample of the calls) was written by earlier runtimes, which
 //! multiplied a timed call to stand for calls not timed; it is still read.
 //! `timed_calls` is how many calls the time is of.
 //!
@@ -60,8 +60,43 @@
 //! running (0 when none is); `overflow` the overflow node or `u32::MAX`.
 //! Node 0 is the root, with parent and function `u32::MAX`.
 
-/// A node's flag: one of its calls never returned.
-pub const NEVER_RETURNED: u32 = 4;
+/// The bits of the header's `flags`: how calls were recorded, and which of
+/// the optional sections follow the futures.
+pub mod header_flags {
+    /// Calls were timed (else counted only).
+    pub const TIMED: u32 = 1;
+    /// The memory section follows (version 6).
+    pub const MEMORY: u32 = 1 << 1;
+    /// The oracle's counts follow (version 7).
+    pub const ORACLE: u32 = 1 << 2;
+    /// The page frames follow (version 8).
+    pub const FRAMES: u32 = 1 << 3;
+    /// The threads follow (version 9).
+    pub const THREADS: u32 = 1 << 4;
+}
+
+/// The bits of a node's `flags` (and of a thread's share of a node).
+pub mod node_flags {
+    /// Some calls were too short to time; their time is in the parent's.
+    pub const PARTLY_TIMED: u32 = 1;
+    /// The time was estimated from a sample of the calls: written by
+    /// earlier runtimes only, and still read.
+    pub const SAMPLED: u32 = 1 << 1;
+    /// One of its calls never returned.
+    pub const NEVER_RETURNED: u32 = 1 << 2;
+}
+
+/// The bits of a function's `flags`.
+pub mod function_flags {
+    /// An `async fn`: its node's calls are futures created.
+    pub const ASYNC: u32 = 1;
+    /// Its name was given in the attribute.
+    pub const NAME_GIVEN: u32 = 1 << 1;
+    /// A test (`#[wasmprof::instrument(test)]`).
+    pub const TEST: u32 = 1 << 2;
+}
+
+pub use node_flags::NEVER_RETURNED;
 
 pub const MAGIC: &[u8; 4] = b"WPRF";
 pub const VERSION: u32 = 10;
@@ -175,8 +210,7 @@ pub struct SnapshotNode {
     pub calls: u64,
     /// How many calls the time stands for.
     pub timed_calls: u64,
-    /// Bit 0: some calls too short to time. Bit 1: time estimated from a
-    /// sample.
+    /// [`node_flags`].
     pub flags: u32,
     /// Raw time of the timed calls, in milliseconds.
     pub inclusive: f64,
@@ -226,8 +260,8 @@ impl Snapshot {
             .iter()
             .map(|node| {
                 let timing = NodeTiming {
-                    partly_timed: self.timed && node.flags & 1 != 0,
-                    sampled: self.timed && node.flags & 2 != 0,
+                    partly_timed: self.timed && node.flags & node_flags::PARTLY_TIMED != 0,
+                    sampled: self.timed && node.flags & node_flags::SAMPLED != 0,
                 };
                 (node.inclusive.max(0.0), timing)
             })
@@ -246,11 +280,11 @@ impl Snapshot {
         for word in [
             0, // total length, patched below
             VERSION,
-            u32::from(self.timed)
-                | u32::from(self.memory.is_some()) << 1
-                | u32::from(self.oracle.is_some()) << 2
-                | u32::from(self.frames.is_some()) << 3
-                | u32::from(self.threads.is_some()) << 4,
+            flag(self.timed, header_flags::TIMED)
+                | flag(self.memory.is_some(), header_flags::MEMORY)
+                | flag(self.oracle.is_some(), header_flags::ORACLE)
+                | flag(self.frames.is_some(), header_flags::FRAMES)
+                | flag(self.threads.is_some(), header_flags::THREADS),
             self.functions.len() as u32,
             self.nodes.len() as u32,
             self.current,
@@ -271,8 +305,9 @@ impl Snapshot {
                 Tier::Counted => 1,
             };
             out.extend_from_slice(&tier.to_le_bytes());
-            let flags =
-                u32::from(f.is_async) | u32::from(f.name_given) << 1 | u32::from(f.is_test) << 2;
+            let flags = flag(f.is_async, function_flags::ASYNC)
+                | flag(f.name_given, function_flags::NAME_GIVEN)
+                | flag(f.is_test, function_flags::TEST);
             out.extend_from_slice(&flags.to_le_bytes());
             out.extend_from_slice(&f.marker.unwrap_or(u32::MAX).to_le_bytes());
             out.extend_from_slice(&f.calls.to_le_bytes());
@@ -364,12 +399,12 @@ impl Snapshot {
         for _ in 0..n_futures {
             futures.push(r.future(nodes.len())?);
         }
-        let memory = if flags & 2 == 2 {
+        let memory = if flags & header_flags::MEMORY != 0 {
             Some(SnapshotMemory::decode(&mut r, nodes.len())?)
         } else {
             None
         };
-        let oracle = if flags & 4 == 4 {
+        let oracle = if flags & header_flags::ORACLE != 0 {
             let n = r.u32()? as usize;
             let mut counts = Vec::with_capacity(n.min(r.remaining() / 12));
             for _ in 0..n {
@@ -382,12 +417,12 @@ impl Snapshot {
         } else {
             None
         };
-        let frames = if flags & 8 == 8 {
+        let frames = if flags & header_flags::FRAMES != 0 {
             Some(SnapshotFrames::decode(&mut r, nodes.len())?)
         } else {
             None
         };
-        let threads = if flags & 16 == 16 {
+        let threads = if flags & header_flags::THREADS != 0 {
             Some(threads::decode(&mut r, nodes.len(), version)?)
         } else {
             None
@@ -399,7 +434,7 @@ impl Snapshot {
             return Err(DecodeError("snapshot's current node does not exist".into()));
         }
         Ok(Snapshot {
-            timed: flags & 1 == 1,
+            timed: flags & header_flags::TIMED != 0,
             functions,
             nodes,
             current,
@@ -413,6 +448,11 @@ impl Snapshot {
             threads,
         })
     }
+}
+
+/// `bit` if `on`, else 0.
+fn flag(on: bool, bit: u32) -> u32 {
+    if on { bit } else { 0 }
 }
 
 struct Reader<'a> {
@@ -445,11 +485,11 @@ impl Reader<'_> {
             file,
             line,
             tier,
-            is_async: flags & 1 == 1,
+            is_async: flags & function_flags::ASYNC != 0,
             calls: self.u64()?,
             marker,
-            name_given: flags & 2 == 2,
-            is_test: flags & 4 == 4,
+            name_given: flags & function_flags::NAME_GIVEN != 0,
+            is_test: flags & function_flags::TEST != 0,
         })
     }
 

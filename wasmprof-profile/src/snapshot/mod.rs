@@ -318,7 +318,8 @@ pub fn to_profile(snapshot: &Snapshot, host: &RunEnding, context: RunContext) ->
                         node: n.node as usize,
                         calls: n.calls,
                         inclusive_nanos: n.inclusive.max(0.0) * NANOS_PER_MS,
-                        partly_timed: snapshot.timed && n.flags & 1 != 0,
+                        partly_timed: snapshot.timed
+                            && n.flags & wasmprof_wire::node_flags::PARTLY_TIMED != 0,
                         open: n.flags & wasmprof_wire::NEVER_RETURNED != 0,
                     })
                     .collect(),
