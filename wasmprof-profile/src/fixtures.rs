@@ -215,17 +215,9 @@ impl ProfileBuilder {
             return index;
         }
         let line = 10 * (self.profile.functions.len() as u32 + 1);
-        self.profile.functions.push(Function {
-            name: name.into(),
-            file: "src/lib.rs".into(),
-            line,
-            column: None,
-            tier: None,
-            calls: None,
-            is_async: false,
-            rustc_name: None,
-            is_test: false,
-        });
+        self.profile
+            .functions
+            .push(Function::at(name, "src/lib.rs", line));
         self.profile.functions.len() - 1
     }
 
@@ -549,28 +541,8 @@ pub fn demo_profile() -> Profile {
             coverage: None,
         },
         functions: vec![
-            Function {
-                name: "demo::main".into(),
-                file: "src/main.rs".into(),
-                line: 3,
-                column: None,
-                tier: None,
-                calls: None,
-                is_async: false,
-                rustc_name: None,
-                is_test: false,
-            },
-            Function {
-                name: "demo::add".into(),
-                file: "src/main.rs".into(),
-                line: 9,
-                column: None,
-                tier: None,
-                calls: None,
-                is_async: false,
-                rustc_name: None,
-                is_test: false,
-            },
+            Function::at("demo::main", "src/main.rs", 3),
+            Function::at("demo::add", "src/main.rs", 9),
         ],
         nodes: vec![
             Node::root(),

@@ -401,28 +401,14 @@ mod tests {
         }
     }
 
-    fn function(name: &str, file: &str, line: u32) -> Function {
-        Function {
-            name: name.into(),
-            file: file.into(),
-            line,
-            column: None,
-            tier: None,
-            calls: None,
-            is_async: false,
-            rustc_name: None,
-            is_test: false,
-        }
-    }
-
     /// Two tests calling `count`, one of them also through `helper`.
     fn two_tests() -> Profile {
         let mut profile = wasmprof_profile::fixtures::appendix_b(true);
         profile.functions = vec![
-            function("wc::tests::short", "wc/src/lib.rs", 20),
-            function("wc::count", "wc/src/lib.rs", 3),
-            function("wc::tests::long", "wc/src/lib.rs", 25),
-            function("wc::helper", "wc/src/lib.rs", 9),
+            Function::at("wc::tests::short", "wc/src/lib.rs", 20),
+            Function::at("wc::count", "wc/src/lib.rs", 3),
+            Function::at("wc::tests::long", "wc/src/lib.rs", 25),
+            Function::at("wc::helper", "wc/src/lib.rs", 9),
         ];
         profile.nodes = vec![
             Node::root(),

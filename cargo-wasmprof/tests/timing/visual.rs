@@ -238,16 +238,12 @@ fn a_profile_of_100_000_nodes_stays_responsive() {
     let mut profile = read_profile(appendix_b_profile()).unwrap();
     // 1,000 functions, each called under 99 different callers' paths.
     profile.functions = (0..1000)
-        .map(|i| Function {
-            name: format!("big::module{}::function{i}", i % 17),
-            file: "big/src/lib.rs".into(),
-            line: i + 1,
-            column: None,
-            tier: None,
-            calls: None,
-            is_async: false,
-            rustc_name: None,
-            is_test: false,
+        .map(|i| {
+            Function::at(
+                format!("big::module{}::function{i}", i % 17),
+                "big/src/lib.rs",
+                i + 1,
+            )
         })
         .collect();
     profile.nodes = vec![Node::root()];

@@ -360,6 +360,25 @@ pub struct Function {
     pub is_test: bool,
 }
 
+impl Function {
+    /// A function known by its name and source place alone: no tier, no
+    /// counts of its own, not async, not a test (as a sampling profile's
+    /// functions are).
+    pub fn at(name: impl Into<String>, file: impl Into<String>, line: u32) -> Function {
+        Function {
+            name: name.into(),
+            file: file.into(),
+            line,
+            column: None,
+            tier: None,
+            calls: None,
+            is_async: false,
+            rustc_name: None,
+            is_test: false,
+        }
+    }
+}
+
 /// How an instrumented function was instrumented.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

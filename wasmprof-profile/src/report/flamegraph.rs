@@ -548,17 +548,7 @@ mod tests {
         // chain every frame as wide as the chain.
         let mut profile = ProfileBuilder::timed().build();
         profile.functions = (0..200)
-            .map(|c| Function {
-                name: format!("f{c}"),
-                file: "src/lib.rs".into(),
-                line: c + 1,
-                column: None,
-                tier: None,
-                calls: None,
-                is_async: false,
-                rustc_name: None,
-                is_test: false,
-            })
+            .map(|c| Function::at(format!("f{c}"), "src/lib.rs", c + 1))
             .collect();
         for chain in 0..200usize {
             let mut parent = 0;

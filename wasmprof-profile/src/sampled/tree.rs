@@ -120,15 +120,12 @@ impl TreeBuilder {
             None => frame.display_name(),
         };
         self.functions.push(Function {
-            name,
-            file: frame.url.clone(),
-            line: u32::try_from(frame.line + 1).unwrap_or(0),
             column: u32::try_from(frame.column).ok(),
-            tier: None,
-            calls: None,
-            is_async: false,
-            rustc_name: None,
-            is_test: false,
+            ..Function::at(
+                name,
+                frame.url.clone(),
+                u32::try_from(frame.line + 1).unwrap_or(0),
+            )
         });
         self.function_ids.insert(frame.clone(), id);
         id

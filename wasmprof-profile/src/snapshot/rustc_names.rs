@@ -125,26 +125,12 @@ mod tests {
         assert_eq!(enclosing_function("app::other"), None);
     }
 
-    fn function(name: &str, file: &str, line: u32) -> Function {
-        Function {
-            name: name.into(),
-            file: file.into(),
-            line,
-            column: None,
-            tier: None,
-            calls: None,
-            is_async: false,
-            rustc_name: None,
-            is_test: false,
-        }
-    }
-
     #[test]
     fn functions_sharing_a_name_are_told_apart_by_their_place() {
         let mut functions = vec![
-            function("a::parse", "src/a.rs", 3),
-            function("a::parse", "src/b.rs", 9),
-            function("a::other", "src/a.rs", 12),
+            Function::at("a::parse", "src/a.rs", 3),
+            Function::at("a::parse", "src/b.rs", 9),
+            Function::at("a::other", "src/a.rs", 12),
         ];
         disambiguate(&mut functions);
         let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
@@ -157,9 +143,9 @@ mod tests {
     #[test]
     fn copies_written_by_a_macro_at_one_place_are_numbered() {
         let mut functions = vec![
-            function("t::adds::adds", "src/lib.rs", 25),
-            function("t::adds::adds", "src/lib.rs", 25),
-            function("t::adds::adds", "src/lib.rs", 25),
+            Function::at("t::adds::adds", "src/lib.rs", 25),
+            Function::at("t::adds::adds", "src/lib.rs", 25),
+            Function::at("t::adds::adds", "src/lib.rs", 25),
         ];
         disambiguate(&mut functions);
         let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
@@ -175,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_function_with_a_marker_takes_rustc_s_name() {
-        let mut functions = vec![function("u128::fmt", "src/lib.rs", 3)];
+        let mut functions = vec![Function::at("u128::fmt", "src/lib.rs", 3)];
         let names = HashMap::from([(7, "<u128 as itoa::Unsigned>::fmt".to_owned())]);
         rename(&mut functions, &[(Some(7), false)], &names);
         assert_eq!(functions[0].name, "<u128 as itoa::Unsigned>::fmt");
@@ -185,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_name_given_by_hand_stays_and_rustc_s_matches_frames() {
-        let mut functions = vec![function("app::Counter", "src/lib.rs", 9)];
+        let mut functions = vec![Function::at("app::Counter", "src/lib.rs", 9)];
         let names = HashMap::from([(
             3,
             "<app::Counter as yew::functional::FunctionProvider>::run::inner".to_owned(),

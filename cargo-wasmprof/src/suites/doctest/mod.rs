@@ -203,15 +203,8 @@ pub(super) fn make_test(profile: &mut Profile, krate: &str, found: &Found, progr
     };
     let function = profile.functions.len();
     profile.functions.push(Function {
-        name,
-        file: file.to_owned(),
-        line,
-        column: None,
-        tier: None,
-        calls: None,
-        is_async: false,
-        rustc_name: None,
         is_test: true,
+        ..Function::at(name, file, line)
     });
     let root = Profile::ROOT;
     let children_time: f64 = profile
