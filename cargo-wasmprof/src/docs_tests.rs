@@ -13,7 +13,7 @@ fn repository() -> PathBuf {
 }
 
 /// The README, the CHANGELOG and every page of the book.
-fn documents() -> Vec<PathBuf> {
+pub(crate) fn documents() -> Vec<PathBuf> {
     let root = repository();
     let mut files = vec![root.join("README.md"), root.join("CHANGELOG.md")];
     let mut dirs = vec![root.join("docs/src")];
@@ -161,5 +161,23 @@ fn anchors_and_links_are_read_as_the_renderers_read_them() {
     assert_eq!(
         link_targets("see [a](x.md#y) and `[not](a link)`\n```\n[no](z.md)\n```\n[b](c.md)"),
         vec!["x.md#y", "c.md"]
+    );
+}
+
+#[test]
+fn the_book_names_the_formats_versions_the_code_writes() {
+    let root = repository();
+    let host_api = std::fs::read_to_string(root.join("docs/src/host-api.md")).expect("host-api.md");
+    let wire = format!("(version {}; ", wasmprof_wire::VERSION);
+    assert!(
+        host_api.contains(&wire),
+        "docs/src/host-api.md should give the snapshot's version as `{wire}…`"
+    );
+    let format = std::fs::read_to_string(root.join("docs/src/profile-format.md"))
+        .expect("profile-format.md");
+    let written = format!("\"format\": \"{}\"", wasmprof_profile::profile::FORMAT);
+    assert!(
+        format.contains(&written),
+        "docs/src/profile-format.md should show `{written}`"
     );
 }

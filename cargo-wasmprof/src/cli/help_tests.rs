@@ -79,3 +79,90 @@ fn the_book_carries_every_subcommand_s_help() {
         "the book's help of {stale:?} differs from `--help` (re-bless with WASMPROF_BLESS=1)"
     );
 }
+
+/// What a document says to type after `cargo wasmprof` on one line: the
+/// subcommand and the long flags up to the program's own arguments (`--`),
+/// a pipe, a comment or the end of a code span.
+fn command_in(line: &str) -> Option<(String, Vec<String>)> {
+    let at = line.find("cargo wasmprof ")?;
+    let rest = &line[at + "cargo wasmprof ".len()..];
+    let end = ['`', '|', ';', '#', '&', '"', ')']
+        .iter()
+        .filter_map(|c| rest.find(*c))
+        .min()
+        .unwrap_or(rest.len());
+    let mut words = rest[..end].split_whitespace();
+    let subcommand = words.next()?;
+    if !subcommand.chars().all(|c| c.is_ascii_lowercase()) {
+        return None; // a placeholder (COMMAND, <command>, …) or a flag
+    }
+    let flags = words
+        .take_while(|word| *word != "--")
+        .filter(|word| word.starts_with("--") && !word.contains('…'))
+        .map(|word| {
+            let flag = word.split('=').next().unwrap_or(word);
+            flag.trim_end_matches([',', '.', ':', '\'']).to_owned()
+        })
+        .collect();
+    Some((subcommand.to_owned(), flags))
+}
+
+#[test]
+fn every_command_and_flag_the_documents_name_exists() {
+    let mut cargo = CargoCli::command();
+    cargo.build();
+    let wasmprof = cargo
+        .find_subcommand("wasmprof")
+        .expect("the wasmprof subcommand");
+    let mut unknown = Vec::new();
+    // The changelog names what was, on purpose.
+    for path in crate::docs_tests::documents()
+        .into_iter()
+        .filter(|p| !p.ends_with("CHANGELOG.md"))
+    {
+        let text = std::fs::read_to_string(&path).expect("a document");
+        for (number, line) in text.lines().enumerate() {
+            let Some((subcommand, flags)) = command_in(line) else {
+                continue;
+            };
+            let place = format!("{}:{}", path.display(), number + 1);
+            let Some(command) = wasmprof.find_subcommand(&subcommand) else {
+                unknown.push(format!("{place}: no command `cargo wasmprof {subcommand}`"));
+                continue;
+            };
+            let known = |flag: &str| {
+                let long = flag.trim_start_matches("--");
+                long == "help"
+                    || long == "version"
+                    || command.get_arguments().any(|arg| {
+                        arg.get_long() == Some(long)
+                            || arg
+                                .get_all_aliases()
+                                .is_some_and(|aliases| aliases.contains(&long))
+                    })
+            };
+            for flag in flags.iter().filter(|flag| !known(flag)) {
+                unknown.push(format!(
+                    "{place}: `cargo wasmprof {subcommand}` has no {flag}"
+                ));
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+}
+
+#[test]
+fn a_documented_command_line_is_read_up_to_the_program_s_own_arguments() {
+    assert_eq!(
+        command_in("`cargo wasmprof run --release --timer=none -p x -- --not-ours`"),
+        Some((
+            "run".to_owned(),
+            vec!["--release".to_owned(), "--timer".to_owned()]
+        ))
+    );
+    assert_eq!(command_in("cargo wasmprof COMMAND --flag"), None);
+    assert_eq!(
+        command_in("cargo wasmprof report | less # --nothing"),
+        Some(("report".to_owned(), vec![]))
+    );
+}
