@@ -58,7 +58,7 @@ pub(crate) enum Command {
     /// module. Everything goes to `<target-dir>/wasmprof/`, so ordinary
     /// builds are not invalidated.
     Build(BuildArgs),
-    /// Build (if needed), run the module in Node or headless Chromium and save its profile.
+    /// Build (if needed), run the module in Node, a headless browser or wasmtime and save its profile.
     ///
     /// The entry point is the crate's `#[wasm_bindgen(start)]` function, a
     /// binary's `main`, or `--invoke NAME` for an exported function. The

@@ -1,5 +1,5 @@
-//! The attributes of [wasmprof](https://docs.rs/wasmprof-rt): use them through
-//! the runtime crate, as `#[wasmprof::instrument]` and `#[wasmprof::skip]`.
+//! The attributes of wasmprof's runtime (the `wasmprof-rt` package, whose
+//! library is `wasmprof`): use them through the runtime crate, as `#[wasmprof::instrument]` and `#[wasmprof::skip]`.
 //!
 //! The expansion calls `__instrument_body!`, a macro of the runtime: the
 //! runtime crate knows whether `cargo wasmprof` switched instrumentation on,

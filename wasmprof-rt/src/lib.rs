@@ -23,8 +23,10 @@
 //! through the module's `__wasmprof_snapshot` export; the only import is the
 //! clock, `prof.getTime`, and none at all with `--timer none`.
 //!
-//! Add the crate as `wasmprof = { package = "wasmprof-rt", version = "0.1" }`
-//! or use its library name directly: the library is called `wasmprof`.
+//! `cargo wasmprof add` writes the dependency: the runtime is not on
+//! crates.io yet, so the line points at the runtime beside the tool's own
+//! sources, `wasmprof = { package = "wasmprof-rt", path = "…/wasmprof-rt" }`.
+//! The library is called `wasmprof` whatever the package is named under.
 //!
 //! This crate is the attribute and the runtime together: the runtime itself
 //! is `wasmprof-core`, re-exported here whole.

@@ -38,7 +38,7 @@ pub enum ProfileError {
         found: String,
     },
     /// The file is of a newer major version of the format.
-    #[error("{path} was written by a newer wasmprof (format {found}); this one reads format wasmprof/{FORMAT_MAJOR}: upgrade with `cargo install cargo-wasmprof`")]
+    #[error("{path} was written by a newer wasmprof (format {found}); this one reads format wasmprof/{FORMAT_MAJOR}: read it with the wasmprof that wrote it, or a newer one")]
     NewerFormat {
         /// The file.
         path: PathBuf,
