@@ -7,6 +7,7 @@
 //! live at the end, and the same holds for bytes.
 
 use serde::{Deserialize, Serialize};
+use wasmprof_wire::{self as wire, NodeId, SnapshotMemory};
 
 /// What the program did with memory, per call path.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -235,50 +236,117 @@ impl MemoryProfile {
 
     /// Adds another run's memory, its nodes renumbered by `node_map`.
     ///
-    /// Runs are separate programs, so their peaks do not add: the merged
-    /// peak is the highest run's, with what that run's paths held at it.
-    /// Everything else adds up, live bytes included (each run's leaks).
+    /// Runs are separate programs, as a server's instances are, so this is
+    /// the rule [`wasmprof_wire::SnapshotMemory::merge_from`] keeps for
+    /// those, applied here and nowhere else: the merged peak is the
+    /// highest run's, with what that run's paths held at it, and
+    /// everything else adds up, live bytes included (each run's leaks).
     pub fn merge_from(&mut self, other: &MemoryProfile, node_map: &[usize]) {
-        let mapped = |node: usize| node_map.get(node).copied().unwrap_or(0);
-        let other_peak_wins = other.peak_bytes > self.peak_bytes;
-        if other_peak_wins {
-            for path in &mut self.paths {
-                path.peak_blocks = 0;
-                path.peak_bytes = 0;
-            }
-            self.peak_bytes = other.peak_bytes;
-            self.peak_blocks = other.peak_blocks;
+        let mut merged = self.to_book();
+        merged.merge_from(&other.to_book(), |node| {
+            wire_node(node_map.get(node as usize).copied().unwrap_or(0))
+        });
+        *self = MemoryProfile::from(&merged);
+    }
+
+    /// These figures in the wire format's book, whose nodes are `u32`.
+    fn to_book(&self) -> SnapshotMemory {
+        SnapshotMemory {
+            first_pages: self.first_pages,
+            pages: self.pages,
+            live_blocks: self.live_blocks,
+            live_bytes: self.live_bytes,
+            peak_blocks: self.peak_blocks,
+            peak_bytes: self.peak_bytes,
+            runtime_bytes: self.runtime_bytes,
+            failed: self.failed.map(|f| wire::FailedAlloc {
+                node: wire_node(f.node),
+                bytes: f.bytes,
+            }),
+            paths: self
+                .paths
+                .iter()
+                .map(|p| wire::PathMemory {
+                    node: wire_node(p.node),
+                    allocs: p.allocs,
+                    alloc_bytes: p.alloc_bytes,
+                    frees: p.frees,
+                    freed_bytes: p.freed_bytes,
+                    reallocs: p.reallocs,
+                    live_blocks: p.live_blocks,
+                    live_bytes: p.live_bytes,
+                    peak_blocks: p.peak_blocks,
+                    peak_bytes: p.peak_bytes,
+                    grows: p.grows,
+                    grown_pages: p.grown_pages,
+                })
+                .collect(),
+            grows: self
+                .grows
+                .iter()
+                .map(|g| wire::MemoryGrow {
+                    node: wire_node(g.node),
+                    pages_before: g.pages_before,
+                    pages_after: g.pages_after,
+                    request: g.request,
+                })
+                .collect(),
+            grows_dropped: self.grows_dropped,
         }
-        for path in &other.paths {
-            let mut path = PathMemory {
-                node: mapped(path.node),
-                ..*path
-            };
-            if !other_peak_wins {
-                path.peak_blocks = 0;
-                path.peak_bytes = 0;
-            }
-            match self.paths.iter_mut().find(|p| p.node == path.node) {
-                Some(same) => same.add(&path),
-                None => self.paths.push(path),
-            }
-        }
-        self.paths.sort_by_key(|p| p.node);
-        self.live_blocks += other.live_blocks;
-        self.live_bytes += other.live_bytes;
-        self.first_pages = self.first_pages.max(other.first_pages);
-        self.pages = self.pages.max(other.pages);
-        self.runtime_bytes = self.runtime_bytes.max(other.runtime_bytes);
-        self.grows.extend(other.grows.iter().map(|g| MemoryGrow {
-            node: mapped(g.node),
-            ..*g
-        }));
-        self.grows_dropped += other.grows_dropped;
-        if self.failed.is_none() {
-            self.failed = other.failed.map(|f| FailedAlloc {
-                node: mapped(f.node),
-                ..f
-            });
+    }
+}
+
+/// A node's index as the wire numbers nodes. A profile's nodes came from
+/// snapshots, which number them in `u32`, and a merge cannot make 4
+/// billion of them, so the saturation never happens in practice.
+fn wire_node(node: usize) -> NodeId {
+    NodeId::try_from(node).unwrap_or(NodeId::MAX)
+}
+
+/// The snapshot's memory section as the profile carries it.
+impl From<&SnapshotMemory> for MemoryProfile {
+    fn from(memory: &SnapshotMemory) -> Self {
+        MemoryProfile {
+            live_blocks: memory.live_blocks,
+            live_bytes: memory.live_bytes,
+            peak_blocks: memory.peak_blocks,
+            peak_bytes: memory.peak_bytes,
+            first_pages: memory.first_pages,
+            pages: memory.pages,
+            runtime_bytes: memory.runtime_bytes,
+            paths: memory
+                .paths
+                .iter()
+                .map(|p| PathMemory {
+                    node: p.node as usize,
+                    allocs: p.allocs,
+                    alloc_bytes: p.alloc_bytes,
+                    frees: p.frees,
+                    freed_bytes: p.freed_bytes,
+                    reallocs: p.reallocs,
+                    live_blocks: p.live_blocks,
+                    live_bytes: p.live_bytes,
+                    peak_blocks: p.peak_blocks,
+                    peak_bytes: p.peak_bytes,
+                    grows: p.grows,
+                    grown_pages: p.grown_pages,
+                })
+                .collect(),
+            grows: memory
+                .grows
+                .iter()
+                .map(|g| MemoryGrow {
+                    node: g.node as usize,
+                    pages_before: g.pages_before,
+                    pages_after: g.pages_after,
+                    request: g.request,
+                })
+                .collect(),
+            grows_dropped: memory.grows_dropped,
+            failed: memory.failed.map(|f| FailedAlloc {
+                node: f.node as usize,
+                bytes: f.bytes,
+            }),
         }
     }
 }

@@ -302,7 +302,7 @@ pub fn to_profile(snapshot: &Snapshot, host: &RunEnding, context: RunContext) ->
             coverage: None,
         },
         functions,
-        memory: snapshot.memory.as_ref().map(memory),
+        memory: snapshot.memory.as_ref().map(profile::MemoryProfile::from),
         frames: snapshot.frames.as_ref().map(profile::Frames::from_snapshot),
         threads: snapshot
             .threads
@@ -410,52 +410,6 @@ fn open_nodes(snapshot: &Snapshot) -> Vec<usize> {
         at = snapshot.nodes[at].parent as usize;
     }
     open
-}
-
-/// The snapshot's memory section as the profile carries it.
-fn memory(memory: &wasmprof_wire::SnapshotMemory) -> profile::MemoryProfile {
-    profile::MemoryProfile {
-        live_blocks: memory.live_blocks,
-        live_bytes: memory.live_bytes,
-        peak_blocks: memory.peak_blocks,
-        peak_bytes: memory.peak_bytes,
-        first_pages: memory.first_pages,
-        pages: memory.pages,
-        runtime_bytes: memory.runtime_bytes,
-        paths: memory
-            .paths
-            .iter()
-            .map(|p| profile::PathMemory {
-                node: p.node as usize,
-                allocs: p.allocs,
-                alloc_bytes: p.alloc_bytes,
-                frees: p.frees,
-                freed_bytes: p.freed_bytes,
-                reallocs: p.reallocs,
-                live_blocks: p.live_blocks,
-                live_bytes: p.live_bytes,
-                peak_blocks: p.peak_blocks,
-                peak_bytes: p.peak_bytes,
-                grows: p.grows,
-                grown_pages: p.grown_pages,
-            })
-            .collect(),
-        grows: memory
-            .grows
-            .iter()
-            .map(|g| profile::MemoryGrow {
-                node: g.node as usize,
-                pages_before: g.pages_before,
-                pages_after: g.pages_after,
-                request: g.request,
-            })
-            .collect(),
-        grows_dropped: memory.grows_dropped,
-        failed: memory.failed.map(|f| profile::FailedAlloc {
-            node: f.node as usize,
-            bytes: f.bytes,
-        }),
-    }
 }
 
 #[cfg(test)]
