@@ -147,7 +147,7 @@ pub(crate) enum Command {
 }
 
 pub(crate) use crate::build::options::HostKind;
-pub(crate) use crate::run::options::HostOptions;
+pub(crate) use crate::hosts::options::HostOptions;
 
 /// `--host node|browser|wasmtime`: clap's side of the engine's `HostKind`.
 impl ValueEnum for HostKind {

@@ -13,6 +13,8 @@ mod cli;
 mod dir_lock;
 #[cfg(test)]
 mod docs_tests;
+mod hosts;
+mod launch;
 mod output;
 mod report;
 mod rewrite;
@@ -31,9 +33,9 @@ use cli::{CargoCli, Command};
 /// package's tests only: not an API.
 #[doc(hidden)]
 pub mod browsers_for_tests {
-    pub use crate::run::browser::firefox::FirefoxExe;
-    pub use crate::run::browser::rpc::DISCONNECTED;
-    pub use crate::run::browser::{Chromium, ChromiumExe};
+    pub use crate::hosts::browser::firefox::FirefoxExe;
+    pub use crate::hosts::browser::rpc::DISCONNECTED;
+    pub use crate::hosts::browser::{Chromium, ChromiumExe};
 }
 
 /// `cargo-wasmprof`'s `main`: parses the command line, runs the command

@@ -193,7 +193,7 @@ fn load(inputs: &[PathBuf], options: &sampled::Options) -> Result<(Profile, Vec<
         // --verify-counts, as a run does: said here as `run` says it.
         if input.kind == wasmprof_profile::input::InputKind::Snapshot {
             if let Some(check) = &input.profile.run.count_check {
-                crate::run::count_check::announce_verified(check);
+                crate::launch::verified_counts::announce_verified(check);
             }
         }
         profiles.push(input.profile);

@@ -44,3 +44,12 @@ pub(crate) fn error(message: &str) {
         let _ = writeln!(err, "error: {message}");
     }
 }
+
+/// `12.345 ms` or `3.210 s`: enough digits to compare runs.
+pub(crate) fn seconds_or_millis(nanos: u64) -> String {
+    if nanos < 1_000_000_000 {
+        format!("{:.3} ms", nanos as f64 / 1e6)
+    } else {
+        format!("{:.3} s", nanos as f64 / 1e9)
+    }
+}

@@ -15,12 +15,14 @@ mod sides;
 use crate::build::options::{BuildOptions, CrateWideOptions, Timer};
 use crate::build::{self, BuiltModule, Workspace};
 use crate::cli::BenchArgs;
-use crate::run::engine::{self, seconds_or_millis};
-use crate::run::host::{Captured, Host, HostResult};
-use crate::run::options::HostOptions;
-use crate::run::select_host;
-use crate::run::{self, files};
+use crate::hosts::files;
+use crate::hosts::host::{Captured, Host, HostResult};
+use crate::hosts::options::HostOptions;
+use crate::hosts::select;
+use crate::launch;
+use crate::run;
 use crate::terminal;
+use crate::terminal::seconds_or_millis;
 use sides::Side;
 
 /// The builds compared, in the order they run: a label, the timer of an
@@ -95,7 +97,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
-    let host = select_host::select(args.host_kind, &host_options)?;
+    let host = select::select(args.host_kind, &host_options)?;
     for unit in workspace.units(&base.cargo)? {
         host.check_kind(unit.kind)?;
     }
@@ -111,7 +113,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     // in the same sitting: what the threads cost.
     if sides[0].threaded()? {
         if let Some(without) = sides::without_threads(&base, &host_options)? {
-            let host = select_host::select(without.host, &host_options)?;
+            let host = select::select(without.host, &host_options)?;
             // A crate may not build without threads at all (wasm-bindgen-rayon
             // refuses to): the threads are still measured, alone.
             match Side::build(&without, host, args.memory, workspace) {
@@ -341,11 +343,11 @@ fn run_once(
     target_dir: &Path,
 ) -> Result<(HostResult, Captured)> {
     let run_dir = files::new_run_dir(target_dir, &build.module);
-    let mut config = engine::host_config(&build.module, host_args, &run_dir)?;
+    let mut config = launch::host_config(&build.module, host_args, &run_dir)?;
     config.sample_interval_micros = build
         .sample
-        .then(|| engine::sample_interval_micros(host_args));
-    let outcome = engine::launch(host, &config, &run_dir, true);
+        .then(|| launch::sample_interval_micros(host_args));
+    let outcome = launch::launch(host, &config, &run_dir, true);
     let _ = std::fs::remove_dir_all(&run_dir);
     let (result, output) = outcome?;
     let finished = result.status.finished() && result.exit_code == 0;

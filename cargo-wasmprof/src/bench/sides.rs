@@ -10,13 +10,14 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::{
-    debug_info_size, engine, first_different_output, frame_nanos, median, paired_ratios, row_build,
+    debug_info_size, first_different_output, frame_nanos, median, paired_ratios, row_build,
     run_once, spread, Measure, Measured, BUILDS,
 };
 use crate::build::options::{is_threaded_target, BuildOptions, HostKind};
 use crate::build::{self, Workspace};
-use crate::run::host::Host;
-use crate::run::options::HostOptions;
+use crate::hosts::host::Host;
+use crate::hosts::options::HostOptions;
+use crate::launch;
 use crate::terminal;
 
 /// The builds of one target, and the host they run in.
@@ -102,7 +103,7 @@ impl Side {
     /// point, and warns of builds that are all alike or print otherwise.
     pub(super) fn warm_up(&mut self, host_options: &HostOptions, target_dir: &Path) -> Result<()> {
         // The builds export the same: the first one answers for all.
-        self.entry = engine::entry_point(&self.builds[0].module, host_options)?;
+        self.entry = launch::entry_point(&self.builds[0].module, host_options)?;
         terminal::status(
             "Warming up",
             &format!("one run of each build on {}", self.title),

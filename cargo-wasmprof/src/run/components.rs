@@ -4,8 +4,8 @@
 
 use anyhow::Result;
 
-use super::host::Host;
 use crate::build::options::is_component_target;
+use crate::hosts::host::Host;
 use wasmprof_profile::wasm_info::WasmInfo;
 
 /// Refuses a component `--target` for a host without the component model.

@@ -1,33 +1,22 @@
 //! `cargo wasmprof run`: build, run in a host, save the profile, summarise;
-//! a thin command over the engine (`engine.rs`) and the hosts behind the
-//! `Host` trait (`host.rs`).
+//! a thin command over [`crate::launch`] and the hosts in [`crate::hosts`].
 
-pub(crate) mod browser;
 mod components;
-pub(crate) mod count_check;
-pub(crate) mod engine;
-pub(crate) mod files;
-pub(crate) mod host;
-mod interrupt;
-pub(crate) mod node;
 pub(crate) mod options;
-pub(crate) mod process_tree;
-pub(crate) mod select_host;
 mod serve;
 mod threaded;
-pub(crate) mod wasi;
-#[cfg(feature = "wasmtime")]
-mod wasmtime;
 
 use anyhow::{bail, Context, Result};
 
 use crate::build::options::{BuildOptions, CargoOptions};
 use crate::build::{self, BuiltModule, Workspace};
-use crate::terminal;
-use engine::{
+use crate::hosts::{files, select as select_host};
+use crate::launch::{
     entry_point, host_config, launch, run_context, sample_interval_micros, samples_by_default,
-    save_profile, seconds_or_millis,
+    save_profile,
 };
+use crate::terminal;
+use crate::terminal::seconds_or_millis;
 use options::{HostOptions, RunOptions};
 
 /// Runs the program and returns the exit status `cargo wasmprof` should end
@@ -109,7 +98,7 @@ fn build_module_for(
     let build = BuildOptions {
         // A hybrid profile's samples must see every instrumented call; a
         // timed run that is not sampled need not keep their frames.
-        sampled: engine::sampled_build(host_options),
+        sampled: crate::launch::sampled_build(host_options),
         ..build.clone()
     };
     let module = build::build(&build, workspace)?

@@ -10,14 +10,15 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::browser::window::profile_of_window;
-use super::browser::{new_token, page, server};
-use super::engine::{host_config, run_context, save_profile};
-use super::host::HostResult;
-use super::{build_module_for, files, interrupt};
+use super::build_module_for;
 use crate::build::options::BuildOptions;
 use crate::build::options::HostKind;
 use crate::build::{ModuleKind, Workspace};
+use crate::hosts::browser::window::profile_of_window;
+use crate::hosts::browser::{new_token, page, server};
+use crate::hosts::host::HostResult;
+use crate::hosts::{files, interrupt};
+use crate::launch::{host_config, run_context, save_profile};
 use crate::run::options::{RunOptions, ServeOptions};
 use crate::terminal;
 use wasmprof_profile::profile::Window;

@@ -7,8 +7,7 @@ use anyhow::{bail, Result};
 
 use super::session::Session;
 use crate::build::options::HostKind;
-use crate::run::host::{HostConfig, LoadAs};
-use crate::run::{self as run_cmd};
+use crate::hosts::host::{HostConfig, LoadAs};
 use wasmprof_profile::wasm_info;
 
 /// What kind of test binary a module is.
@@ -60,11 +59,11 @@ pub(crate) fn test_config(
         args: Vec::new(),
         argv: Vec::new(),
         wasi: Default::default(),
-        timeout_ms: run_cmd::engine::timeout_millis(&session.host_args),
+        timeout_ms: crate::launch::timeout_millis(&session.host_args),
         until_exit: false,
         sample_interval_micros: session
             .sample
-            .then(|| run_cmd::engine::sample_interval_micros(&session.host_args)),
+            .then(|| crate::launch::sample_interval_micros(&session.host_args)),
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),

@@ -12,9 +12,8 @@ use super::binary::{check_host, test_config, Binary};
 use super::session::Session;
 use crate::build::bindgen;
 use crate::build::options::HostKind;
-use crate::run::host::{BindgenTests, HostConfig, HostResult};
-use crate::run::select_host;
-use crate::run::{self as run_cmd};
+use crate::hosts::host::{BindgenTests, HostConfig, HostResult};
+use crate::hosts::select;
 use wasmprof_profile::wasm_info::WasmInfo;
 
 /// The harness's arguments, as wasm-bindgen-test-runner takes them (and
@@ -145,7 +144,7 @@ pub(crate) fn run(
         return Ok(None);
     }
     let kind = host_for(session.host, info, wasm)?;
-    let mut host = select_host::select(kind, &session.host_args)?;
+    let mut host = select::select(kind, &session.host_args)?;
     let version = info.bindgen_version.as_deref().with_context(|| {
         format!(
             "{} carries no wasm-bindgen version: was it built with wasm-bindgen?",
@@ -167,13 +166,13 @@ pub(crate) fn run(
             nocapture: args.nocapture,
         }),
         ..test_config(
-            crate::run::host::LoadAs::BindgenTest,
+            crate::hosts::host::LoadAs::BindgenTest,
             &bindgen_wasm,
             run_dir,
             session,
         )
     };
-    let (result, _) = run_cmd::engine::launch(host.as_mut(), &config, run_dir, false)?;
+    let (result, _) = crate::launch::launch(host.as_mut(), &config, run_dir, false)?;
     Ok(Some((result, config)))
 }
 

@@ -25,8 +25,8 @@ use crate::build::options::HostKind;
 use crate::build::options::{BuildOptions, Timer};
 use crate::build::{self, wasmprof_dir, Workspace};
 use crate::cli::TestArgs;
-use crate::run::options::HostOptions;
-use crate::run::select_host;
+use crate::hosts::options::HostOptions;
+use crate::hosts::select;
 use crate::terminal;
 use session::{Session, SESSION_VAR};
 
@@ -54,7 +54,7 @@ pub(crate) fn test(
         crate_wide: args.crate_wide.options(),
         oracle: args.oracle.option(),
         // Whether timed functions stay out of line for a sampler.
-        sampled: crate::run::engine::sampled_build(&host_options),
+        sampled: crate::launch::sampled_build(&host_options),
         ..BuildOptions::default()
     };
     let packages = workspace.selected_packages(&build_args.cargo)?;
@@ -67,7 +67,7 @@ pub(crate) fn test(
     } else {
         HostKind::Node
     };
-    drop(select_host::select(
+    drop(select::select(
         args.host.unwrap_or(default_host),
         &host_options,
     )?);

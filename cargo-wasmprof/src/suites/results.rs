@@ -155,7 +155,7 @@ pub(super) fn save(
     )?;
     stderr.write_all(slowest_tests(gathered, args.top).as_bytes())?;
     drop(stderr);
-    crate::run::engine::announce_profile(&path, gathered.profile.run.complete);
+    crate::launch::announce_profile(&path, gathered.profile.run.complete);
     if args.per_test {
         let per_test_dir = path.with_file_name(format!(
             "{}.tests",
@@ -180,7 +180,7 @@ pub(super) fn save(
             ),
         );
     }
-    crate::run::count_check::conclude(gathered.profile.run.count_check.as_ref(), package)
+    crate::launch::verified_counts::conclude(gathered.profile.run.count_check.as_ref(), package)
 }
 
 /// The test list of the summary: the slowest `top`, and every test that

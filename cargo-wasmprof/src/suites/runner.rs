@@ -15,10 +15,10 @@ use super::bindgen_test;
 use super::doctest::Found;
 use super::session::Session;
 use crate::build::options::HostKind;
-use crate::run::host::{HostConfig, HostResult};
-use crate::run::host::{LoadAs, RunStatus};
-use crate::run::select_host;
-use crate::run::{self as run_cmd, wasi};
+use crate::hosts::host::{HostConfig, HostResult};
+use crate::hosts::host::{LoadAs, RunStatus};
+use crate::hosts::select;
+use crate::hosts::wasi;
 use wasmprof_profile::profile;
 use wasmprof_profile::snapshot::RunContext;
 use wasmprof_profile::wasm_info;
@@ -76,7 +76,7 @@ pub(crate) fn run(args: &[OsString]) -> Result<i32> {
                     wasm.display()
                 );
             }
-            let mut host = select_host::select(kind, &session.host_args)?;
+            let mut host = select::select(kind, &session.host_args)?;
             let config = HostConfig {
                 argv: std::iter::once(name.clone())
                     .chain(harness_args.iter().cloned())
@@ -86,7 +86,7 @@ pub(crate) fn run(args: &[OsString]) -> Result<i32> {
                 harness_tests: true,
                 ..test_config(LoadAs::Wasi, &wasm, &run_dir, &session)
             };
-            let (result, _) = run_cmd::engine::launch(host.as_mut(), &config, &run_dir, false)?;
+            let (result, _) = crate::launch::launch(host.as_mut(), &config, &run_dir, false)?;
             if result.status == RunStatus::Trap && !harness_args.iter().any(|a| a == "--nocapture")
             {
                 crate::terminal::note(&format!(
@@ -180,13 +180,13 @@ fn save(
     let context = RunContext {
         package: session.package.clone(),
         module: wasm.display().to_string(),
-        module_sha256: run_cmd::engine::sha256_hex(wasm)?,
+        module_sha256: crate::launch::sha256_hex(wasm)?,
         command: session.command.clone(),
         entry: format!("test binary {name}"),
         min_size: session.small.map(|small| small.min_size),
         small_counted: session.small.is_some_and(|small| small.counted),
     };
-    let mut profile = run_cmd::engine::profile_of(&snapshot, result, context);
+    let mut profile = crate::launch::profile_of(&snapshot, result, context);
     if super::doctest::is_doctest_binary(wasm) && result.harness_tests.is_empty() {
         name_doctest(&mut profile, wasm, result, session)?;
     } else if super::doctest::is_doctest_binary(wasm) {
@@ -231,7 +231,7 @@ fn save(
     // is said once, for the whole session, by `cargo wasmprof test`.
     match profile.run.count_check.as_ref() {
         Some(check) if !check.differences.is_empty() => {
-            run_cmd::count_check::conclude(Some(check), name)
+            crate::launch::verified_counts::conclude(Some(check), name)
         }
         _ => Ok(()),
     }

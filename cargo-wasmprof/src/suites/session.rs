@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::build::options::HostKind;
-use crate::run::options::HostOptions;
+use crate::hosts::options::HostOptions;
 
 /// The variable naming the session file.
 pub(crate) const SESSION_VAR: &str = "WASMPROF_TEST_SESSION";

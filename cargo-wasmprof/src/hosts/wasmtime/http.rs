@@ -22,7 +22,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::ending::{classify, snapshot_at, SNAPSHOT_INTERFACE};
 use super::sampler::SharedSamples;
-use crate::run::host::{HostResult, RunStatus};
+use crate::hosts::host::{HostResult, RunStatus};
 
 /// What the export `incoming-handler` is named, at any WASI 0.2 version.
 pub(super) const HANDLER_INTERFACE: &str = "wasi:http/incoming-handler@0.2";

@@ -28,7 +28,7 @@ use anyhow::{bail, Result};
 use super::files;
 use super::host::{Captured, Host, HostConfig, HostResult};
 use crate::build::ModuleKind;
-use crate::run::options::HostOptions;
+use crate::hosts::options::HostOptions;
 pub use chromium::{Chromium, ChromiumExe};
 pub(crate) use firefox::{Firefox, FirefoxExe};
 

@@ -85,7 +85,7 @@ mod tests {
 
     fn config(wasm: PathBuf, js: Option<PathBuf>) -> HostConfig {
         HostConfig {
-            kind: crate::run::host::LoadAs::Bindgen,
+            kind: crate::hosts::host::LoadAs::Bindgen,
             wasm,
             js,
             invoke: None,

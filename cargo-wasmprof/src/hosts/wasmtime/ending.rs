@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::I32Exit;
 
-use crate::run::host::{HostConfig, HostResult, RunStatus};
+use crate::hosts::host::{HostConfig, HostResult, RunStatus};
 
 /// The runtime's export that hands the snapshot over (`wasmprof-core`'s
 /// `component.rs`).

@@ -25,9 +25,9 @@ use super::console::{Relay, Stream};
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions};
 use super::page_message::{snapshot_bytes, Exited, PageMessage, Settled};
 use super::window::Recording;
-use crate::run::host::RunStatus;
-use crate::run::host::{Captured, HostConfig, HostResult};
-use crate::run::interrupt;
+use crate::hosts::host::RunStatus;
+use crate::hosts::host::{Captured, HostConfig, HostResult};
+use crate::hosts::interrupt;
 
 /// How long protocol commands that should answer at once may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::host::WasiConfig;
-use crate::run::options::HostOptions;
+use crate::hosts::options::HostOptions;
 use crate::terminal;
 
 /// The preopens and environment the flags ask for, relative paths taken

@@ -1,6 +1,8 @@
-//! The engine under `run`, `serve`, `bench` and `test`: a built module
-//! given to a host (the config its script is told), launched, and what it
-//! left made into a saved profile with its summary.
+//! Launching a built module, the steps `run`, `serve`, `bench` and `test`
+//! share: the module given to a host (the config its script is told),
+//! launched, and what it left made into a saved profile with its summary.
+
+pub(crate) mod verified_counts;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,12 +11,13 @@ use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use wasmprof_wire::Snapshot;
 
-use super::host::{Captured, Host, HostConfig, HostResult, RunStatus};
-use super::options::HostOptions;
-use super::{host, wasi};
 use crate::build;
 use crate::build::{BuiltModule, ModuleKind};
+use crate::hosts::host::{self, Captured, Host, HostConfig, HostResult, RunStatus};
+use crate::hosts::options::HostOptions;
+use crate::hosts::wasi;
 use crate::terminal;
+use crate::terminal::seconds_or_millis;
 use wasmprof_profile::profile;
 use wasmprof_profile::snapshot::RunContext;
 
@@ -263,7 +266,7 @@ pub(crate) fn save_profile(
     if let Some(line) = samples_line {
         terminal::status("Samples", &line);
     }
-    super::count_check::conclude(profile.run.count_check.as_ref(), &module.unit.package)?;
+    verified_counts::conclude(profile.run.count_check.as_ref(), &module.unit.package)?;
     Ok(Some(path))
 }
 
@@ -379,15 +382,6 @@ pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<St
             module.unit.package,
             list_or_none(&info.function_exports)
         ),
-    }
-}
-
-/// `12.345 ms` or `3.210 s`: enough digits to compare runs.
-pub(crate) fn seconds_or_millis(nanos: u64) -> String {
-    if nanos < 1_000_000_000 {
-        format!("{:.3} ms", nanos as f64 / 1e6)
-    } else {
-        format!("{:.3} s", nanos as f64 / 1e9)
     }
 }
 

@@ -10,7 +10,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// From now on, Ctrl-C sets a flag that [`interrupted`] reads; a second
 /// Ctrl-C ends the process at once.
-pub(super) fn catch_ctrl_c() {
+pub(crate) fn catch_ctrl_c() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
         let _ = ctrlc::set_handler(|| {
@@ -22,6 +22,6 @@ pub(super) fn catch_ctrl_c() {
 }
 
 /// Whether Ctrl-C was pressed since [`catch_ctrl_c`].
-pub(super) fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

@@ -17,7 +17,7 @@ use super::ending::{classify, keep_snapshot, pull_snapshot, Ticker, UsageError};
 use super::sampler::{Samples, SharedSamples};
 use super::threads::{ThreadEnd, Threads, STOP_WAIT};
 use super::wasi_context::{wasi_context, Outputs};
-use crate::run::host::{HostConfig, HostResult, LoadAs, RunStatus};
+use crate::hosts::host::{HostConfig, HostResult, LoadAs, RunStatus};
 
 /// What a thread the program spawns is made from.
 struct Spawner {

@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::rpc::Rpc;
-use crate::run::process_tree::ProcessTree;
+use crate::hosts::process_tree::ProcessTree;
 
 /// What a launch must not do: show anything, reach the network, touch the
 /// user's own profile, or update itself.

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::run::host::Captured;
+use crate::hosts::host::Captured;
 
 /// Which stream a line goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

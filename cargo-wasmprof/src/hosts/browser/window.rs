@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use wasmprof_wire::Snapshot;
 
 use super::driver::{Evaluation, PageDriver};
-use crate::run::host::WindowSpec;
+use crate::hosts::host::WindowSpec;
 use wasmprof_profile::profile::Window;
 
 /// The snapshot the window opens with; the frames so far are forgotten in

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::chromium::{tail_text, unique};
 use super::rpc::Rpc;
-use crate::run::process_tree::ProcessTree;
+use crate::hosts::process_tree::ProcessTree;
 
 /// The oldest Firefox whose WebDriver BiDi has all wasmprof uses: preload
 /// scripts with channels, `log.entryAdded`, `unhandledPromptBehavior`.
@@ -353,7 +353,7 @@ impl Drop for Firefox {
 /// process group, and ends a moment after Firefox: waited for, then ended.
 #[cfg(target_os = "linux")]
 fn end_crash_helper(firefox: u32) {
-    use crate::run::process_tree::processes;
+    use crate::hosts::process_tree::processes;
     let helpers = || {
         processes().filter(move |p| {
             !p.zombie

@@ -26,7 +26,7 @@ use super::ending::{classify, keep_snapshot, pull_snapshot, Ticker, SNAPSHOT_INT
 use super::http::{self, HANDLER_INTERFACE};
 use super::request_snapshots;
 use super::sampler::{new_shared, resume, save_shared, watch};
-use crate::run::host::{HostConfig, HostResult, HttpRequests, RunStatus};
+use crate::hosts::host::{HostConfig, HostResult, HttpRequests, RunStatus};
 
 /// What a command exports, at any WASI 0.2 version.
 const RUN_INTERFACE: &str = "wasi:cli/run@0.2";

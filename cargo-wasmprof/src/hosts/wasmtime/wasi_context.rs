@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::run::host::{Captured, HostConfig};
+use crate::hosts::host::{Captured, HostConfig};
 
 /// Output a captured run may print (a benchmark's).
 const CAPTURE_BYTES: usize = 64 << 20;

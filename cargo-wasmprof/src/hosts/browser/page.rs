@@ -10,8 +10,8 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::server::{ServedFiles, Substitute};
-use crate::run::files::HOST_API_JS;
-use crate::run::host::{HostConfig, LoadAs};
+use crate::hosts::files::HOST_API_JS;
+use crate::hosts::host::{HostConfig, LoadAs};
 use wasmprof_profile::html_text::{escape, script_json};
 
 const PAGE_HOST_JS: &str = include_str!("../../js/page-host.js");
@@ -72,7 +72,7 @@ pub(crate) fn served_page(
         ),
         (
             "/__wasmprof/bindgen-test.js".to_owned(),
-            crate::run::files::BINDGEN_TEST_JS.as_bytes().to_vec(),
+            crate::hosts::files::BINDGEN_TEST_JS.as_bytes().to_vec(),
         ),
         (
             "/__wasmprof/page-watch.js".to_owned(),

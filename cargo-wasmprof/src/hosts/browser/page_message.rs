@@ -5,7 +5,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::run::host::RunStatus;
+use crate::hosts::host::RunStatus;
 
 /// The snapshot a pull brought back (the `snapshot` field of the page
 /// script's reply, in base64), decoded.
@@ -92,7 +92,7 @@ fn status_word<'de, D: Deserializer<'de>>(deserializer: D) -> Result<RunStatus, 
 #[cfg(test)]
 mod tests {
     use super::{Exited, PageMessage, PageTimes, Settled};
-    use crate::run::host::RunStatus;
+    use crate::hosts::host::RunStatus;
 
     /// Every `type` the page's scripts send is a message this side reads.
     #[test]

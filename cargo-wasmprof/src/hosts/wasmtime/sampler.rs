@@ -239,7 +239,10 @@ impl Samples {
 /// Writes the samples as a `.cpuprofile` where the engine reads them
 /// (`config.cpuprofile_out`), their frames naming the run's `.wasm`, with
 /// the calls inlined where they were, when the module's line tables say.
-pub(super) fn save(samples: &Samples, config: &crate::run::host::HostConfig) -> anyhow::Result<()> {
+pub(super) fn save(
+    samples: &Samples,
+    config: &crate::hosts::host::HostConfig,
+) -> anyhow::Result<()> {
     use anyhow::Context;
     let url = format!("file://{}", config.wasm.display());
     // A module or tables that cannot be read cost the inlined calls their
@@ -290,7 +293,7 @@ pub(super) type SharedSamples = Arc<Mutex<Samples>>;
 pub(super) fn save_threads(
     main: &SharedSamples,
     threads: &[(i32, SharedSamples)],
-    config: &crate::run::host::HostConfig,
+    config: &crate::hosts::host::HostConfig,
 ) -> anyhow::Result<()> {
     let Ok(main) = main.lock() else {
         return Ok(());
@@ -312,7 +315,7 @@ pub(super) fn save_threads(
 
 /// The samples of a sampled run (`config.sample_interval_micros`), shared
 /// by its stores.
-pub(super) fn new_shared(config: &crate::run::host::HostConfig) -> Option<SharedSamples> {
+pub(super) fn new_shared(config: &crate::hosts::host::HostConfig) -> Option<SharedSamples> {
     config
         .sample_interval_micros
         .map(|_| Arc::new(Mutex::new(Samples::new())))
@@ -350,7 +353,7 @@ pub(super) fn resume(samples: Option<&SharedSamples>) {
 /// Writes a sampled run's samples where the engine reads them.
 pub(super) fn save_shared(
     samples: Option<&SharedSamples>,
-    config: &crate::run::host::HostConfig,
+    config: &crate::hosts::host::HostConfig,
 ) -> anyhow::Result<()> {
     match samples.map(|s| s.lock()) {
         Some(Ok(samples)) => save(&samples, config),

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use super::files;
 use super::host::{Captured, Host, HostConfig, HostResult};
 use crate::build::ModuleKind;
-use crate::run::options::HostOptions;
+use crate::hosts::options::HostOptions;
 
 /// The host script, shipped inside the binary.
 const HOST_JS: &str = include_str!("../js/node-host.js");
