@@ -12,10 +12,10 @@
 //! once the node exists but the timed-call stack when it grows.
 
 use crate::clock;
-use crate::frame::TimedFrame;
 use crate::site::{Site, SiteCache};
 use crate::state::{with_thread, with_thread_in_place, with_thread_quietly};
 use crate::thread_state::ThreadState;
+use crate::timed_call::TimedFrame;
 use crate::tree::NodeId;
 
 /// Records one call of an instrumented function while it is alive.

@@ -8,15 +8,14 @@
 //! proc-macro2, quote, unicode-ident) can be instrumented too: `cargo
 //! wasmprof` writes their guards as calls of [`__instrument_body!`].
 
+#[doc(hidden)]
+pub mod animation_frames;
 mod calibration;
 mod clock;
 #[cfg(all(wasmprof_component, wasmprof_enabled))]
 mod component;
 mod count;
 mod exit;
-mod frame;
-#[doc(hidden)]
-pub mod frames;
 mod future;
 mod future_stats;
 mod guard;
@@ -35,6 +34,7 @@ mod state;
 mod thread_state;
 #[cfg(not(one_thread))]
 mod threads;
+mod timed_call;
 mod tree;
 
 pub use exit::exit;

@@ -2,8 +2,8 @@
 //! futures, frames and memory book; and what is copied out of it for a
 //! snapshot. Plain data: how a thread reaches its own is `state.rs`.
 
-use crate::frame::TimedFrame;
 use crate::future_stats::Futures;
+use crate::timed_call::TimedFrame;
 use crate::tree::{CallTree, DEFAULT_CAP, NodeId, ROOT};
 
 /// WebAssembly without the atomics feature has one thread and so one tree.
@@ -32,8 +32,8 @@ pub(crate) struct ThreadState {
     /// The node of the test the harness is running, and the depth of the
     /// timed calls under it (see `harness.rs`).
     pub harness: Option<(NodeId, usize)>,
-    /// The animation frames a page host marked (see `frames.rs`).
-    pub frames: crate::frames::record::FrameRecord,
+    /// The animation frames a page host marked (see `animation_frames.rs`).
+    pub frames: crate::animation_frames::record::FrameRecord,
     /// What each path allocated and holds (`--memory`); not there at all
     /// without it.
     #[cfg(wasmprof_memory)]
@@ -68,7 +68,7 @@ impl ThreadState {
             timed: Vec::new(),
             futures: Futures::new(),
             harness: None,
-            frames: crate::frames::record::FrameRecord::new(),
+            frames: crate::animation_frames::record::FrameRecord::new(),
             #[cfg(wasmprof_memory)]
             memory: crate::memory::ledger::Ledger::new(),
             name: None,

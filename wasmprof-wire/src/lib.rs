@@ -101,11 +101,11 @@ pub use node_flags::NEVER_RETURNED;
 pub const MAGIC: &[u8; 4] = b"WPRF";
 pub const VERSION: u32 = 10;
 
-pub mod frames;
+pub mod animation_frames;
 pub mod memory;
 pub mod threads;
 mod window;
-pub use frames::{FrameNode, SnapshotFrame, SnapshotFrames};
+pub use animation_frames::{FrameNode, SnapshotFrame, SnapshotFrames};
 pub use memory::{FailedAlloc, MemoryGrow, PathMemory, SnapshotMemory};
 pub use threads::{SnapshotThread, ThreadNode, ThreadRead};
 pub use window::WindowError;

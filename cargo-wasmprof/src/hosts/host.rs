@@ -118,7 +118,7 @@ pub(crate) struct HostConfig {
     pub requests: Option<HttpRequests>,
     /// A test binary of the standard harness: the host watches its output
     /// for the tests it begins, and tells the runtime (see
-    /// `test/harness.rs`).
+    /// `suites/test_names.rs`).
     pub harness_tests: bool,
 }
 

@@ -1,10 +1,10 @@
 //! `cargo wasmprof run`: build, run in a host, save the profile, summarise;
 //! a thin command over [`crate::launch`] and the hosts in [`crate::hosts`].
 
-mod components;
+mod component_targets;
 pub(crate) mod options;
 mod serve;
-mod threaded;
+mod thread_targets;
 
 use anyhow::{bail, Context, Result};
 
@@ -37,14 +37,14 @@ pub(crate) fn run(
     for unit in workspace.units(&build_options.cargo)? {
         host.check_kind(unit.kind)?;
     }
-    threaded::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
-    components::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
+    thread_targets::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
+    component_targets::check_target(build_options.cargo.target.as_deref(), host.as_ref())?;
     let (module, entry) = build_module_for(build_options, host_options, workspace)?;
     let wasm = std::fs::read(&module.wasm)
         .with_context(|| format!("could not read {}", module.wasm.display()))?;
     let info = wasmprof_profile::wasm_info::inspect(&wasm)?;
-    threaded::check_module(&info, host.as_ref())?;
-    components::check_module(&info, host.as_ref())?;
+    thread_targets::check_module(&info, host.as_ref())?;
+    component_targets::check_module(&info, host.as_ref())?;
     let target_dir = workspace.target_dir(&build_options.cargo);
     let run_dir = files::new_run_dir(&target_dir, &module);
     let mut config = host_config(&module, host_options, &run_dir)?;

@@ -11,10 +11,10 @@
 mod binary;
 pub(crate) mod bindgen_test;
 mod doctest;
-mod harness;
 mod results;
 pub(crate) mod runner;
 pub(crate) mod session;
+mod test_names;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -203,12 +203,12 @@ fn save(
                 ))
             })
             .collect();
-        super::harness::name_tests(&mut profile, &names, &krate);
+        super::test_names::name_tests(&mut profile, &names, &krate);
     } else {
         // libtest and wasm-bindgen-test both name a test without its crate.
         let krate = name.replace('-', "_");
-        let names = super::harness::in_crate(&result.harness_tests, &krate);
-        super::harness::name_tests(&mut profile, &names, &krate);
+        let names = super::test_names::in_crate(&result.harness_tests, &krate);
+        super::test_names::name_tests(&mut profile, &names, &krate);
     }
     // The samples give the calls too short to time their time; the file
     // goes with the run's directory.

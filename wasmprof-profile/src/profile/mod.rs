@@ -1,7 +1,7 @@
 //! The profile file format and the operations every report needs on it.
 
+mod animation_frames;
 mod columns;
-mod frames;
 mod invariants;
 mod io;
 mod memory;
@@ -10,7 +10,7 @@ mod model;
 mod store;
 mod threads;
 
-pub use frames::{Frame, FrameCalls, Frames};
+pub use animation_frames::{Frame, FrameCalls, Frames};
 pub use io::{parse_profile, read_profile, validate, write_profile, ProfileError};
 pub use memory::{FailedAlloc, MemoryGrow, MemoryProfile, MemoryWeight, PathMemory};
 pub use merge::merge;

@@ -21,8 +21,8 @@
 //! * the index by function name falls back to one entry per line when names
 //!   are too long for gprof's three 26-character columns, as Rust paths are.
 
+mod animation_frames;
 mod flat;
-mod frames;
 mod futures;
 mod graph;
 mod index;
@@ -85,7 +85,7 @@ impl<'a> GprofWriter<'a> {
         index::write(self, &mut text);
         futures::write(self, &mut text);
         memory_table::write(self, &mut text);
-        frames::write(self, &mut text);
+        animation_frames::write(self, &mut text);
         text
     }
 

@@ -23,7 +23,7 @@ use super::time_kind::TimeKind;
 use crate::html_text::{escape, script_json};
 use crate::profile::Profile;
 
-mod frames;
+mod animation_frames;
 mod memory_section;
 
 const SCRIPT: &str = include_str!("html/report.js");
@@ -136,7 +136,7 @@ pub(crate) fn render_html(profile: &Profile) -> String {
         None => summary,
     };
     let memory = memory_section::section(profile).unwrap_or_default();
-    let frames = frames::section(profile).unwrap_or_default();
+    let frames = animation_frames::section(profile).unwrap_or_default();
     let mut section_links = if memory.is_empty() {
         ""
     } else {

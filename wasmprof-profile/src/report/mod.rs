@@ -5,6 +5,7 @@
 //! calling-context tree per function and per caller→callee arc without
 //! apportioning anything, so the formats never disagree.
 
+pub(crate) mod animation_frames;
 pub(crate) mod callgraph;
 pub(crate) mod cpuprofile_out;
 mod cycles;
@@ -12,7 +13,6 @@ pub mod diff;
 pub(crate) mod flamechart;
 pub(crate) mod flamegraph;
 pub(crate) mod folded;
-pub(crate) mod frames;
 pub(crate) mod futures;
 pub(crate) mod gprof;
 pub(crate) mod html;

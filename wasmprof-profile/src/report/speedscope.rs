@@ -271,7 +271,7 @@ fn slow_frames(profile: &Profile, table: &mut FrameTable) -> Vec<Evented> {
     worst
         .into_iter()
         .map(|frame| {
-            let lines = super::frames::tree(profile, frame);
+            let lines = super::animation_frames::tree(profile, frame);
             let mut events = Vec::with_capacity(lines.len() * 2 + 2);
             let callback = table.named(FRAME_CALLBACK);
             events.push(Event {

@@ -240,11 +240,14 @@ fn frame_lines(profile: &Profile, text: &mut String) {
     let Some(frames) = &profile.frames else {
         return;
     };
-    text.push_str(&format!("frames: {}\n", super::frames::overview(frames)));
+    text.push_str(&format!(
+        "frames: {}\n",
+        super::animation_frames::overview(frames)
+    ));
     let Some(slowest) = frames.worst.first() else {
         return;
     };
-    let lines = super::frames::tree(profile, slowest);
+    let lines = super::animation_frames::tree(profile, slowest);
     let mut top: Vec<String> = lines
         .iter()
         .filter(|l| l.depth <= 1)

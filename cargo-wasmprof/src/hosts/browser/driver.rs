@@ -2,7 +2,7 @@
 //! open a page that can report to wasmprof, load the run's URL, hear what
 //! the page says, read values out of it, and close it. Chromium does it
 //! over the DevTools protocol (`cdp_driver.rs`), Firefox over WebDriver
-//! BiDi (`bidi_driver.rs`); `session.rs` decides, from these events alone,
+//! BiDi (`bidi_driver.rs`); `page_run.rs` decides, from these events alone,
 //! when a run is over.
 
 use std::time::Duration;

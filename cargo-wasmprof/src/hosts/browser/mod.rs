@@ -12,9 +12,9 @@ pub(crate) mod firefox;
 pub(crate) mod locate;
 pub(crate) mod page;
 mod page_message;
+mod page_run;
 pub(crate) mod rpc;
 pub(crate) mod server;
-mod session;
 mod thread_page;
 mod thread_samples;
 pub(crate) mod window;
@@ -159,7 +159,7 @@ impl Host for Browser {
                     &mut bidi_page
                 }
             };
-            let result = session::PageRun {
+            let result = page_run::PageRun {
                 driver,
                 url: &url,
                 config: &config,

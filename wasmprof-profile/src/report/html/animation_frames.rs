@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::html_text::escape;
 use crate::profile::Profile;
-use crate::report::frames::{overview, tree};
+use crate::report::animation_frames::{overview, tree};
 use crate::report::units::human_duration;
 
 /// The section, or nothing for a profile without frames.

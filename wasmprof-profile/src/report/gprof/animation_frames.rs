@@ -3,7 +3,7 @@
 //! comes last, with the other sections of wasmprof's own.
 
 use super::GprofWriter;
-use crate::report::frames::{overview, tree};
+use crate::report::animation_frames::{overview, tree};
 use crate::report::units::human_duration_ascii;
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {

@@ -5,8 +5,8 @@ use crate::site::Site;
 use crate::site::test_cache;
 use crate::snapshot::take;
 
-static DRAW: Site = Site::new("frames_tests", "draw", "src/frames.rs", 1);
-static ROW: Site = Site::new("frames_tests", "row", "src/frames.rs", 2);
+static DRAW: Site = Site::new("frames_tests", "draw", "src/animation_frames.rs", 1);
+static ROW: Site = Site::new("frames_tests", "row", "src/animation_frames.rs", 2);
 
 fn frame(start_ms: f64, duration_ms: f64, rows: u32) {
     begin();
