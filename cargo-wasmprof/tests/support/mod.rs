@@ -38,11 +38,16 @@ pub(crate) fn cargo_wasmprof_bin() -> &'static Path {
 /// The profiles need the names section, which debug info does not touch; a
 /// debug wasm build with DWARF is several times larger, and the tests'
 /// builds together ran a CI machine's disk out.
+///
+/// Without `RUSTC_BOOTSTRAP`, which libtest's `--report-time` needs in the
+/// test binary's environment: build scripts that rerun when it changes
+/// (proc-macro2's, anyhow's) would rebuild every crate above them.
 pub(crate) fn wasmprof_command(dir: &Path) -> Command {
     let mut command = Command::new(cargo_wasmprof_bin());
     command
         .arg("wasmprof")
         .current_dir(dir)
+        .env_remove("RUSTC_BOOTSTRAP")
         .env_remove("RUSTFLAGS")
         .env_remove("WASMPROF_INSTRUMENT")
         .env("CARGO_PROFILE_DEV_DEBUG", "false");
