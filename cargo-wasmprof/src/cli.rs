@@ -575,6 +575,54 @@ pub(crate) struct RunArgs {
     pub bind: Option<std::net::IpAddr>,
 }
 
+impl TestArgs {
+    /// The plain options `test` takes.
+    pub(crate) fn options(&self) -> crate::suites::TestOptions {
+        crate::suites::TestOptions {
+            build: BuildOptions {
+                cargo: self.cargo.options(),
+                timer: self.timer,
+                host: self.host.unwrap_or_default(),
+                max_nodes: self.max_nodes,
+                memory: self.memory,
+                crate_wide: self.crate_wide.options(),
+                oracle: self.oracle.option(),
+                ..BuildOptions::default()
+            },
+            host_kind: self.host,
+            host: self.host_args.options(),
+            lib: self.lib,
+            bins: self.bins,
+            test_targets: self.test_targets.clone(),
+            tests: self.tests,
+            bench_targets: self.bench_targets.clone(),
+            benches: self.benches,
+            no_fail_fast: self.no_fail_fast,
+            testname: self.testname.clone(),
+            per_test: self.per_test,
+            top: self.top,
+        }
+    }
+}
+
+impl BenchArgs {
+    /// The plain options `bench` takes.
+    pub(crate) fn options(&self) -> crate::bench::BenchOptions {
+        crate::bench::BenchOptions {
+            build: BuildOptions {
+                cargo: self.cargo.options(),
+                host: self.host_kind,
+                crate_wide: self.crate_wide.options(),
+                ..BuildOptions::default()
+            },
+            host: self.host.options(),
+            runs: self.runs,
+            max_runs: self.max_runs,
+            memory: self.memory,
+        }
+    }
+}
+
 impl RunArgs {
     /// The plain options `run` takes.
     pub(crate) fn options(&self) -> crate::run::options::RunOptions {

@@ -79,14 +79,16 @@ fn execute(command: Command) -> anyhow::Result<i32> {
             run::run(&options, &workspace, command_line)
         }
         Command::Bench(args) => {
-            let workspace = build::Workspace::load(&args.cargo.options())?;
-            bench::bench(&args, &workspace)?;
+            let options = args.options();
+            let workspace = build::Workspace::load(&options.build.cargo)?;
+            bench::bench(&options, &workspace)?;
             Ok(0)
         }
         Command::Test(args) => {
-            let workspace = build::Workspace::load(&args.cargo.options())?;
+            let options = args.options();
+            let workspace = build::Workspace::load(&options.build.cargo)?;
             let command_line = std::env::args().collect();
-            suites::test(&args, &workspace, command_line)
+            suites::test(&options, &workspace, command_line)
         }
         Command::TestRunner(args) => suites::runner::run(&args.args),
         Command::Report(args) => report::report(&args.options()),

@@ -14,7 +14,6 @@ mod sides;
 
 use crate::build::options::{BuildOptions, CrateWideOptions, Timer};
 use crate::build::{self, BuiltModule, Workspace};
-use crate::cli::BenchArgs;
 use crate::hosts::files;
 use crate::hosts::host::{Captured, Host, HostResult};
 use crate::hosts::options::HostOptions;
@@ -79,16 +78,28 @@ struct Measured {
     nanos: Vec<u64>,
 }
 
+/// What `cargo wasmprof bench` is asked for, as plain data: the command line
+/// fills it in (`cli::BenchArgs`).
+#[derive(Debug, Clone)]
+pub(crate) struct BenchOptions {
+    /// The build every row shares (package, profile, host, crate-wide
+    /// instrumentation); each row sets its own timer, sampler and memory.
+    pub build: BuildOptions,
+    /// How every run is given to the host.
+    pub host: HostOptions,
+    /// The rounds measured, each running every build once.
+    pub runs: u32,
+    /// The most rounds when the timings are noisy (`--max-runs`); three
+    /// times `runs` when not given.
+    pub max_runs: Option<u32>,
+    /// `--memory`: rows that record memory too.
+    pub memory: bool,
+}
+
 /// Builds, warms up, measures and prints the table on standard output.
-pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
-    let host_options = args.host.options();
-    // The flags every row shares; each row sets its timer and sampler.
-    let base = BuildOptions {
-        cargo: args.cargo.options(),
-        host: args.host_kind,
-        crate_wide: args.crate_wide.options(),
-        ..BuildOptions::default()
-    };
+pub(crate) fn bench(options: &BenchOptions, workspace: &Workspace) -> Result<()> {
+    let host_options = options.host.clone();
+    let base = options.build.clone();
     run::one_package(&base.cargo, "bench")?;
     if host_options.until_exit {
         bail!(
@@ -97,7 +108,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     // Before the long builds: is there a host at all, and can it run this?
-    let host = select::select(args.host_kind, &host_options)?;
+    let host = select::select(base.host, &host_options)?;
     for unit in workspace.units(&base.cargo)? {
         host.check_kind(unit.kind)?;
     }
@@ -108,7 +119,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
         );
     }
     let target_dir = workspace.target_dir(&base.cargo);
-    let mut sides = vec![Side::build(&base, host, args.memory, workspace)?];
+    let mut sides = vec![Side::build(&base, host, options.memory, workspace)?];
     // A program built for threads is measured against itself without them,
     // in the same sitting: what the threads cost.
     if sides[0].threaded()? {
@@ -116,7 +127,7 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
             let host = select::select(without.host, &host_options)?;
             // A crate may not build without threads at all (wasm-bindgen-rayon
             // refuses to): the threads are still measured, alone.
-            match Side::build(&without, host, args.memory, workspace) {
+            match Side::build(&without, host, options.memory, workspace) {
                 Ok(side) => sides.push(side),
                 Err(error) => terminal::warning(&format!(
                     "the program did not build without threads, so the table has the \
@@ -135,16 +146,16 @@ pub(crate) fn bench(args: &BenchArgs, workspace: &Workspace) -> Result<()> {
     } else {
         Measure::ProgramTime
     };
-    let most = args
+    let most = options
         .max_runs
-        .unwrap_or(args.runs.saturating_mul(3))
-        .max(args.runs);
+        .unwrap_or(options.runs.saturating_mul(3))
+        .max(options.runs);
     let mut round = 0;
     let noisy = |sides: &[Side]| sides.iter().any(|s| noise_is_wide(&s.builds));
-    while round < args.runs || (round < most && noisy(&sides)) {
+    while round < options.runs || (round < most && noisy(&sides)) {
         round += 1;
-        if round <= args.runs {
-            terminal::status("Running", &format!("round {round} of {}", args.runs));
+        if round <= options.runs {
+            terminal::status("Running", &format!("round {round} of {}", options.runs));
         } else {
             terminal::status(
                 "Running",

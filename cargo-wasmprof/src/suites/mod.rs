@@ -24,7 +24,6 @@ use anyhow::{bail, Context, Result};
 use crate::build::options::HostKind;
 use crate::build::options::{BuildOptions, Timer};
 use crate::build::{self, wasmprof_dir, Workspace};
-use crate::cli::TestArgs;
 use crate::hosts::options::HostOptions;
 use crate::hosts::select;
 use crate::terminal;
@@ -38,28 +37,54 @@ const WASI_THREADS: &str = "wasm32-wasip1-threads";
 const WASI_P2: &str = "wasm32-wasip2";
 const BINDGEN: &str = "wasm32-unknown-unknown";
 
+/// What `cargo wasmprof test` is asked for, as plain data: the command line
+/// fills it in (`cli::TestArgs`).
+#[derive(Debug, Clone)]
+pub(crate) struct TestOptions {
+    /// The build of the tests: packages, profile, timer, memory, the oracle,
+    /// crate-wide instrumentation; `host` is the one asked for or the
+    /// default.
+    pub build: BuildOptions,
+    /// `--host` as given: `None` lets the target choose.
+    pub host_kind: Option<HostKind>,
+    /// How each test binary is given to its host.
+    pub host: HostOptions,
+    /// `--lib`, `--bins`, `--test NAME`, `--tests`, `--bench NAME`,
+    /// `--benches`: the test targets, as cargo test takes them.
+    pub lib: bool,
+    pub bins: bool,
+    pub test_targets: Vec<String>,
+    pub tests: bool,
+    pub bench_targets: Vec<String>,
+    pub benches: bool,
+    /// `--no-fail-fast`: every test binary runs, even when one fails.
+    pub no_fail_fast: bool,
+    /// Only the tests whose names contain this (the harness's filter).
+    pub testname: Option<String>,
+    /// `--per-test`: one profile per test too, named after the test.
+    pub per_test: bool,
+    /// How many of the slowest tests the summary lists.
+    pub top: usize,
+}
+
+/// Builds the tests instrumented, runs each binary in its host through the
+/// target runner, and merges their profiles; returns cargo test's exit
+/// status.
 pub(crate) fn test(
-    args: &TestArgs,
+    options: &TestOptions,
     workspace: &Workspace,
     command_line: Vec<String>,
 ) -> Result<i32> {
-    refuse_run_only_flags(args)?;
-    let host_options = args.host_args.options();
+    refuse_run_only_flags(options)?;
+    let host_options = options.host.clone();
     let build_args = BuildOptions {
-        cargo: args.cargo.options(),
-        timer: args.timer,
-        host: args.host.unwrap_or_default(),
-        max_nodes: args.max_nodes,
-        memory: args.memory,
-        crate_wide: args.crate_wide.options(),
-        oracle: args.oracle.option(),
         // Whether timed functions stay out of line for a sampler.
         sampled: crate::launch::sampled_build(&host_options),
-        ..BuildOptions::default()
+        ..options.build.clone()
     };
     let packages = workspace.selected_packages(&build_args.cargo)?;
-    let target = target_for(args, &packages)?;
-    check_host_for_target(args.host, &target)?;
+    let target = target_for(options, &packages)?;
+    check_host_for_target(options.host_kind, &target)?;
     // Before the long build: is the host there? (Node at least, without
     // --host: a run_in_browser binary finds out about Chromium when it runs.)
     let default_host = if target == WASI_THREADS || target == WASI_P2 {
@@ -68,7 +93,7 @@ pub(crate) fn test(
         HostKind::Node
     };
     drop(select::select(
-        args.host.unwrap_or(default_host),
+        options.host_kind.unwrap_or(default_host),
         &host_options,
     )?);
     let root = workspace.metadata.workspace_root.as_std_path();
@@ -92,7 +117,7 @@ pub(crate) fn test(
     let cwd = std::env::current_dir().context("the current directory is unreadable")?;
     let session = Session {
         dir: session_dir.clone(),
-        host: args.host,
+        host: options.host_kind,
         host_args: absolute_dirs(&host_options, &cwd),
         package: packages
             .iter()
@@ -103,7 +128,7 @@ pub(crate) fn test(
         small: prepared.small,
         offline: build_args.cargo.offline,
         sample: build::instrument_mode(&build_args) == Some(build::Instrument::Timed)
-            && !args.host_args.no_sample,
+            && !options.host.no_sample,
         copy_of: prepared
             .shadow
             .as_ref()
@@ -111,15 +136,15 @@ pub(crate) fn test(
     };
     let session_file = session_dir.join("session.json");
     session.write(&session_file)?;
-    let manifest = manifest_to_test(args, workspace, &cwd)?;
-    let mut command = cargo_test(args, &build_args, &prepared, &target, &manifest)?;
+    let manifest = manifest_to_test(options, workspace, &cwd)?;
+    let mut command = cargo_test(options, &build_args, &prepared, &target, &manifest)?;
     command.env(SESSION_VAR, &session_file);
     terminal::status(
         "Testing",
         &format!(
             "{} for {target} ({})",
             session.package,
-            match args.timer {
+            match options.build.timer {
                 Timer::Host => "instrumented, timer host",
                 Timer::None | Timer::Floor => {
                     "instrumented, timer none: counts only"
@@ -139,8 +164,8 @@ pub(crate) fn test(
     match gathered {
         Some(gathered) => {
             let save = results::SaveOptions {
-                top: args.top,
-                per_test: args.per_test,
+                top: options.top,
+                per_test: options.per_test,
             };
             results::save(&gathered, &target_dir, &session.package, &save)?;
         }
@@ -153,8 +178,8 @@ pub(crate) fn test(
 }
 
 /// Flags of `run` that have no meaning for a test binary.
-fn refuse_run_only_flags(args: &TestArgs) -> Result<()> {
-    let h = &args.host_args;
+fn refuse_run_only_flags(options: &TestOptions) -> Result<()> {
+    let h = &options.host;
     let refused = [
         (
             h.invoke.is_some(),
@@ -176,8 +201,8 @@ fn refuse_run_only_flags(args: &TestArgs) -> Result<()> {
 
 /// `--target`, else wasm32-unknown-unknown for packages that use
 /// wasm-bindgen-test and wasm32-wasip1 for the others.
-fn target_for(args: &TestArgs, packages: &[&cargo_metadata::Package]) -> Result<String> {
-    if let Some(target) = &args.cargo.target {
+fn target_for(options: &TestOptions, packages: &[&cargo_metadata::Package]) -> Result<String> {
+    if let Some(target) = &options.build.cargo.target {
         if ![WASI, WASI_THREADS, WASI_P2, BINDGEN].contains(&target.as_str()) {
             bail!(
                 "--target {target}: `cargo wasmprof test` runs tests built for {WASI}, \
@@ -275,8 +300,8 @@ fn absolute_dirs(host: &HostOptions, cwd: &Path) -> HostOptions {
 
 /// The manifest cargo would pick: `--manifest-path`, else the one in or
 /// above the current directory.
-fn manifest_to_test(args: &TestArgs, workspace: &Workspace, cwd: &Path) -> Result<PathBuf> {
-    if let Some(path) = &args.cargo.manifest_path {
+fn manifest_to_test(options: &TestOptions, workspace: &Workspace, cwd: &Path) -> Result<PathBuf> {
+    if let Some(path) = &options.build.cargo.manifest_path {
         return std::path::absolute(path)
             .with_context(|| format!("cannot make {} absolute", path.display()));
     }
@@ -294,7 +319,7 @@ fn manifest_to_test(args: &TestArgs, workspace: &Workspace, cwd: &Path) -> Resul
 
 /// `cargo test` with the runner, the instrumentation and the user's flags.
 fn cargo_test(
-    args: &TestArgs,
+    options: &TestOptions,
     build_args: &BuildOptions,
     prepared: &build::Prepared,
     target: &str,
@@ -334,25 +359,25 @@ fn cargo_test(
     if let Some(bin) = &c.bin {
         command.args(["--bin", bin]);
     }
-    if args.lib {
+    if options.lib {
         command.arg("--lib");
     }
-    if args.bins {
+    if options.bins {
         command.arg("--bins");
     }
-    for test in &args.test_targets {
+    for test in &options.test_targets {
         command.args(["--test", test]);
     }
-    if args.tests {
+    if options.tests {
         command.arg("--tests");
     }
-    for bench in &args.bench_targets {
+    for bench in &options.bench_targets {
         command.args(["--bench", bench]);
     }
-    if args.benches {
+    if options.benches {
         command.arg("--benches");
     }
-    if args.no_fail_fast {
+    if options.no_fail_fast {
         command.arg("--no-fail-fast");
     }
     for features in &c.features {
@@ -382,13 +407,13 @@ fn cargo_test(
     for _ in 0..c.verbose {
         command.arg("--verbose");
     }
-    if let Some(name) = &args.testname {
+    if let Some(name) = &options.testname {
         command.arg(name);
     }
-    if !args.host_args.args.is_empty() {
-        command.arg("--").args(&args.host_args.args);
+    if !options.host.args.is_empty() {
+        command.arg("--").args(&options.host.args);
     }
-    build::set_max_nodes_env(&mut command, args.max_nodes);
+    build::set_max_nodes_env(&mut command, options.build.max_nodes);
     build::set_instrumentation_env(
         &mut command,
         build::Instrumentation {
