@@ -1,0 +1,151 @@
+//! The library as another tool uses it: a viewer or a CI bot that reads the
+//! profiles the engines and `cargo wasmprof` write, merges them and renders
+//! reports, through the public API only (no fixtures, no private module).
+//! The inputs are real: sampling profiles recorded by Node and Chromium
+//! (`tests/data/sampled/README.md` says how).
+
+use std::path::{Path, PathBuf};
+
+use wasmprof_profile::input::{self, InputKind};
+use wasmprof_profile::profile;
+use wasmprof_profile::report::{self, Format, RenderOptions};
+use wasmprof_profile::sampled;
+use wasmprof_profile::Profile;
+
+fn recorded(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sampled")
+        .join(name)
+}
+
+fn read(path: &Path) -> input::Input {
+    input::read(path, &sampled::Options::default())
+        .unwrap_or_else(|error| panic!("{}: {error:#}", path.display()))
+}
+
+/// A sampling profile's samples, each counted at the stack it had.
+fn total_samples(profile: &Profile) -> u64 {
+    profile.nodes.iter().map(|node| node.samples).sum()
+}
+
+fn rendered(profile: &Profile, options: &RenderOptions) -> Vec<u8> {
+    let mut out = Vec::new();
+    report::render(profile, options, &mut out)
+        .unwrap_or_else(|error| panic!("{:?}: {error:#}", options.format));
+    out
+}
+
+#[test]
+fn each_recorded_file_is_told_apart_by_its_content() {
+    for (name, kind) in [
+        ("node-appendix-b.cpuprofile", InputKind::CpuProfile),
+        ("chromium-fib.cpuprofile", InputKind::CpuProfile),
+        (
+            "chromium-fib.selfprofile.json",
+            InputKind::SelfProfilingTrace,
+        ),
+    ] {
+        let read = read(&recorded(name));
+        assert_eq!(read.kind, kind, "{name}");
+        assert!(total_samples(&read.profile) > 0, "{name}: no samples read");
+        assert!(
+            !read.timeline.is_empty(),
+            "{name}: a sampling profile keeps its samples in time order"
+        );
+    }
+}
+
+#[test]
+fn a_recorded_cpuprofile_renders_in_every_format() {
+    let read = read(&recorded("chromium-fib.cpuprofile"));
+    for format in Format::ALL {
+        let options = RenderOptions {
+            format,
+            timeline: &read.timeline,
+            ..RenderOptions::default()
+        };
+        let out = rendered(&read.profile, &options);
+        assert!(!out.is_empty(), "{format:?} wrote nothing");
+        match format {
+            Format::Gprof => {
+                let text = String::from_utf8(out).unwrap();
+                assert!(text.contains("Flat profile:"), "{text}");
+                assert!(text.contains("fib::fib"), "{text}");
+            }
+            Format::Json | Format::Speedscope | Format::Cpuprofile => {
+                let value: serde_json::Value = serde_json::from_slice(&out)
+                    .unwrap_or_else(|error| panic!("{format:?} is not JSON: {error}"));
+                assert!(value.is_object(), "{format:?}");
+            }
+            // gzip's magic number.
+            Format::Pprof => assert_eq!(out[..2], [0x1f, 0x8b]),
+            Format::Flamegraph | Format::Flamechart => {
+                let text = String::from_utf8(out).unwrap();
+                assert!(text.contains("<svg"), "{format:?}");
+            }
+            Format::Html => {
+                let text = String::from_utf8(out).unwrap();
+                assert!(text.contains("fib::fib"), "the page names the functions");
+            }
+            Format::Folded => {
+                let text = String::from_utf8(out).unwrap();
+                assert!(text.lines().all(|line| line.rsplit_once(' ').is_some()));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_profile_written_reads_back_the_same_and_two_runs_merge_into_one() {
+    let sampled = read(&recorded("node-appendix-b.cpuprofile")).profile;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.wasmprof.json");
+    profile::write_profile(&sampled, &path).unwrap();
+
+    let again = read(&path);
+    assert_eq!(again.kind, InputKind::Wasmprof);
+    assert_eq!(again.profile, sampled);
+
+    // Nodes with the same stack add up.
+    let merged = profile::merge(vec![sampled.clone(), again.profile]).expect("two profiles");
+    assert_eq!(total_samples(&merged), 2 * total_samples(&sampled));
+    profile::validate(&merged).unwrap();
+    assert!(!rendered(&merged, &RenderOptions::format(Format::Gprof)).is_empty());
+}
+
+#[test]
+fn a_profile_compared_with_itself_has_nothing_changed() {
+    let read = read(&recorded("chromium-fib.cpuprofile"));
+    let functions = read.profile.functions.len();
+    let options = RenderOptions {
+        base: Some(&read.profile),
+        ..RenderOptions::format(Format::Gprof)
+    };
+    let text = String::from_utf8(rendered(&read.profile, &options)).unwrap();
+    assert!(
+        text.contains(&format!("0 of {functions} functions changed")),
+        "{text}"
+    );
+    assert!(text.contains("(+0 ns, +0.0%)"), "{text}");
+}
+
+#[test]
+fn a_truncated_file_is_an_error_that_names_it_not_a_panic() {
+    let whole = std::fs::read(recorded("chromium-fib.cpuprofile")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.cpuprofile");
+    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    let error = match input::read(&path, &sampled::Options::default()) {
+        Ok(_) => panic!("half a file was read as a profile"),
+        Err(error) => format!("{error:#}"),
+    };
+    assert!(error.contains("cut.cpuprofile"), "{error}");
+}
+
+#[test]
+fn a_json_file_of_another_shape_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.json");
+    std::fs::write(&path, br#"{"traceEvents": 3, "name": "not a profile"}"#).unwrap();
+    assert!(input::read(&path, &sampled::Options::default()).is_err());
+}
