@@ -53,10 +53,8 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     } else {
         args.input.clone()
     };
-    let options = sampled::Options {
-        hide_idle: args.hide_idle,
-        module_names: None,
-    };
+    let mut options = sampled::Options::default();
+    options.hide_idle = args.hide_idle;
     let options = match &args.module {
         Some(module) => {
             let options = options.with_module(module)?;
@@ -89,13 +87,11 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     if args.format == Format::Flamechart && inputs.len() > 1 {
         bail!("a flame chart shows one run in time order: give one --input");
     }
-    let options = RenderOptions {
-        format: args.format,
-        icicle: args.icicle,
-        timeline: &timeline,
-        base: base.as_ref(),
-        weight: args.weight,
-    };
+    let mut options = RenderOptions::format(args.format);
+    options.icicle = args.icicle;
+    options.timeline = &timeline;
+    options.base = base.as_ref();
+    options.weight = args.weight;
     if args.fail_if_more_memory.is_some() && (base.is_none() || args.format != Format::Gprof) {
         bail!(
             "--fail-if-more-memory goes with the comparison table (--diff BASE, --format gprof, \

@@ -15,6 +15,7 @@ use crate::sampled;
 
 /// What a profile file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputKind {
     /// A wasmprof profile, from `cargo wasmprof run`.
     Wasmprof,

@@ -17,14 +17,10 @@ fn fixture(name: &str) -> String {
 
 /// Total sampled time of a fixture, in ms, as the library reads it.
 fn total_ms(name: &str, hide_idle: bool) -> f64 {
-    let input = wasmprof_profile::input::read(
-        std::path::Path::new(&fixture(name)),
-        &wasmprof_profile::sampled::Options {
-            hide_idle,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut options = wasmprof_profile::sampled::Options::default();
+    options.hide_idle = hide_idle;
+    let input =
+        wasmprof_profile::input::read(std::path::Path::new(&fixture(name)), &options).unwrap();
     let profile = input.profile;
     profile
         .nodes

@@ -47,6 +47,7 @@ use crate::profile::Profile;
 
 /// The report formats, as `cargo wasmprof report --format` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Format {
     /// GNU gprof's flat profile and call graph.
     #[default]
@@ -165,8 +166,10 @@ impl std::str::FromStr for Format {
 
 /// How to render a profile: everything a format may need besides the
 /// profile, as plain data that the command line fills in (the layout of
-/// inferno's `Options`).
+/// inferno's `Options`). Made with [`RenderOptions::format`] or
+/// `Default`, then its fields set: it grows with the formats.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RenderOptions<'a> {
     /// The format to write.
     pub format: Format,

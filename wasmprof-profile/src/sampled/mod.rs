@@ -30,6 +30,7 @@ use crate::profile::{self, Profile};
 
 /// How sampled inputs are read.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Options {
     /// Leave the engine's idle time out.
     pub hide_idle: bool,
