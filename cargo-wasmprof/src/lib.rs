@@ -16,6 +16,7 @@ mod docs_tests;
 mod hosts;
 mod launch;
 mod output;
+mod profiles_dir;
 mod report;
 mod rewrite;
 mod run;

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Error, Result};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -131,8 +131,8 @@ impl Reader for CpuProfileReader {
         options: &sampled::Options,
         problems: &mut sampled::Problems,
     ) -> Result<(Profile, Vec<sampled::Span>)> {
-        let parsed = sampled::parse_cpuprofile(&bytes)
-            .with_context(|| format!("{} is not a readable .cpuprofile", path.display()))?;
+        let parsed =
+            sampled::parse_cpuprofile(&bytes).map_err(|e| malformed(path, self.kind(), e))?;
         drop(bytes);
         let source = path.display().to_string();
         Ok(sampled::cpuprofile::convert(
@@ -159,12 +159,8 @@ impl Reader for TraceReader {
         options: &sampled::Options,
         problems: &mut sampled::Problems,
     ) -> Result<(Profile, Vec<sampled::Span>)> {
-        let parsed: sampled::trace::Trace = serde_json::from_slice(&bytes).with_context(|| {
-            format!(
-                "{} is not a readable JS Self-Profiling trace ({{resources, frames, stacks, samples}})",
-                path.display()
-            )
-        })?;
+        let parsed: sampled::trace::Trace =
+            serde_json::from_slice(&bytes).map_err(|e| malformed(path, self.kind(), e))?;
         drop(bytes);
         let source = path.display().to_string();
         Ok(sampled::trace::convert(&parsed, &source, options, problems))
@@ -174,13 +170,16 @@ impl Reader for TraceReader {
 /// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
 /// telling them apart by their content.
 pub fn read(path: &Path, options: &sampled::Options) -> Result<Input> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read profile {}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_owned(),
+        source,
+    })?;
     let reader = reader_for(&bytes, path)?;
     let mut problems = sampled::Problems::default();
     let (profile, timeline) = reader.read(bytes, path, options, &mut problems)?;
-    profile::validate(&profile).map_err(|what| {
-        anyhow::anyhow!("{} gave an inconsistent profile: {what}", path.display())
+    profile::check_invariants(&profile).map_err(|what| Error::InconsistentFile {
+        path: path.to_owned(),
+        what,
     })?;
     Ok(Input {
         kind: reader.kind(),
@@ -211,12 +210,8 @@ impl Reader for SnapshotReader {
         _: &sampled::Options,
         _: &mut sampled::Problems,
     ) -> Result<(Profile, Vec<sampled::Span>)> {
-        let snapshot = wasmprof_wire::Snapshot::decode(&bytes).map_err(|e| {
-            anyhow::anyhow!(
-                "{} is a wasmprof snapshot that cannot be read: {e}",
-                path.display()
-            )
-        })?;
+        let snapshot =
+            wasmprof_wire::Snapshot::decode(&bytes).map_err(|e| malformed(path, self.kind(), e))?;
         // The file holds what the runtime knew, not the host's account of
         // the run: which host, how it ended and its wall time.
         let context = crate::snapshot::RunContext {
@@ -245,33 +240,40 @@ fn reader_for(bytes: &[u8], path: &Path) -> Result<&'static dyn Reader> {
     }
     let keys: TopLevelKeys = match serde_json::from_slice(bytes) {
         Ok(keys) => keys,
-        Err(e) if e.is_eof() => bail!(
-            "{} is corrupt or truncated: the JSON ends at line {}, column {}",
-            path.display(),
-            e.line(),
-            e.column()
-        ),
-        Err(e) => bail!(
-            "{} is not a wasmprof profile, a .cpuprofile nor a Self-Profiling trace: it is \
-             not a JSON object ({e})",
-            path.display()
-        ),
+        Err(e) if e.is_eof() => {
+            return Err(Error::Truncated {
+                path: path.to_owned(),
+                line: e.line(),
+                column: e.column(),
+            })
+        }
+        Err(source) => {
+            return Err(Error::NotAnObject {
+                path: path.to_owned(),
+                source,
+            })
+        }
     };
     if let Some(reader) = READERS.iter().find(|r| r.is_applicable(&keys)) {
         return Ok(*reader);
     }
-    bail!(
-        "{} is a kind of file wasmprof does not read: neither a wasmprof profile, a \
-         Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}) nor a JS Self-Profiling \
-         trace ({{frames, stacks, samples}}){}",
-        path.display(),
-        if keys.trace_events.is_some() {
-            "; this looks like a Chrome trace (traceEvents): save a .cpuprofile from \
-             DevTools' JavaScript Profiler or `node --cpu-prof` instead"
-        } else {
-            ""
-        }
-    )
+    Err(Error::UnknownKind {
+        path: path.to_owned(),
+        chrome_trace: keys.trace_events.is_some(),
+    })
+}
+
+/// A file of a kind that is read, whose content is not that kind's.
+fn malformed(
+    path: &Path,
+    kind: InputKind,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> Error {
+    Error::Malformed {
+        path: path.to_owned(),
+        kind,
+        source: Box::new(source),
+    }
 }
 
 #[cfg(test)]
@@ -315,7 +317,7 @@ mod tests {
                 .unwrap()
                 .to_string()
         };
-        assert!(refuse(r#"{"traceEvents":[]}"#).contains("save a .cpuprofile"));
+        assert!(refuse(r#"{"traceEvents":[]}"#).contains("save the .cpuprofile itself"));
         assert!(refuse(r#"{"a":1}"#).contains("a kind of file wasmprof does not read"));
         assert!(refuse(r#"{"nodes":["#).contains("corrupt or truncated"));
         assert!(refuse("[1]").contains("not a JSON object"));
@@ -367,8 +369,10 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         let error = read(&path, &sampled::Options::default()).err().unwrap();
         assert!(
-            format!("{error:#}").contains("is a wasmprof snapshot that cannot be read"),
-            "{error:#}"
+            error
+                .to_string()
+                .contains("is a wasmprof snapshot that cannot be read"),
+            "{error}"
         );
     }
 }

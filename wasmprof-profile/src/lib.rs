@@ -15,24 +15,35 @@
 //!   pprof, JSON, folded stacks, flame graphs and charts, `.cpuprofile`,
 //!   speedscope, HTML, and comparisons of two profiles;
 //! - [`wasm_info`]: what a `.wasm` file says about itself, including the
-//!   names its profile's functions are given.
+//!   names its profile's functions are given;
+//! - [`Error`]: the one error every function returns, a value to match on
+//!   whose messages say what is wrong and name no command-line flag.
 //!
 //! ```no_run
-//! # fn main() -> anyhow::Result<()> {
-//! use wasmprof_profile::{input, report};
+//! # fn main() -> wasmprof_profile::Result<()> {
+//! use wasmprof_profile::{read_input, render, Error, Format, RenderOptions};
 //!
-//! let read = input::read(std::path::Path::new("profile.json"), &Default::default())?;
+//! let read = read_input(std::path::Path::new("profile.json"), &Default::default())?;
 //! let mut out = std::io::stdout().lock();
-//! report::render(&read.profile, &report::RenderOptions::default(), &mut out)?;
+//! match render(&read.profile, &RenderOptions::format(Format::Gprof), &mut out) {
+//!     // The errors are values to match on: a profile recorded without
+//!     // times, an option the format does not take, a full disk.
+//!     Err(Error::Output { source, .. }) => eprintln!("cannot write: {source}"),
+//!     other => other?,
+//! }
 //! # Ok(())
 //! # }
 //! ```
 
 #![deny(missing_docs)]
 
+mod error;
+
 #[cfg(any(test, feature = "fixtures"))]
 #[doc(hidden)]
 pub mod fixtures;
+// Escaping shared with cargo-wasmprof's browser page; not API.
+#[doc(hidden)]
 pub mod html_text;
 pub mod input;
 pub mod profile;
@@ -42,4 +53,10 @@ pub mod sampled;
 pub mod snapshot;
 pub mod wasm_info;
 
-pub use profile::{Function, Node, Profile};
+// What most callers need, at the crate's root: read any input, check,
+// merge, compare and render. The modules hold the rest.
+pub use error::{Error, RenderOption, Result, Which};
+pub use input::{read as read_input, Input, InputKind};
+pub use profile::{merge, read_profile, validate, write_profile, Function, Node, Profile};
+pub use report::diff::{diff, Diff};
+pub use report::{render, Format, RenderOptions};

@@ -1,7 +1,7 @@
 //! What a built `.wasm` says about itself: the wasm-bindgen version it was
 //! built against and whether it still has its name section.
 
-use anyhow::{Context, Result};
+use crate::error::{Error, Result};
 use wasmparser::{Parser, Payload};
 
 /// Facts read from a module's sections.
@@ -32,7 +32,7 @@ pub struct WasmInfo {
 pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     let mut info = WasmInfo::default();
     for payload in Parser::new(0).parse_all(bytes) {
-        match payload.context("not a valid WebAssembly module")? {
+        match payload.map_err(Error::invalid_wasm)? {
             Payload::Version {
                 encoding: wasmparser::Encoding::Component,
                 ..
@@ -49,7 +49,7 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
             },
             Payload::ExportSection(exports) => {
                 for export in exports {
-                    let export = export?;
+                    let export = export.map_err(Error::invalid_wasm)?;
                     if export.name == "__wasmprof_snapshot" {
                         info.has_snapshot_export = true;
                     } else if export.kind == wasmparser::ExternalKind::Func {
@@ -61,7 +61,7 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
                 // Flattens the compact encodings (one module name for a
                 // group of imports) into one import each.
                 for import in imports.into_imports() {
-                    let import = import?;
+                    let import = import.map_err(Error::invalid_wasm)?;
                     if let wasmparser::TypeRef::Memory(memory) = import.ty {
                         info.shared_memory |= memory.shared;
                     }
@@ -71,7 +71,7 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
             }
             Payload::MemorySection(memories) => {
                 for memory in memories {
-                    info.shared_memory |= memory?.shared;
+                    info.shared_memory |= memory.map_err(Error::invalid_wasm)?.shared;
                 }
             }
             _ => {}
@@ -112,9 +112,7 @@ pub fn function_names(bytes: &[u8]) -> Result<std::collections::HashMap<u32, Str
     let bytes = profiled_module(bytes);
     let mut names = std::collections::HashMap::new();
     for payload in Parser::new(0).parse_all(bytes) {
-        if let Payload::CustomSection(section) =
-            payload.context("not a valid WebAssembly module")?
-        {
+        if let Payload::CustomSection(section) = payload.map_err(Error::invalid_wasm)? {
             if let wasmparser::KnownCustom::Name(reader) = section.as_known() {
                 for name in reader {
                     // A malformed name subsection leaves the names read so far.
@@ -138,12 +136,11 @@ pub fn table_slots(bytes: &[u8]) -> Result<std::collections::HashMap<u32, u32>> 
     let bytes = profiled_module(bytes);
     let mut slots = std::collections::HashMap::new();
     for payload in Parser::new(0).parse_all(bytes) {
-        let Payload::ElementSection(reader) = payload.context("not a valid WebAssembly module")?
-        else {
+        let Payload::ElementSection(reader) = payload.map_err(Error::invalid_wasm)? else {
             continue;
         };
         for element in reader {
-            let element = element.context("unreadable element segment")?;
+            let element = element.map_err(Error::invalid_wasm)?;
             let wasmparser::ElementKind::Active {
                 table_index: None | Some(0),
                 offset_expr,
@@ -157,9 +154,10 @@ pub fn table_slots(bytes: &[u8]) -> Result<std::collections::HashMap<u32, u32>> 
                 continue;
             };
             let functions: Vec<u32> = match element.items {
-                wasmparser::ElementItems::Functions(functions) => {
-                    functions.into_iter().collect::<Result<_, _>>()?
-                }
+                wasmparser::ElementItems::Functions(functions) => functions
+                    .into_iter()
+                    .collect::<Result<_, _>>()
+                    .map_err(Error::invalid_wasm)?,
                 wasmparser::ElementItems::Expressions(_, expressions) => expressions
                     .into_iter()
                     .filter_map(|expression| {
@@ -184,13 +182,11 @@ pub fn table_slots(bytes: &[u8]) -> Result<std::collections::HashMap<u32, u32>> 
 /// program, whatever their names and custom sections say.
 pub fn code_section(bytes: &[u8]) -> Result<&[u8]> {
     for payload in Parser::new(0).parse_all(bytes) {
-        if let Payload::CodeSectionStart { range, .. } =
-            payload.context("not a valid WebAssembly module")?
-        {
+        if let Payload::CodeSectionStart { range, .. } = payload.map_err(Error::invalid_wasm)? {
             return Ok(&bytes[range]);
         }
     }
-    anyhow::bail!("the module has no code section")
+    Err(Error::NoCode)
 }
 
 /// The section is a sequence of length-prefixed records; the first is JSON

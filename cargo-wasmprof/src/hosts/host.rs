@@ -209,19 +209,17 @@ pub(crate) use wasmprof_profile::snapshot::{RunEnding, RunStatus};
 impl HostResult {
     /// What the profile keeps of the host's account.
     pub(crate) fn ending(&self) -> RunEnding {
-        RunEnding {
-            host: self.host.clone(),
-            status: self.status,
-            message: self.message.clone(),
-            exit_code: self.exit_code,
-            wall_nanos: self.wall_nanos,
-            timer_resolution_nanos: self.timer_resolution_nanos,
-            pending_work: self.pending_work.clone(),
-            window: self.window,
-            display_frames: self.display_frames,
-            threads_left_running: self.threads_left_running,
-            requests: self.requests.clone(),
-        }
+        let mut ending = RunEnding::new(self.host.clone(), self.status);
+        ending.message = self.message.clone();
+        ending.exit_code = self.exit_code;
+        ending.wall_nanos = self.wall_nanos;
+        ending.timer_resolution_nanos = self.timer_resolution_nanos;
+        ending.pending_work = self.pending_work.clone();
+        ending.window = self.window;
+        ending.display_frames = self.display_frames;
+        ending.threads_left_running = self.threads_left_running;
+        ending.requests = self.requests.clone();
+        ending
     }
 
     /// A run under way in `host`, fine so far: the host fills in how it

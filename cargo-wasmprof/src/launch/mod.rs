@@ -30,15 +30,15 @@ pub(crate) fn run_context(
     command: Vec<String>,
     entry: String,
 ) -> Result<RunContext> {
-    Ok(RunContext {
-        package: module.unit.package.clone(),
-        module: module.wasm.display().to_string(),
-        module_sha256: sha256_hex(&module.wasm)?,
-        command,
-        entry,
-        min_size: module.small.map(|small| small.min_size),
-        small_counted: module.small.is_some_and(|small| small.counted),
-    })
+    let mut context = RunContext::default();
+    context.package = module.unit.package.clone();
+    context.module = module.wasm.display().to_string();
+    context.module_sha256 = sha256_hex(&module.wasm)?;
+    context.command = command;
+    context.entry = entry;
+    context.min_size = module.small.map(|small| small.min_size);
+    context.small_counted = module.small.is_some_and(|small| small.counted);
+    Ok(context)
 }
 
 /// How the host loads the module: a wasm-bindgen module with a shared
@@ -205,8 +205,8 @@ pub(crate) fn save_profile(
     if module.instrument.is_none() {
         // Nothing was instrumented, but the engine's samples are a profile.
         if let Some(samples) = samples_path.filter(|p| p.exists()) {
-            let kept = profile::new_file_path(
-                &profile::profiles_dir(target_dir),
+            let kept = crate::profiles_dir::new_file_path(
+                &crate::profiles_dir::profiles_dir(target_dir),
                 &module.unit.package,
                 "cpuprofile",
             );
@@ -251,8 +251,8 @@ pub(crate) fn save_profile(
         )
     })?;
     let mut profile = profile_of(&snapshot, result, context);
-    let dir = profile::profiles_dir(target_dir);
-    let path = profile::new_profile_path(&dir, &module.unit.package);
+    let dir = crate::profiles_dir::profiles_dir(target_dir);
+    let path = crate::profiles_dir::new_profile_path(&dir, &module.unit.package);
     let samples = samples_path.filter(|p| p.exists());
     let samples_line = match samples {
         Some(samples) => Some(keep_samples(samples, &path, &mut profile)?),

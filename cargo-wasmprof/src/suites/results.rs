@@ -144,8 +144,8 @@ pub(super) fn save(
     package: &str,
     args: &SaveOptions,
 ) -> Result<()> {
-    let dir = profile::profiles_dir(target_dir);
-    let path = profile::new_profile_path(&dir, package);
+    let dir = crate::profiles_dir::profiles_dir(target_dir);
+    let path = crate::profiles_dir::new_profile_path(&dir, package);
     profile::write_profile(&gathered.profile, &path)?;
     let mut stderr = std::io::stderr().lock();
     wasmprof_profile::report::write_summary(

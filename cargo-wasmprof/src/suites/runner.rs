@@ -177,15 +177,14 @@ fn save(
             snapshot_path.display()
         )
     })?;
-    let context = RunContext {
-        package: session.package.clone(),
-        module: wasm.display().to_string(),
-        module_sha256: crate::launch::sha256_hex(wasm)?,
-        command: session.command.clone(),
-        entry: format!("test binary {name}"),
-        min_size: session.small.map(|small| small.min_size),
-        small_counted: session.small.is_some_and(|small| small.counted),
-    };
+    let mut context = RunContext::default();
+    context.package = session.package.clone();
+    context.module = wasm.display().to_string();
+    context.module_sha256 = crate::launch::sha256_hex(wasm)?;
+    context.command = session.command.clone();
+    context.entry = format!("test binary {name}");
+    context.min_size = session.small.map(|small| small.min_size);
+    context.small_counted = session.small.is_some_and(|small| small.counted);
     let mut profile = crate::launch::profile_of(&snapshot, result, context);
     if super::doctest::is_doctest_binary(wasm) && result.harness_tests.is_empty() {
         name_doctest(&mut profile, wasm, result, session)?;
@@ -225,7 +224,7 @@ fn save(
             )),
         }
     }
-    let path = profile::new_profile_path(&session.dir, name);
+    let path = crate::profiles_dir::new_profile_path(&session.dir, name);
     profile::write_profile(&profile, &path)?;
     // A difference fails this binary, as a failing test would; agreement
     // is said once, for the whole session, by `cargo wasmprof test`.

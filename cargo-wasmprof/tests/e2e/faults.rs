@@ -184,7 +184,12 @@ fn corrupt_truncated_and_newer_profiles_are_refused_clearly() {
 fn a_missing_profile_says_how_to_make_one() {
     let run = wasmprof(&["report", "--input", "/nonexistent/p.wasmprof.json"]);
     assert_eq!(run.code(), Some(1));
-    assert!(run.stderr.contains("cannot read profile"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot read /nonexistent/p.wasmprof.json: No such file"),
+        "{}",
+        run.stderr
+    );
     let empty = std::env::temp_dir().join(format!("wasmprof-empty-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
     let run = wasmprof(&["report", "--target-dir", empty.to_str().unwrap()]);

@@ -6,66 +6,14 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::model::{Profile, FORMAT, FORMAT_MAJOR};
-
-/// What can be wrong with a profile file.
-#[derive(Debug, thiserror::Error)]
-pub enum ProfileError {
-    /// The file could not be read.
-    #[error("cannot read profile {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The file is not JSON of a profile's shape.
-    #[error("{path} is not a wasmprof profile (corrupt or truncated JSON: {source}); re-run `cargo wasmprof run` to produce a new one")]
-    Json {
-        /// The file.
-        path: PathBuf,
-        /// Where the JSON went wrong.
-        source: serde_json::Error,
-    },
-    /// The file names a format that is not wasmprof's.
-    #[error("{path} has format {found:?}, which this wasmprof does not read; expected {FORMAT:?}")]
-    UnknownFormat {
-        /// The file.
-        path: PathBuf,
-        /// The format it names.
-        found: String,
-    },
-    /// The file is of a newer major version of the format.
-    #[error("{path} was written by a newer wasmprof (format {found}); this one reads format wasmprof/{FORMAT_MAJOR}: read it with the wasmprof that wrote it, or a newer one")]
-    NewerFormat {
-        /// The file.
-        path: PathBuf,
-        /// The format it names.
-        found: String,
-    },
-    /// The profile breaks one of the model's invariants (see [`validate`]).
-    #[error("{path} is inconsistent: {what}")]
-    Inconsistent {
-        /// The file.
-        path: PathBuf,
-        /// The invariant broken, and where.
-        what: String,
-    },
-    /// The file could not be written.
-    #[error("cannot write profile {path}: {source}")]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-}
+use crate::error::Error;
 
 /// Reads and checks one profile file.
-pub fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
-    let bytes = fs::read(path).map_err(|source| ProfileError::Read {
+pub fn read_profile(path: &Path) -> Result<Profile, Error> {
+    let bytes = fs::read(path).map_err(|source| Error::Read {
         path: path.to_owned(),
         source,
     })?;
@@ -73,13 +21,11 @@ pub fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
 }
 
 /// Parses and checks profile bytes; `path` only names them in errors.
-pub fn parse_profile(bytes: &[u8], path: &Path) -> Result<Profile, ProfileError> {
+pub fn parse_profile(bytes: &[u8], path: &Path) -> Result<Profile, Error> {
     check_format_field(bytes, path)?;
-    let profile: Profile = serde_json::from_slice(bytes).map_err(|source| ProfileError::Json {
-        path: path.to_owned(),
-        source,
-    })?;
-    validate(&profile).map_err(|what| ProfileError::Inconsistent {
+    let profile: Profile =
+        serde_json::from_slice(bytes).map_err(|source| json_error(path, source))?;
+    check(&profile).map_err(|what| Error::InconsistentFile {
         path: path.to_owned(),
         what,
     })?;
@@ -88,15 +34,13 @@ pub fn parse_profile(bytes: &[u8], path: &Path) -> Result<Profile, ProfileError>
 
 /// Looks at `format` before the rest so that a newer file is refused for its
 /// version, not for a field this version does not know.
-fn check_format_field(bytes: &[u8], path: &Path) -> Result<(), ProfileError> {
+fn check_format_field(bytes: &[u8], path: &Path) -> Result<(), Error> {
     #[derive(serde::Deserialize)]
     struct Header {
         format: Option<String>,
     }
-    let header: Header = serde_json::from_slice(bytes).map_err(|source| ProfileError::Json {
-        path: path.to_owned(),
-        source,
-    })?;
+    let header: Header =
+        serde_json::from_slice(bytes).map_err(|source| json_error(path, source))?;
     let found = header.format.unwrap_or_default();
     if found == FORMAT {
         return Ok(());
@@ -106,22 +50,47 @@ fn check_format_field(bytes: &[u8], path: &Path) -> Result<(), ProfileError> {
         .and_then(|v| v.split('.').next())
         .and_then(|v| v.parse::<u32>().ok());
     match major {
-        Some(m) if m > FORMAT_MAJOR => Err(ProfileError::NewerFormat {
+        Some(m) if m > FORMAT_MAJOR => Err(Error::NewerFormat {
             path: path.to_owned(),
             found,
         }),
         // Version 1 differs only in how the nodes are written.
         Some(1) => Ok(()),
         Some(m) if m == FORMAT_MAJOR => Ok(()),
-        _ => Err(ProfileError::UnknownFormat {
+        _ => Err(Error::UnknownFormat {
             path: path.to_owned(),
             found,
         }),
     }
 }
 
-/// Checks every index and number a report relies on.
-pub fn validate(profile: &Profile) -> Result<(), String> {
+/// A profile's JSON that ends early is cut short; any other error is one
+/// of shape.
+fn json_error(path: &Path, source: serde_json::Error) -> Error {
+    if source.is_eof() {
+        Error::Truncated {
+            path: path.to_owned(),
+            line: source.line(),
+            column: source.column(),
+        }
+    } else {
+        Error::Malformed {
+            path: path.to_owned(),
+            kind: crate::input::InputKind::Wasmprof,
+            source: Box::new(source),
+        }
+    }
+}
+
+/// Checks every index and number a report relies on, so that a profile
+/// made by hand or read from an untrusted file is refused rather than
+/// trusted blindly.
+pub fn validate(profile: &Profile) -> Result<(), Error> {
+    check(profile).map_err(|what| Error::Inconsistent { what })
+}
+
+/// [`validate`]'s checks, saying which invariant is broken.
+pub(crate) fn check(profile: &Profile) -> Result<(), String> {
     let root = profile
         .nodes
         .first()
@@ -174,8 +143,8 @@ pub fn validate(profile: &Profile) -> Result<(), String> {
 
 /// Writes `profile` to `path` without ever leaving a half-written file: the
 /// bytes go to a temporary file beside it that is then renamed.
-pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError> {
-    let write_err = |source| ProfileError::Write {
+pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), Error> {
+    let write_err = |source| Error::WriteFile {
         path: path.to_owned(),
         source,
     };
@@ -216,8 +185,14 @@ mod tests {
         let text = serde_json::to_string(&crate::fixtures::demo_profile()).unwrap();
         let err =
             parse_profile(&text.as_bytes()[..text.len() / 2], Path::new("x.json")).unwrap_err();
-        assert!(matches!(err, ProfileError::Json { .. }), "{err}");
+        assert!(matches!(err, Error::Truncated { .. }), "{err}");
         assert!(err.to_string().contains("x.json"));
+        let err = parse_profile(
+            br#"{"format": "wasmprof/2", "nodes": 5}"#,
+            Path::new("x.json"),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 
     #[test]
@@ -226,7 +201,7 @@ mod tests {
         value["format"] = "wasmprof/3".into();
         value["something_new"] = 1.into();
         let err = parse_profile(value.to_string().as_bytes(), Path::new("x.json")).unwrap_err();
-        assert!(matches!(err, ProfileError::NewerFormat { .. }), "{err}");
+        assert!(matches!(err, Error::NewerFormat { .. }), "{err}");
     }
 
     #[test]
@@ -253,14 +228,17 @@ mod tests {
     #[test]
     fn other_json_is_refused_as_unknown_format() {
         let err = parse_profile(br#"{"nodes": []}"#, Path::new("x.json")).unwrap_err();
-        assert!(matches!(err, ProfileError::UnknownFormat { .. }), "{err}");
+        assert!(matches!(err, Error::UnknownFormat { .. }), "{err}");
     }
 
     #[test]
     fn dangling_indices_are_inconsistent_not_a_panic() {
         let mut profile = crate::fixtures::demo_profile();
         profile.nodes[2].function = Some(7);
-        assert!(validate(&profile).unwrap_err().contains("function 7"));
+        assert!(validate(&profile)
+            .unwrap_err()
+            .to_string()
+            .contains("function 7"));
         let mut profile = crate::fixtures::demo_profile();
         profile.nodes[1].parent = Some(2);
         assert!(validate(&profile).is_err());

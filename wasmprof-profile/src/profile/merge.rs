@@ -186,6 +186,6 @@ mod tests {
         let latency = future.latency.as_ref().unwrap();
         assert_eq!((latency.count, latency.max_nanos), (4, 30e6));
         assert_eq!(latency.total_nanos, 80e6);
-        assert_eq!(validate(&merged), Ok(()));
+        validate(&merged).unwrap();
     }
 }

@@ -7,11 +7,11 @@ mod io;
 mod memory;
 mod merge;
 mod model;
-mod store;
 mod threads;
 
 pub use animation_frames::{Frame, FrameCalls, Frames};
-pub use io::{parse_profile, read_profile, validate, write_profile, ProfileError};
+pub(crate) use io::check as check_invariants;
+pub use io::{parse_profile, read_profile, validate, write_profile};
 pub use memory::{FailedAlloc, MemoryGrow, MemoryProfile, MemoryWeight, PathMemory};
 pub use merge::merge;
 pub use model::{
@@ -19,5 +19,4 @@ pub use model::{
     Latency, Node, Profile, Requests, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, Window,
     FORMAT, FORMAT_MAJOR,
 };
-pub use store::{latest_profile, new_file_path, new_profile_path, profiles_dir};
 pub use threads::{is_wait_function, Activity, Thread, ThreadNode, ThreadRead, WAIT_FUNCTIONS};

@@ -3,7 +3,7 @@
 //! own share of it is kept beside it, so that one thread can be shown
 //! alone (`report --thread NAME`).
 
-use anyhow::{bail, Result};
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 use super::Profile;
@@ -177,26 +177,15 @@ impl Profile {
     /// The thread named `which`, or the `which`th (from 0) when it is a
     /// number.
     pub fn find_thread(&self, which: &str) -> Result<usize> {
-        if self.threads.is_empty() {
-            bail!("--thread {which}: this profile has one thread (the program started no other)");
-        }
         let named = self.threads.iter().position(|t| t.name == which);
         let numbered = which
             .parse::<usize>()
             .ok()
             .filter(|&n| n < self.threads.len());
-        match named.or(numbered) {
-            Some(index) => Ok(index),
-            None => bail!(
-                "--thread {which}: no such thread; this profile has {} (or their numbers, 0 to {})",
-                self.threads
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                self.threads.len() - 1
-            ),
-        }
+        named.or(numbered).ok_or_else(|| Error::NoSuchThread {
+            asked: which.to_owned(),
+            threads: self.threads.iter().map(|t| t.name.clone()).collect(),
+        })
     }
 
     /// The profile of one thread alone: the same paths, with that thread's

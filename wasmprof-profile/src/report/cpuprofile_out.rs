@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use anyhow::{bail, Context};
+use crate::error::Error;
 use serde::Serialize;
 
 use super::stacks::{Stacks, Unit};
@@ -56,20 +56,20 @@ fn sample_interval_micros(total_micros: f64) -> f64 {
     1_000.0 * 2f64.powi(exponent)
 }
 
-pub(crate) fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_cpuprofile(profile: &Profile, out: &mut dyn Write) -> crate::Result<()> {
     let file = CpuProfile::from_profile(profile)?;
     let mut buffered = std::io::BufWriter::new(out);
-    serde_json::to_writer(&mut buffered, &file).context("cannot write the .cpuprofile")?;
+    serde_json::to_writer(&mut buffered, &file).map_err(Error::output(".cpuprofile"))?;
     buffered
         .write_all(b"\n")
         .and_then(|()| buffered.flush())
-        .context("cannot write the .cpuprofile")
+        .map_err(Error::output(".cpuprofile"))
 }
 
 /// The file as JSON, for the tests.
 #[cfg(test)]
-fn cpuprofile(profile: &Profile) -> anyhow::Result<serde_json::Value> {
-    Ok(serde_json::to_value(CpuProfile::from_profile(profile)?)?)
+fn cpuprofile(profile: &Profile) -> crate::Result<serde_json::Value> {
+    Ok(serde_json::to_value(CpuProfile::from_profile(profile)?).unwrap())
 }
 
 /// The file, typed, so that a million nodes are written straight.
@@ -114,13 +114,12 @@ struct Origin {
 }
 
 impl<'a> CpuProfile<'a> {
-    fn from_profile(profile: &'a Profile) -> anyhow::Result<CpuProfile<'a>> {
+    fn from_profile(profile: &'a Profile) -> crate::Result<CpuProfile<'a>> {
         let stacks = Stacks::build(profile).in_first_call_order();
         if stacks.unit == Unit::Calls {
-            bail!(
-                "this profile has call counts but no times (--timer none), and a .cpuprofile \
-                 is made of time: write it with --format speedscope or folded instead"
-            );
+            return Err(Error::NoTimes {
+                needs: "a .cpuprofile",
+            });
         }
         let interval = sample_interval_micros(stacks.total() / 1_000.0);
         let mut nodes = Vec::with_capacity(stacks.frames.len());
@@ -230,7 +229,7 @@ mod tests {
     #[test]
     fn a_count_only_profile_is_refused_with_what_to_use() {
         let err = cpuprofile(&recursion(false)).unwrap_err().to_string();
-        assert!(err.contains("--format speedscope"), "{err}");
+        assert!(err.contains("a .cpuprofile needs times"), "{err}");
     }
 
     #[test]

@@ -8,12 +8,16 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::bail;
+use crate::error::{Error, Which};
 
 use super::callgraph::CallGraph;
 use super::stacks::Stacks;
 use super::units::human_duration;
 use crate::profile::Profile;
+
+/// The memory totals that grew by more than a threshold: the check that
+/// stands beside [`too_slow`] for memory.
+pub use super::memory_diff::too_much as too_much_memory;
 
 /// One function on either side.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,15 +78,15 @@ pub struct Diff {
 
 /// Compares `new` with `base`; both must be of one kind (both timed, or
 /// both counts only; both counted, or both sampled).
-pub fn diff(base: &Profile, new: &Profile) -> anyhow::Result<Diff> {
+pub fn diff(base: &Profile, new: &Profile) -> crate::Result<Diff> {
     super::ensure_valid(base)?;
     super::ensure_valid(new)?;
     let (b, n) = (base.timer.mode, new.timer.mode);
     if b.timed() != n.timed() || b.counted() != n.counted() {
-        bail!(
-            "the profiles are not of one kind: the base's timer is {b:?} and the new one's \
-             {n:?}; compare a profile with one measured the same way"
-        );
+        return Err(Error::NotComparable {
+            base: format!("{b:?}"),
+            new: format!("{n:?}"),
+        });
     }
     let base_graph = CallGraph::build(base);
     let new_graph = CallGraph::build(new);
@@ -229,9 +233,11 @@ pub(crate) fn render_diff(diff: &Diff, top: Option<usize>) -> String {
 
 /// `--fail-if-slower PCT`: why the new profile is too slow, if it is. The
 /// named functions' inclusive times are checked, or the total.
-pub fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> anyhow::Result<Vec<String>> {
+pub fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> crate::Result<Vec<String>> {
     if !diff.timed {
-        bail!("--fail-if-slower needs times, and these profiles have counts only (--timer none)");
+        return Err(Error::NoTimes {
+            needs: "a slowdown check",
+        });
     }
     let mut failures = Vec::new();
     let mut check = |what: &str, base: f64, new: f64| {
@@ -252,13 +258,24 @@ pub fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> anyhow::Result<V
             .functions
             .iter()
             .find(|c| c.name == *name)
-            .ok_or_else(|| {
-                anyhow::anyhow!("--function {name}: no function of that name in either profile")
+            .ok_or_else(|| Error::NoSuchFunction {
+                name: name.clone(),
+                which: Which::Either,
             })?;
         match (&change.base, &change.new) {
             (Some(base), Some(new)) => check(name, base.total_nanos, new.total_nanos),
-            (None, _) => bail!("--function {name}: not in the base profile, nothing to compare"),
-            (_, None) => bail!("--function {name}: not in the new profile, nothing to compare"),
+            (None, _) => {
+                return Err(Error::NoSuchFunction {
+                    name: name.clone(),
+                    which: Which::Base,
+                })
+            }
+            (_, None) => {
+                return Err(Error::NoSuchFunction {
+                    name: name.clone(),
+                    which: Which::New,
+                })
+            }
         }
     }
     Ok(failures)

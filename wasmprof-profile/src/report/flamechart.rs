@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use anyhow::{bail, Context};
+use crate::error::Error;
 
 use super::flamegraph::{colour, render_boxes, FrameBox, Layout};
 use super::stacks::Stacks;
@@ -23,19 +23,15 @@ pub(crate) fn write_flamechart(
     profile: &Profile,
     timeline: &[Span],
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let svg = render_flamechart(profile, timeline)?;
     out.write_all(svg.as_bytes())
-        .context("cannot write the flame chart")
+        .map_err(Error::output("flame chart"))
 }
 
-pub(crate) fn render_flamechart(profile: &Profile, timeline: &[Span]) -> anyhow::Result<String> {
+pub(crate) fn render_flamechart(profile: &Profile, timeline: &[Span]) -> crate::Result<String> {
     if timeline.is_empty() {
-        bail!(
-            "a flame chart needs samples in time order: give one engine profile (a \
-             .cpuprofile or a Self-Profiling trace) with --input; an instrumented profile \
-             has no order in time (its flame graph, --format flamegraph, is exact)"
-        );
+        return Err(Error::NoTimeline);
     }
     let stacks = Stacks::build(profile);
     let start = timeline[0].start_nanos;
@@ -180,6 +176,6 @@ mod tests {
     fn an_instrumented_profile_has_no_flame_chart() {
         let profile = ProfileBuilder::timed().path(&["main"], 1, 1.0).build();
         let err = render_flamechart(&profile, &[]).unwrap_err().to_string();
-        assert!(err.contains("--format flamegraph"), "{err}");
+        assert!(err.contains("needs samples in time order"), "{err}");
     }
 }

@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use anyhow::Context;
+use crate::error::Error;
 
 use super::stacks::{Stacks, Unit};
 use super::units::human_duration;
@@ -56,9 +56,9 @@ pub(crate) fn write_flamegraph(
     profile: &Profile,
     options: &FlameOptions,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     out.write_all(render_flamegraph(profile, options).as_bytes())
-        .context("cannot write the flame graph")
+        .map_err(Error::output("flame graph"))
 }
 
 /// The SVG document.

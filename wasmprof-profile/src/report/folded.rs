@@ -10,7 +10,7 @@
 
 use std::io::Write;
 
-use anyhow::Context;
+use crate::error::Error;
 
 use super::stacks::Stacks;
 use crate::profile::{MemoryWeight, Profile};
@@ -19,9 +19,9 @@ pub(crate) fn write_folded(
     profile: &Profile,
     weight: Option<MemoryWeight>,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     out.write_all(render_folded(profile, weight).as_bytes())
-        .context("cannot write the folded stacks")
+        .map_err(Error::output("folded stacks"))
 }
 
 /// The folded stacks, weighed by time or calls, or by a memory figure

@@ -12,7 +12,7 @@
 
 use std::io::Write;
 
-use anyhow::Context;
+use crate::error::Error;
 use serde_json::json;
 
 use super::callgraph::CallGraph;
@@ -29,9 +29,9 @@ mod memory_section;
 const SCRIPT: &str = include_str!("html/report.js");
 const STYLE: &str = include_str!("html/report.css");
 
-pub(crate) fn write_html(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_html(profile: &Profile, out: &mut dyn Write) -> crate::Result<()> {
     out.write_all(render_html(profile).as_bytes())
-        .context("cannot write the HTML report")
+        .map_err(Error::output("HTML report"))
 }
 
 pub(crate) fn render_html(profile: &Profile) -> String {

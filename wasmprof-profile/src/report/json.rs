@@ -59,7 +59,7 @@
 
 use std::io::{BufWriter, Write};
 
-use anyhow::Context;
+use crate::error::Error;
 use serde::Serialize;
 
 use super::callgraph::{CallGraph, FunctionId};
@@ -72,15 +72,15 @@ pub(crate) const REPORT_FORMAT: &str = "wasmprof-report/1";
 
 /// Writes the JSON document described in the module docs, pretty-printed
 /// and followed by a newline.
-pub fn write_json(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_json(profile: &Profile, out: &mut dyn Write) -> crate::Result<()> {
     super::ensure_valid(profile)?;
     let graph = CallGraph::build(profile);
     let document = document(profile, &graph);
-    let context = "cannot write the JSON report";
+    let what = "JSON report";
     let mut buffered = BufWriter::new(out);
-    serde_json::to_writer_pretty(&mut buffered, &document).context(context)?;
-    buffered.write_all(b"\n").context(context)?;
-    buffered.flush().context(context)?;
+    serde_json::to_writer_pretty(&mut buffered, &document).map_err(Error::output(what))?;
+    buffered.write_all(b"\n").map_err(Error::output(what))?;
+    buffered.flush().map_err(Error::output(what))?;
     Ok(())
 }
 
@@ -311,7 +311,8 @@ mod tests {
     #[test]
     fn a_failing_writer_is_an_error_not_a_panic() {
         let err = write_json(&appendix_b(false), &mut FullDisk).unwrap_err();
-        assert!(format!("{err:#}").contains("disk full"), "{err:#}");
+        let text = crate::error::with_causes(&err);
+        assert!(text.contains("disk full"), "{text}");
     }
 
     #[test]

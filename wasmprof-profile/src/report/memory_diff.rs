@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::memory_graph::{human_bytes, MemoryGraph};
 use super::words::OUTSIDE;
+use crate::error::{Error, Which};
 use crate::profile::Profile;
 
 /// A function's bytes allocated and bytes left live.
@@ -115,17 +116,15 @@ fn change(before: u64, after: u64) -> String {
 
 /// What `--fail-if-more-memory PCT` finds: the totals (bytes allocated,
 /// the peak, what is live at the end) that grew by more than `pct` percent.
-pub fn too_much(base: &Profile, new: &Profile, pct: f64) -> anyhow::Result<Vec<String>> {
+pub fn too_much(base: &Profile, new: &Profile, pct: f64) -> crate::Result<Vec<String>> {
     let (Some(base_memory), Some(new_memory)) = (&base.memory, &new.memory) else {
-        anyhow::bail!(
-            "--fail-if-more-memory compares memory figures, and {} has none: record both with \
-             `cargo wasmprof run --memory`",
-            if base.memory.is_none() {
-                "the base"
+        return Err(Error::NoMemory {
+            which: if base.memory.is_none() {
+                Which::Base
             } else {
-                "this profile"
-            }
-        );
+                Which::New
+            },
+        });
     };
     let mut failures = Vec::new();
     for (what, before, after) in [
@@ -194,6 +193,11 @@ mod tests {
             .is_empty());
         let plain = ProfileBuilder::timed().path(&["main"], 1, 1.0).build();
         let error = too_much(&plain, &with_leak(0), 5.0).unwrap_err();
-        assert!(error.to_string().contains("the base has none"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("the base profile has no memory figures"),
+            "{error}"
+        );
     }
 }

@@ -19,7 +19,6 @@ pub(crate) mod html;
 pub(crate) mod json;
 mod memory_diff;
 pub(crate) mod memory_graph;
-pub use memory_diff::too_much as too_much_memory;
 mod node_times;
 pub mod pprof;
 mod preamble;
@@ -32,15 +31,23 @@ mod words;
 
 use std::io::Write;
 
-use anyhow::Context;
+use crate::error::{Error, RenderOption, Which};
 
 pub use callgraph::CallGraph;
 pub use gprof::GprofWriter;
 pub use json::write_json;
-pub use memory_graph::human_bytes;
 pub use pprof::write_pprof;
-pub use summary::{render_summary, write_summary, DEFAULT_SUMMARY_TOP};
+pub use summary::{render_summary, write_summary};
+
+// The wording helpers the command's own messages share with the reports,
+// so that a terminal line and a report say "1.2 ms" alike. Not API.
+#[doc(hidden)]
+pub use memory_graph::human_bytes;
+#[doc(hidden)]
+pub use summary::DEFAULT_SUMMARY_TOP;
+#[doc(hidden)]
 pub use units::human_duration;
+#[doc(hidden)]
 pub use words::plural;
 
 use crate::profile::Profile;
@@ -148,18 +155,14 @@ impl Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = anyhow::Error;
+    type Err = Error;
 
-    fn from_str(name: &str) -> anyhow::Result<Format> {
+    fn from_str(name: &str) -> crate::Result<Format> {
         Format::ALL
             .into_iter()
             .find(|format| format.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                anyhow::anyhow!(
-                    "no report format is called {name:?}: one of {}",
-                    names.join(", ")
-                )
+            .ok_or_else(|| Error::UnknownFormatName {
+                name: name.to_owned(),
             })
     }
 }
@@ -197,7 +200,7 @@ impl RenderOptions<'_> {
 
 /// `report --explain`: the run line, the warnings, and what the marks and
 /// the run's mode mean for this profile, at length.
-pub fn write_explanation(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_explanation(profile: &Profile, out: &mut dyn Write) -> crate::Result<()> {
     ensure_valid(profile)?;
     let mut text = preamble::run_line(profile);
     text.push('\n');
@@ -214,7 +217,7 @@ pub fn write_explanation(profile: &Profile, out: &mut dyn Write) -> anyhow::Resu
         text.push('\n');
     }
     out.write_all(text.as_bytes())
-        .context("cannot write the explanation")
+        .map_err(Error::output("explanation"))
 }
 
 /// Writes `profile` to `out` as `options` say: every format, flame graphs
@@ -225,24 +228,24 @@ pub fn render(
     profile: &Profile,
     options: &RenderOptions,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     ensure_valid(profile)?;
     if options.icicle && options.format != Format::Flamegraph {
-        anyhow::bail!("--icicle is for --format flamegraph");
+        return Err(Error::OptionNotAvailable {
+            option: RenderOption::Icicle,
+            format: options.format,
+        });
     }
     if options.weight.is_some() {
         if !matches!(options.format, Format::Flamegraph | Format::Folded) || options.base.is_some()
         {
-            anyhow::bail!(
-                "--weight is for --format flamegraph or folded (without --diff); gprof and html \
-                 show every memory figure, pprof carries them as sample types"
-            );
+            return Err(Error::OptionNotAvailable {
+                option: RenderOption::Weight,
+                format: options.format,
+            });
         }
         if profile.memory.is_none() {
-            anyhow::bail!(
-                "this profile has no memory figures to weigh by: record it with `cargo wasmprof \
-                 run --memory` (or test --memory)"
-            );
+            return Err(Error::NoMemory { which: Which::This });
         }
     }
     if let Some(base) = options.base {
@@ -252,7 +255,7 @@ pub fn render(
     match options.format {
         Format::Gprof => GprofWriter::new(profile)
             .write(out)
-            .context("cannot write the gprof report"),
+            .map_err(Error::output("gprof report")),
         Format::Pprof => write_pprof(profile, out),
         Format::Json => write_json(profile, out),
         Format::Folded => folded::write_folded(profile, options.weight, out),
@@ -278,14 +281,14 @@ fn render_comparison(
     profile: &Profile,
     options: &RenderOptions,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let compared = diff::diff(base, profile)?;
     match options.format {
         Format::Gprof => {
             let mut text = diff::render_diff(&compared, None);
             text.push_str(&memory_diff::render(base, profile, 20).unwrap_or_default());
             out.write_all(text.as_bytes())
-                .context("cannot write the comparison")
+                .map_err(Error::output("comparison"))
         }
         Format::Flamegraph => {
             let flame = flamegraph::FlameOptions {
@@ -299,24 +302,17 @@ fn render_comparison(
             };
             flamegraph::write_flamegraph(profile, &flame, out)
         }
-        other => anyhow::bail!(
-            "--diff compares with --format gprof (a table) or flamegraph in one output; \
-             {} writes each profile as it is{}",
-            other.name(),
-            if other == Format::Pprof {
-                " (`report --diff --format pprof -o NEW.pb.gz` writes both files)"
-            } else {
-                ""
-            }
-        ),
+        format => Err(Error::OptionNotAvailable {
+            option: RenderOption::Base,
+            format,
+        }),
     }
 }
 
 /// Refuses a profile whose indices a writer would trust blindly: the public
 /// writers return this error rather than panic on a hand-made profile.
-pub(crate) fn ensure_valid(profile: &Profile) -> anyhow::Result<()> {
+pub(crate) fn ensure_valid(profile: &Profile) -> crate::Result<()> {
     crate::profile::validate(profile)
-        .map_err(|what| anyhow::anyhow!("cannot report on an inconsistent profile: {what}"))
 }
 
 #[cfg(test)]
@@ -343,11 +339,20 @@ mod tests {
         assert!(table.contains("0 of "), "{table}");
         let flame = compare(Format::Flamegraph).unwrap();
         assert!(flame.contains("change against the base"), "{flame}");
-        let pprof = compare(Format::Pprof).unwrap_err().to_string();
-        assert!(pprof.contains("writes both files"), "{pprof}");
+        let pprof = compare(Format::Pprof).unwrap_err();
+        assert!(
+            matches!(
+                pprof,
+                Error::OptionNotAvailable {
+                    option: RenderOption::Base,
+                    format: Format::Pprof
+                }
+            ),
+            "{pprof}"
+        );
         let json = compare(Format::Json).unwrap_err().to_string();
         assert!(
-            json.contains("--diff compares with --format gprof"),
+            json.contains("a comparison with a base profile is not available in the json format"),
             "{json}"
         );
         let icicle = RenderOptions {
@@ -357,7 +362,7 @@ mod tests {
         let err = render(&new, &icicle, &mut Vec::new()).unwrap_err();
         assert!(err
             .to_string()
-            .contains("--icicle is for --format flamegraph"));
+            .contains("an icicle layout is not available in the gprof format"));
     }
 
     #[test]

@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::Write;
 
-use anyhow::Context;
+use crate::error::Error;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
@@ -65,23 +65,19 @@ pub(crate) fn frame_name(name: &str) -> std::borrow::Cow<'_, str> {
 ///
 /// Samples are encoded and compressed one at a time, so memory stays
 /// proportional to the number of functions, not of tree nodes.
-pub fn write_pprof(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_pprof(profile: &Profile, out: &mut dyn Write) -> crate::Result<()> {
     super::ensure_valid(profile)?;
-    let context = "cannot write the pprof profile";
+    let what = "pprof profile";
     let mut gzip = GzEncoder::new(out, Compression::default());
     let tables = Tables::new(profile);
-    let mut buffer = Vec::new();
-    tables
-        .header
-        .encode(&mut buffer)
-        .context("cannot encode the pprof profile")?;
-    gzip.write_all(&buffer).context(context)?;
+    let mut buffer = tables.header.encode_to_vec();
+    gzip.write_all(&buffer).map_err(Error::output(what))?;
     for_each_sample(profile, &tables, |sample| {
         buffer.clear();
         prost::encoding::message::encode(SAMPLE_FIELD, &sample, &mut buffer);
-        gzip.write_all(&buffer).context(context)
+        gzip.write_all(&buffer).map_err(Error::output(what))
     })?;
-    gzip.finish().context(context)?;
+    gzip.finish().map_err(Error::output(what))?;
     Ok(())
 }
 

@@ -14,20 +14,20 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use anyhow::Context;
+use crate::error::Error;
 use serde::Serialize;
 
 use super::stacks::{Stacks, Unit};
 use crate::profile::Profile;
 
-pub(crate) fn write_speedscope(profile: &Profile, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write_speedscope(profile: &Profile, out: &mut dyn Write) -> crate::Result<()> {
     let mut buffered = std::io::BufWriter::new(out);
     serde_json::to_writer(&mut buffered, &File::from_profile(profile))
-        .context("cannot write the speedscope file")?;
+        .map_err(Error::output("speedscope file"))?;
     buffered
         .write_all(b"\n")
         .and_then(|()| buffered.flush())
-        .context("cannot write the speedscope file")
+        .map_err(Error::output("speedscope file"))
 }
 
 /// The file as JSON, for the tests.

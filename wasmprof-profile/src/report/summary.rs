@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use anyhow::Context;
+use crate::error::Error;
 
 use super::callgraph::{CallGraph, FunctionId};
 use super::memory_graph::{human_bytes, MemoryGraph};
@@ -18,10 +18,10 @@ pub const DEFAULT_SUMMARY_TOP: usize = 10;
 /// Writes the run line, any warnings, and the `top` functions by self time
 /// (by calls when nothing was timed), with their calls (all of them,
 /// recursive ones included), self and total time and share of the total.
-pub fn write_summary(profile: &Profile, top: usize, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_summary(profile: &Profile, top: usize, out: &mut dyn Write) -> crate::Result<()> {
     super::ensure_valid(profile)?;
     out.write_all(render_summary(profile, top).as_bytes())
-        .context("cannot write the summary")
+        .map_err(Error::output("summary"))
 }
 
 /// The summary as text; `profile` must be valid.

@@ -22,7 +22,7 @@ pub(crate) mod tree;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use crate::error::{Error, Result};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -43,10 +43,11 @@ impl Options {
     /// Reads the name section of `module` for `wasm-function[N]` frames. A
     /// module without one gives no names, which the caller may point out.
     pub fn with_module(mut self, module: &Path) -> Result<Options> {
-        let bytes = std::fs::read(module)
-            .with_context(|| format!("--module {}: cannot read it", module.display()))?;
-        let names = crate::wasm_info::function_names(&bytes)
-            .with_context(|| format!("--module {}", module.display()))?;
+        let bytes = std::fs::read(module).map_err(|source| Error::Read {
+            path: module.to_owned(),
+            source,
+        })?;
+        let names = crate::wasm_info::function_names(&bytes)?;
         self.module_names = Some(names);
         Ok(self)
     }

@@ -167,7 +167,7 @@ fn error_of(text: &str) -> String {
     let (_dir, path) = write_temp("bad.json", text);
     match read_input(&path, &Options::default()) {
         Ok(_) => panic!("{text} was accepted"),
-        Err(e) => format!("{e:#}"),
+        Err(e) => crate::error::with_causes(&e),
     }
 }
 
@@ -178,9 +178,15 @@ fn the_wrong_shape_is_an_error_naming_the_file() {
     assert!(error_of("{\"hello\": 1}").contains("does not read"));
     assert!(error_of("{\"traceEvents\": []}").contains("looks like a Chrome trace"));
     let e = error_of("{\"nodes\": 3, \"samples\": [], \"timeDeltas\": []}");
-    assert!(e.contains("bad.json is not a readable .cpuprofile"), "{e}");
+    assert!(
+        e.contains("bad.json is a .cpuprofile that cannot be read"),
+        "{e}"
+    );
     let e = error_of("{\"frames\": [], \"stacks\": [], \"samples\": [{\"stackId\": 0}]}");
-    assert!(e.contains("not a readable JS Self-Profiling trace"), "{e}");
+    assert!(
+        e.contains("is a JS Self-Profiling trace that cannot be read"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -210,7 +216,7 @@ fn records_that_name_nothing_or_loop_are_counted_and_left_out() {
         problems.contains("time deltas that are not numbers or longer"),
         "{problems}"
     );
-    assert_eq!(crate::profile::validate(&input.profile), Ok(()));
+    crate::profile::validate(&input.profile).unwrap();
 
     let trace = r#"{"resources": [], "frames": [{"name": "f", "resourceId": 7}],
       "stacks": [{"frameId": 0, "parentId": 1}, {"frameId": 0, "parentId": 0}, {"frameId": 5}],
@@ -223,7 +229,7 @@ fn records_that_name_nothing_or_loop_are_counted_and_left_out() {
     assert!(problems.contains("stacks naming no frame"), "{problems}");
     assert!(problems.contains("stacks naming no stack"), "{problems}");
     assert!(problems.contains("frames naming no resource"), "{problems}");
-    assert_eq!(crate::profile::validate(&input.profile), Ok(()));
+    crate::profile::validate(&input.profile).unwrap();
 }
 
 #[test]
@@ -256,7 +262,7 @@ mod generated {
 
     fn check(bytes: &[u8], name: &str) {
         if let Ok(input) = read_bytes(bytes, name) {
-            assert_eq!(crate::profile::validate(&input.profile), Ok(()));
+            crate::profile::validate(&input.profile).unwrap();
             let mut out = Vec::new();
             for format in [crate::report::Format::Gprof, crate::report::Format::Pprof] {
                 crate::report::render(

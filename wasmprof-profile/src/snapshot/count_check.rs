@@ -84,47 +84,6 @@ fn calls_per_function(snapshot: &Snapshot) -> Vec<u64> {
     calls
 }
 
-/// The error a run whose counts differ ends with, after its profile was
-/// saved: each function with both counts, largest difference first.
-pub fn differences_error(check: &CountCheck, what: &str) -> Option<anyhow::Error> {
-    if check.differences.is_empty() {
-        return None;
-    }
-    let mut differences: Vec<&CountDifference> = check.differences.iter().collect();
-    differences.sort_by_key(|d| std::cmp::Reverse(d.profile.abs_diff(d.oracle)));
-    const SHOWN: usize = 20;
-    let mut text = format!(
-        "{what}: the call counts of {} of {} functions differ from a second, independent \
-         count of the same run (--verify-counts):",
-        differences.len(),
-        check.functions
-    );
-    for d in differences.iter().take(SHOWN) {
-        text.push_str(&format!(
-            "\n  {}: {} in the profile, {} counted independently",
-            d.function, d.profile, d.oracle
-        ));
-    }
-    if differences.len() > SHOWN {
-        text.push_str(&format!("\n  and {} more", differences.len() - SHOWN));
-    }
-    if check.threads_left_running > 0 {
-        text.push_str(&format!(
-            "\nThe profile was saved all the same. {} thread(s) of the program were still \
-             running when its main thread was done; their calls so far are read where they \
-             stand, but a thread stopped while it recorded a call is left out (the profile's \
-             threads name it).",
-            check.threads_left_running
-        ));
-    } else {
-        text.push_str(
-            "\nThe profile was saved all the same. This is a bug in wasmprof: please report \
-             it with the program, or the crate, that shows it.",
-        );
-    }
-    Some(anyhow::anyhow!(text))
-}
-
 /// Names for marker slots, read from the module only when a difference
 /// needs one.
 pub fn lazy_marker_names(wasm: &std::path::Path) -> impl Fn(u32) -> Option<String> + '_ {
@@ -206,7 +165,6 @@ mod tests {
         let check = run(&[(10, 7), (11, 5)]);
         assert_eq!(check.functions, 2);
         assert!(check.differences.is_empty(), "{check:?}");
-        assert!(differences_error(&check, "run").is_none());
     }
 
     #[test]
@@ -219,12 +177,6 @@ mod tests {
                 profile: 7,
                 oracle: 8
             }]
-        );
-        let error = differences_error(&check, "run").unwrap().to_string();
-        assert!(error.contains("1 of 2 functions"), "{error}");
-        assert!(
-            error.contains("full: 7 in the profile, 8 counted independently"),
-            "{error}"
         );
     }
 

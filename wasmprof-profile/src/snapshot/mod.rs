@@ -78,8 +78,10 @@ impl std::fmt::Display for RunStatus {
 }
 
 /// How the run went, as its host saw it: what the profile keeps of the
-/// host's account besides the snapshot.
+/// host's account besides the snapshot. Made with [`RunEnding::new`],
+/// then the rest set: it grows with what hosts report.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunEnding {
     /// The host and its version (`node v20.20.2`).
     pub host: String,
@@ -107,11 +109,11 @@ pub struct RunEnding {
 }
 
 impl RunEnding {
-    /// A run no host gave an account of: a snapshot file read on its own.
-    pub fn unrecorded() -> RunEnding {
+    /// A run in `host` that ended as `status`, with nothing else known yet.
+    pub fn new(host: String, status: RunStatus) -> RunEnding {
         RunEnding {
-            host: "not recorded (a snapshot file)".to_owned(),
-            status: RunStatus::Ok,
+            host,
+            status,
             message: None,
             exit_code: 0,
             wall_nanos: 0,
@@ -123,10 +125,17 @@ impl RunEnding {
             requests: None,
         }
     }
+
+    /// A run no host gave an account of: a snapshot file read on its own.
+    pub fn unrecorded() -> RunEnding {
+        RunEnding::new("not recorded (a snapshot file)".to_owned(), RunStatus::Ok)
+    }
 }
 
-/// What the run was, independent of what it measured.
+/// What the run was, independent of what it measured. Made with
+/// `Default`, then its fields set.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RunContext {
     /// The package the module was built from.
     pub package: String,
@@ -393,7 +402,8 @@ fn functions(snapshot: &Snapshot, wasm: &str, warnings: &mut Vec<String>) -> Vec
         match rustc_names::marker_names(std::path::Path::new(wasm)) {
             Ok(names) => rustc_names::rename(&mut functions, &markers, &names),
             Err(e) => warnings.push(format!(
-                "functions keep the names the macro gave them: {wasm} is unreadable ({e:#})"
+                "functions keep the names the macro gave them: {wasm} is unreadable ({})",
+                crate::error::with_causes(&e)
             )),
         }
     }
@@ -558,7 +568,7 @@ mod tests {
         assert!(p.run.complete);
         assert_eq!(p.nodes[1].inclusive_nanos, 2e6);
         assert_eq!(p.nodes[2].calls, 3);
-        assert_eq!(profile::validate(&p), Ok(()));
+        profile::validate(&p).unwrap();
     }
 
     #[test]
@@ -571,7 +581,7 @@ mod tests {
         assert_eq!(future.pending_nanos, 0.5e6);
         let latency = future.latency.as_ref().unwrap();
         assert_eq!((latency.count, latency.median_nanos), (2, 15e6));
-        assert_eq!(profile::validate(&p), Ok(()));
+        profile::validate(&p).unwrap();
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use anyhow::Result;
+use crate::error::{Error, Result};
 
 use crate::profile::Function;
 use crate::rust_names::rust_name;
@@ -24,7 +24,10 @@ const MARKER: &str = "::__wasmprof_here";
 /// The enclosing function's name for each marker slot of the module at
 /// `wasm`; empty when it has no names (stripped) or no markers.
 pub(super) fn marker_names(wasm: &Path) -> Result<HashMap<u32, String>> {
-    let bytes = std::fs::read(wasm)?;
+    let bytes = std::fs::read(wasm).map_err(|source| Error::Read {
+        path: wasm.to_owned(),
+        source,
+    })?;
     let names = wasm_info::function_names(&bytes)?;
     let slots = wasm_info::table_slots(&bytes)?;
     Ok(slots

@@ -208,7 +208,8 @@ fn deep_stacks_keep_both_ends() {
 #[test]
 fn a_failing_writer_is_an_error_not_a_panic() {
     let err = write_pprof(&appendix_b(true), &mut FullDisk).unwrap_err();
-    assert!(format!("{err:#}").contains("disk full"), "{err:#}");
+    let text = crate::error::with_causes(&err);
+    assert!(text.contains("disk full"), "{text}");
 }
 
 /// Runs `go tool pprof ARGS FILE` in an environment that needs no network

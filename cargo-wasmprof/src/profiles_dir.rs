@@ -1,5 +1,7 @@
-//! Where profiles are kept: `<target-dir>/wasmprof/profiles/`, one file per
-//! run, never overwritten, so a failed run cannot destroy an earlier one.
+//! Where the command keeps profiles: `<target-dir>/wasmprof/profiles/`, one
+//! file per run, never overwritten, so a failed run cannot destroy an
+//! earlier one. The library reads and writes profile files; choosing their
+//! names and places is the command's.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -7,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 
 /// The profiles directory under a target directory.
-pub fn profiles_dir(target_dir: &Path) -> PathBuf {
+pub(crate) fn profiles_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("wasmprof").join("profiles")
 }
 
@@ -15,12 +17,12 @@ pub fn profiles_dir(target_dir: &Path) -> PathBuf {
 /// with a counter added should two runs end in the same millisecond. The
 /// name is reserved by creating the file empty, so that two processes
 /// ending at once cannot both choose it; the profile is renamed over it.
-pub fn new_profile_path(dir: &Path, package: &str) -> PathBuf {
+pub(crate) fn new_profile_path(dir: &Path, package: &str) -> PathBuf {
     new_file_path(dir, package, "wasmprof.json")
 }
 
 /// [`new_profile_path`] for another kind of file: `<package>-<unix ms>.<extension>`.
-pub fn new_file_path(dir: &Path, package: &str, extension: &str) -> PathBuf {
+pub(crate) fn new_file_path(dir: &Path, package: &str, extension: &str) -> PathBuf {
     let millis = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
@@ -44,7 +46,7 @@ pub fn new_file_path(dir: &Path, package: &str, extension: &str) -> PathBuf {
 }
 
 /// The most recently written profile in `dir`.
-pub fn latest_profile(dir: &Path) -> Result<Option<PathBuf>> {
+pub(crate) fn latest_profile(dir: &Path) -> Result<Option<PathBuf>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -12,6 +12,9 @@ use wasmprof_profile::profile::{self, MemoryWeight, Profile};
 use wasmprof_profile::report::{self, diff, Format, RenderOptions};
 use wasmprof_profile::sampled;
 
+mod flag_errors;
+use flag_errors::{more_memory_error, render_error, slower_error, thread_error};
+
 /// What `cargo wasmprof report` is asked for, as plain data; each field is
 /// the flag of the same name.
 #[derive(Debug, Clone, Default)]
@@ -57,7 +60,9 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     options.hide_idle = args.hide_idle;
     let options = match &args.module {
         Some(module) => {
-            let options = options.with_module(module)?;
+            let options = options
+                .with_module(module)
+                .with_context(|| format!("--module {}", module.display()))?;
             if options.module_names.as_ref().is_some_and(|n| n.is_empty()) {
                 crate::terminal::warning(&format!(
                     "--module {} has no function names (no name section): wasm-function[N] \
@@ -71,11 +76,11 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     };
     let (profile, timeline) = load(&inputs, &options)?;
     let profile = match &args.thread {
-        Some(which) => profile.thread_view(profile.find_thread(which)?),
+        Some(which) => profile.thread_view(profile.find_thread(which).map_err(thread_error)?),
         None => profile,
     };
     if args.explain {
-        emit(args, |out| report::write_explanation(&profile, out))?;
+        emit(args, |out| Ok(report::write_explanation(&profile, out)?))?;
         return Ok(0);
     }
     let base = if args.diff.is_empty() {
@@ -122,8 +127,12 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
             }
             let base_path = base_path_for(output);
             let pprof = RenderOptions::format(Format::Pprof);
-            write_file(&base_path, |out| report::render(base, &pprof, out))?;
-            write_file(output, |out| report::render(&profile, &pprof, out))?;
+            write_file(&base_path, |out| {
+                report::render(base, &pprof, out).map_err(render_error)
+            })?;
+            write_file(output, |out| {
+                report::render(&profile, &pprof, out).map_err(render_error)
+            })?;
             crate::terminal::status(
                 "Compare",
                 &format!(
@@ -135,20 +144,22 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
             Ok(0)
         }
         _ => {
-            emit(args, |out| report::render(&profile, &options, out))?;
+            emit(args, |out| {
+                report::render(&profile, &options, out).map_err(render_error)
+            })?;
             let Some(base) = base.as_ref() else {
                 return Ok(0);
             };
             let mut failures = Vec::new();
             if let Some(pct) = args.fail_if_slower {
-                failures.extend(diff::too_slow(
-                    &diff::diff(base, &profile)?,
-                    &args.function,
-                    pct,
-                )?);
+                failures.extend(
+                    diff::too_slow(&diff::diff(base, &profile)?, &args.function, pct)
+                        .map_err(slower_error)?,
+                );
             }
             if let Some(pct) = args.fail_if_more_memory {
-                failures.extend(report::too_much_memory(base, &profile, pct)?);
+                failures
+                    .extend(diff::too_much_memory(base, &profile, pct).map_err(more_memory_error)?);
             }
             for failure in &failures {
                 crate::terminal::error(failure);
@@ -266,8 +277,8 @@ fn latest_in_workspace(args: &ReportOptions) -> Result<PathBuf> {
             workspace.target_dir(&cargo)
         }
     };
-    let dir = profile::profiles_dir(&target_dir);
-    profile::latest_profile(&dir)?.with_context(|| {
+    let dir = crate::profiles_dir::profiles_dir(&target_dir);
+    crate::profiles_dir::latest_profile(&dir)?.with_context(|| {
         format!(
             "no profile found in {}: run `cargo wasmprof run` first, or pass --input FILE",
             dir.display()
