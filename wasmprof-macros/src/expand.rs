@@ -657,34 +657,30 @@ struct Walker<'a> {
 impl Walker<'_> {
     /// Whether the item's attributes ask to be left alone.
     fn leaves_alone(&self, attrs: &[Attribute]) -> bool {
-        attrs
-            .iter()
-            .any(|attr| self.is_ours(attr, "skip") || self.is_ours(attr, "instrument"))
+        attrs.iter().any(|attr| {
+            wasmprof_attributes::CHOICES
+                .iter()
+                .any(|which| self.is_ours(attr, which))
+        })
     }
 
-    /// `#[skip]`, `#[wasmprof::skip]`, `#[<crate path>::skip]`.
+    /// `#[skip]`, `#[wasmprof::skip]`, `#[<crate path>::skip]`: the rule
+    /// the crate-wide rewrite applies too (`wasmprof_attributes`). Bare
+    /// attributes are ours inside an instrumented block.
     fn is_ours(&self, attr: &Attribute, which: &str) -> bool {
-        let segments: Vec<String> = attr
-            .path()
-            .segments
-            .iter()
-            .map(|segment| segment.ident.to_string())
-            .collect();
-        let Some((last, prefix)) = segments.split_last() else {
-            return false;
+        let krate: Vec<String> = self
+            .args
+            .krate_path()
+            .map(|path: &Path| path_names(path))
+            .unwrap_or_default();
+        let krate: Vec<&str> = krate.iter().map(String::as_str).collect();
+        let names = path_names(attr.path());
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let scope = wasmprof_attributes::Scope {
+            bare_is_ours: true,
+            runtime: &krate,
         };
-        if last != which {
-            return false;
-        }
-        let krate: Option<Vec<String>> = self.args.krate_path().map(|path: &Path| {
-            path.segments
-                .iter()
-                .map(|segment| segment.ident.to_string())
-                .collect()
-        });
-        prefix.is_empty()
-            || prefix.last().is_some_and(|segment| segment == "wasmprof")
-            || krate.as_deref() == Some(prefix)
+        wasmprof_attributes::is_ours(&names, which, &scope)
     }
 
     /// Whether a function can be instrumented here; const ones cannot, and
@@ -889,6 +885,14 @@ fn is_type_parameter(ty: &Type, generics: &syn::Generics) -> bool {
         return false;
     };
     path.qself.is_none() && generics.type_params().any(|param| param.ident == *ident)
+}
+
+/// A path's segments by name, as the attribute rule takes them.
+fn path_names(path: &Path) -> Vec<String> {
+    path.segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect()
 }
 
 mod asynchronous;

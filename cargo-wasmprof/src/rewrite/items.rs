@@ -555,31 +555,25 @@ impl<'a> FileWalk<'a> {
 
     /// Whether an attribute of ours (`instrument`, `skip`) is already on
     /// the item: the user's own choice, which the rewrite keeps.
-    fn leaves_alone(&self, attrs: &[Attribute]) -> bool {
-        attrs
-            .iter()
-            .any(|attr| self.is_ours(attr, "skip") || self.is_ours(attr, "instrument"))
-    }
-
     /// `#[wasmprof::skip]`, `#[<runtime>::skip]`, and `#[skip]` when the
-    /// crate uses wasmprof (imported by name), as the macro reads them.
-    fn is_ours(&self, attr: &Attribute, which: &str) -> bool {
-        let segments: Vec<String> = attr
-            .path()
-            .segments
-            .iter()
-            .map(|segment| segment.ident.to_string())
-            .collect();
-        let Some((last, prefix)) = segments.split_last() else {
-            return false;
+    /// crate uses wasmprof (imported by name): the rule the macro applies
+    /// too (`wasmprof_attributes`).
+    fn leaves_alone(&self, attrs: &[Attribute]) -> bool {
+        let runtime = [self.spec.runtime.name.as_str()];
+        let scope = wasmprof_attributes::Scope {
+            bare_is_ours: self.spec.bare_attributes_are_ours,
+            runtime: &runtime,
         };
-        if last != which {
-            return false;
-        }
-        match prefix.last() {
-            None => self.spec.bare_attributes_are_ours,
-            Some(owner) => owner == "wasmprof" || *owner == self.spec.runtime.name,
-        }
+        attrs.iter().any(|attr| {
+            let names: Vec<String> = attr
+                .path()
+                .segments
+                .iter()
+                .map(|segment| segment.ident.to_string())
+                .collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            wasmprof_attributes::is_choice(&names, &scope)
+        })
     }
 
     /// Where the attribute goes: before the item's first attribute that is

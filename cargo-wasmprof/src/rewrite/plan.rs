@@ -728,11 +728,15 @@ fn add_command_line_patterns(settings: &Settings, chosen: &mut [Chosen]) {
     }
 }
 
-/// The runtime and the macros: never instrumented.
+/// The runtime, the macros and their rule: never instrumented.
 fn is_wasmprof(package: &Package) -> bool {
     matches!(
         package.name.as_str(),
-        "wasmprof-rt" | "wasmprof-core" | "wasmprof-macros" | "wasmprof-wire"
+        "wasmprof-rt"
+            | "wasmprof-core"
+            | "wasmprof-macros"
+            | "wasmprof-attributes"
+            | "wasmprof-wire"
     )
 }
 
