@@ -51,10 +51,10 @@ fn wasm_size(mode: &str, target_dir: &std::path::Path) -> u64 {
             if path.ends_with("wasm32-wasip1/release/realworld.wasm") {
                 return Some(path);
             }
-            if path.is_dir() {
-                if let Some(found) = find(&path) {
-                    return Some(found);
-                }
+            if path.is_dir()
+                && let Some(found) = find(&path)
+            {
+                return Some(found);
             }
         }
         None
@@ -100,12 +100,16 @@ fn main() {
             .collect();
         times.sort_by(|a, b| a.total_cmp(b));
         let median = times[times.len() / 2];
-        eprintln!("  {mode}: build {build_seconds:.1} s, {size} bytes, run median {median:.4} s of {times:?}");
+        eprintln!(
+            "  {mode}: build {build_seconds:.1} s, {size} bytes, run median {median:.4} s of {times:?}"
+        );
         rows.push((mode, build_seconds, size, median));
         let _ = std::fs::remove_dir_all(&target_dir);
     }
     let (_, build0, size0, run0) = rows[0];
-    println!("realworld (pulldown-cmark + miniz_oxide), crate-wide, median of {repetitions} runs in Node");
+    println!(
+        "realworld (pulldown-cmark + miniz_oxide), crate-wide, median of {repetitions} runs in Node"
+    );
     println!(
         "{:<8} {:>9} {:>7} {:>10} {:>7} {:>9} {:>7}",
         "mode", "build s", "ratio", "wasm KiB", "ratio", "run s", "ratio"

@@ -241,7 +241,9 @@ fn accuracy(repetitions: usize) {
             *sum += time;
         }
     }
-    println!("appendix B accuracy with --timer host, median (min-max) of {repetitions} runs, % of the mean f_main_* time:");
+    println!(
+        "appendix B accuracy with --timer host, median (min-max) of {repetitions} runs, % of the mean f_main_* time:"
+    );
     for (name, values, target) in [
         ("spread of the four f_main_*", &spread, "target <= 2"),
         ("f_half_2", &half_2, "target 50 +- 2"),

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use cargo_metadata::{MetadataCommand, Package};
 use toml_edit::{DocumentMut, InlineTable, Item, Table, TableLike, Value};
 

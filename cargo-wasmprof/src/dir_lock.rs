@@ -55,7 +55,7 @@ impl DirLock {
                     .with_context(|| format!("could not lock {}", path.display()))?;
             }
             Err(TryLockError::Error(e)) => {
-                return Err(e).with_context(|| format!("could not lock {}", path.display()))
+                return Err(e).with_context(|| format!("could not lock {}", path.display()));
             }
         }
         Ok(DirLock {

@@ -6,14 +6,14 @@
 //! here works on `proc_macro2` tokens so that it can be unit-tested.
 
 use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{
-    token, AttrStyle, Attribute, Block, Ident, ImplItem, Item, ItemImpl, ItemMod, ItemTrait,
-    LitStr, Path, Signature, Stmt, Token, TraitItem, Type, Visibility,
+    AttrStyle, Attribute, Block, Ident, ImplItem, Item, ItemImpl, ItemMod, ItemTrait, LitStr, Path,
+    Signature, Stmt, Token, TraitItem, Type, Visibility, token,
 };
 
 use crate::attr::{self, Args};

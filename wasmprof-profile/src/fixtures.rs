@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::profile::{Function, Node, Profile, RunInfo, TimerInfo, TimerMode, FORMAT};
+use crate::profile::{FORMAT, Function, Node, Profile, RunInfo, TimerInfo, TimerMode};
 
 /// Builds a [`Profile`] from call paths, giving self times; inclusive times
 /// are derived so that the tree is consistent.

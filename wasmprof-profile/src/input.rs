@@ -7,8 +7,8 @@ use std::fmt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use crate::profile::{self, Profile};
 use crate::sampled;
@@ -245,13 +245,13 @@ fn reader_for(bytes: &[u8], path: &Path) -> Result<&'static dyn Reader> {
                 path: path.to_owned(),
                 line: e.line(),
                 column: e.column(),
-            })
+            });
         }
         Err(source) => {
             return Err(Error::NotAnObject {
                 path: path.to_owned(),
                 source,
-            })
+            });
         }
     };
     if let Some(reader) = READERS.iter().find(|r| r.is_applicable(&keys)) {
@@ -278,7 +278,7 @@ fn malformed(
 
 #[cfg(test)]
 mod tests {
-    use super::{read, reader_for, sampled, InputKind};
+    use super::{InputKind, read, reader_for, sampled};
     use std::path::Path;
 
     fn kind(json: &str) -> InputKind {

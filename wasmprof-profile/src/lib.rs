@@ -56,7 +56,7 @@ pub mod wasm_info;
 // What most callers need, at the crate's root: read any input, check,
 // merge, compare and render. The modules hold the rest.
 pub use error::{Error, RenderOption, Result, Which};
-pub use input::{read as read_input, Input, InputKind};
-pub use profile::{merge, read_profile, validate, write_profile, Function, Node, Profile};
-pub use report::diff::{diff, Diff};
-pub use report::{render, Format, RenderOptions};
+pub use input::{Input, InputKind, read as read_input};
+pub use profile::{Function, Node, Profile, merge, read_profile, validate, write_profile};
+pub use report::diff::{Diff, diff};
+pub use report::{Format, RenderOptions, render};

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 
 mod sides;
 
@@ -122,18 +122,18 @@ pub(crate) fn bench(options: &BenchOptions, workspace: &Workspace) -> Result<()>
     let mut sides = vec![Side::build(&base, host, options.memory, workspace)?];
     // A program built for threads is measured against itself without them,
     // in the same sitting: what the threads cost.
-    if sides[0].threaded()? {
-        if let Some(without) = sides::without_threads(&base, &host_options)? {
-            let host = select::select(without.host, &host_options)?;
-            // A crate may not build without threads at all (wasm-bindgen-rayon
-            // refuses to): the threads are still measured, alone.
-            match Side::build(&without, host, options.memory, workspace) {
-                Ok(side) => sides.push(side),
-                Err(error) => terminal::warning(&format!(
-                    "the program did not build without threads, so the table has the \
+    if sides[0].threaded()?
+        && let Some(without) = sides::without_threads(&base, &host_options)?
+    {
+        let host = select::select(without.host, &host_options)?;
+        // A crate may not build without threads at all (wasm-bindgen-rayon
+        // refuses to): the threads are still measured, alone.
+        match Side::build(&without, host, options.memory, workspace) {
+            Ok(side) => sides.push(side),
+            Err(error) => terminal::warning(&format!(
+                "the program did not build without threads, so the table has the \
                      threads alone: {error:#}"
-                )),
-            }
+            )),
         }
     }
     for side in &mut sides {
@@ -458,7 +458,7 @@ fn paired_ratios(build: &[u64], plain: &[u64]) -> Vec<f64> {
     build
         .iter()
         .zip(plain)
-        .filter(|(_, &p)| p > 0)
+        .filter(|&(_, &p)| p > 0)
         .map(|(&b, &p)| b as f64 / p as f64)
         .collect()
 }

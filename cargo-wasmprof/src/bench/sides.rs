@@ -10,10 +10,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::{
-    debug_info_size, first_different_output, frame_nanos, median, paired_ratios, row_build,
-    run_once, spread, Measure, Measured, BUILDS,
+    BUILDS, Measure, Measured, debug_info_size, first_different_output, frame_nanos, median,
+    paired_ratios, row_build, run_once, spread,
 };
-use crate::build::options::{is_threaded_target, BuildOptions, HostKind};
+use crate::build::options::{BuildOptions, HostKind, is_threaded_target};
 use crate::build::{self, Workspace};
 use crate::hosts::host::Host;
 use crate::hosts::options::HostOptions;

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{Result, bail};
 use cargo_metadata::{Metadata, Package};
 
 /// Which allocator a `--memory` build records (`WASMPROF_MEMORY`).
@@ -121,10 +121,10 @@ fn with_member_dependencies<'a>(
     while at < found.len() {
         let package = found[at];
         for dependency in &package.dependencies {
-            if let Some(member) = members.iter().find(|m| m.name.as_str() == dependency.name) {
-                if !found.iter().any(|f| f.id == member.id) {
-                    found.push(member);
-                }
+            if let Some(member) = members.iter().find(|m| m.name.as_str() == dependency.name)
+                && !found.iter().any(|f| f.id == member.id)
+            {
+                found.push(member);
             }
         }
         at += 1;
@@ -155,19 +155,19 @@ fn find_declarations(dir: &Path, found: &mut Vec<Declared>) {
         let path = entry.path();
         if path.is_dir() {
             find_declarations(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                found.extend(
-                    declarations_in(&text)
-                        .into_iter()
-                        .map(|(line, recorded)| Declared {
-                            package: String::new(),
-                            file: path.clone(),
-                            line,
-                            recorded,
-                        }),
-                );
-            }
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            found.extend(
+                declarations_in(&text)
+                    .into_iter()
+                    .map(|(line, recorded)| Declared {
+                        package: String::new(),
+                        file: path.clone(),
+                        line,
+                        recorded,
+                    }),
+            );
         }
     }
 }

@@ -29,10 +29,10 @@ impl Diagnostics {
     /// Reads one line of cargo's (rendered) standard error.
     pub(crate) fn scan(&mut self, line: &str) {
         if let Some(rest) = line.strip_prefix("error: could not compile `") {
-            if let Some((name, _)) = rest.split_once('`') {
-                if !self.failed_packages.iter().any(|p| p == name) {
-                    self.failed_packages.push(name.to_owned());
-                }
+            if let Some((name, _)) = rest.split_once('`')
+                && !self.failed_packages.iter().any(|p| p == name)
+            {
+                self.failed_packages.push(name.to_owned());
             }
             self.in_error = false;
             return;
@@ -88,10 +88,10 @@ pub(crate) fn explain(
     }
     let mut found: Vec<(&str, &Planned)> = Vec::new();
     for (file, line) in &failed.diagnostics.error_locations {
-        if let Some((krate, planned)) = enclosing_function(functions, file, *line) {
-            if !found.iter().any(|(_, p)| std::ptr::eq(*p, planned)) {
-                found.push((krate, planned));
-            }
+        if let Some((krate, planned)) = enclosing_function(functions, file, *line)
+            && !found.iter().any(|(_, p)| std::ptr::eq(*p, planned))
+        {
+            found.push((krate, planned));
         }
     }
     let names = culprits

@@ -13,14 +13,14 @@ mod toolchain;
 mod user_rustflags;
 pub(crate) mod web_threads;
 
-pub(crate) use cargo::{profile_name, set_instrumentation_env, set_max_nodes_env, Instrumentation};
+pub(crate) use cargo::{Instrumentation, profile_name, set_instrumentation_env, set_max_nodes_env};
 pub(crate) use toolchain::ensure_target;
 
 pub(crate) mod workspace;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::build::options::{BuildOptions, Oracle, Timer};
 use crate::dir_lock::DirLock;
@@ -552,12 +552,12 @@ fn finish_module(
         .bindgen_version
         .or_else(|| unit.bindgen_version.clone())
         .context("the crate uses wasm-bindgen but its version could not be determined")?;
-    if let Some(resolved) = &unit.bindgen_version {
-        if resolved != &version {
-            terminal::warning(&format!(
-                "the module was built with wasm-bindgen {version} but Cargo.lock resolves {resolved}; using {version}"
-            ));
-        }
+    if let Some(resolved) = &unit.bindgen_version
+        && resolved != &version
+    {
+        terminal::warning(&format!(
+            "the module was built with wasm-bindgen {version} but Cargo.lock resolves {resolved}; using {version}"
+        ));
     }
     let cli = bindgen::find_or_install(&version, offline)?;
     let out_dir = out_dir

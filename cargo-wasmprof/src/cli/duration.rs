@@ -22,7 +22,7 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
         other => {
             return Err(format!(
                 "unknown unit `{other}` in `{text}` (use ms, s, m or h)"
-            ))
+            ));
         }
     };
     if !(seconds > 0.0 && seconds.is_finite()) {

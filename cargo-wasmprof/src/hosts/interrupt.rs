@@ -3,8 +3,8 @@
 //! with Chromium still running (it is in a process group of its own, so the
 //! terminal's SIGINT does not reach it).
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 
 use super::host::WasiConfig;
 use crate::hosts::options::HostOptions;
@@ -98,7 +98,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("data")).unwrap();
         let data = dir.path().join("data").canonicalize().unwrap();
-        std::env::set_var("WASMPROF_TEST_FORWARDED", "from here");
+        // SAFETY: std's own readers of the environment (a process spawned
+        // by another test) take the lock `set_var` takes, and nothing in
+        // this test binary reads it through libc directly.
+        unsafe { std::env::set_var("WASMPROF_TEST_FORWARDED", "from here") };
         let config = config(
             &host_args(&[
                 "--no-default-dir",

@@ -7,7 +7,7 @@ pub(crate) mod verified_counts;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 use wasmprof_wire::Snapshot;
 
@@ -222,7 +222,9 @@ pub(crate) fn save_profile(
     }
     if !result.snapshot {
         match &result.snapshot_error {
-            Some(e) => terminal::warning(&format!("could not read the profile out of the module: {e}")),
+            Some(e) => terminal::warning(&format!(
+                "could not read the profile out of the module: {e}"
+            )),
             None if !result.status.finished() => terminal::warning(&format!(
                 "no profile could be collected: {}",
                 result.message.as_deref().unwrap_or(result.status.as_str())
@@ -371,7 +373,9 @@ pub(crate) fn entry_point(module: &BuiltModule, args: &HostOptions) -> Result<St
         return Ok(format!("invoke {name}"));
     }
     if !args.args.is_empty() && module.unit.kind != ModuleKind::Wasi {
-        bail!("arguments after -- go to --invoke's function or a binary's main; this library has neither");
+        bail!(
+            "arguments after -- go to --invoke's function or a binary's main; this library has neither"
+        );
     }
     match module.unit.kind {
         ModuleKind::Wasi => Ok("main".into()),

@@ -65,8 +65,8 @@ pub(super) fn thread_error(error: Error) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmprof_profile::report::Format;
     use wasmprof_profile::Which;
+    use wasmprof_profile::report::Format;
 
     #[test]
     fn each_option_is_told_as_its_flag_with_what_to_use() {

@@ -4,12 +4,12 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 
-use crate::build::options::CargoOptions;
 use crate::build::Workspace;
+use crate::build::options::CargoOptions;
 use wasmprof_profile::profile::{self, MemoryWeight, Profile};
-use wasmprof_profile::report::{self, diff, Format, RenderOptions};
+use wasmprof_profile::report::{self, Format, RenderOptions, diff};
 use wasmprof_profile::sampled;
 
 mod flag_errors;
@@ -198,10 +198,10 @@ fn load(inputs: &[PathBuf], options: &sampled::Options) -> Result<(Profile, Vec<
         }
         // A snapshot file carries the independent count of a build with
         // --verify-counts, as a run does: said here as `run` says it.
-        if input.kind == wasmprof_profile::input::InputKind::Snapshot {
-            if let Some(check) = &input.profile.run.count_check {
-                crate::launch::verified_counts::announce_verified(check);
-            }
+        if input.kind == wasmprof_profile::input::InputKind::Snapshot
+            && let Some(check) = &input.profile.run.count_check
+        {
+            crate::launch::verified_counts::announce_verified(check);
         }
         profiles.push(input.profile);
         if inputs.len() == 1 {

@@ -18,8 +18,8 @@ use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{Attribute, Block, ImplItem, Item, ItemImpl, ItemMod, ItemTrait, Meta, TraitItem, Type};
 
-use super::modules::{is_inside, ModDir};
-use super::size::{is_entry, Size};
+use super::modules::{ModDir, is_inside};
+use super::size::{Size, is_entry};
 use super::source::Source;
 use super::{CrateSpec, PathOutside, Planned, PlannedKind, RewriteError, Slots, Stats};
 
@@ -480,32 +480,32 @@ impl<'a> FileWalk<'a> {
         }
         let left_out = self.leaves_alone(&item.attrs) || excluded;
         let path_attr = path_attribute(&item.attrs);
-        if item.content.is_none() {
-            if let Some((relative, literal)) = &path_attr {
-                let target = dir.file_module_candidates(&name, Some(relative))[0]
-                    .file
-                    .clone();
-                if !is_inside(&target, &self.spec.package_root) {
-                    if !left_out {
-                        let at = self.source.offset(item.mod_token.span);
-                        return Err(RewriteError::PathOutside(Box::new(PathOutside {
-                            file: self.source.path.clone(),
-                            line: self.source.line_of(at),
-                            module: path.join("::"),
-                            target,
-                            package_root: self.spec.package_root.clone(),
-                        })));
-                    }
-                    // Left as it is, but read from where it is: the copy
-                    // is elsewhere, and a relative path would miss it.
-                    let range = literal.span().byte_range();
-                    self.insertions.push((
-                        self.source.skip + range.start,
-                        self.source.skip + range.end,
-                        format!("{:?}", target.display().to_string()),
-                    ));
-                    return Ok(());
+        if item.content.is_none()
+            && let Some((relative, literal)) = &path_attr
+        {
+            let target = dir.file_module_candidates(&name, Some(relative))[0]
+                .file
+                .clone();
+            if !is_inside(&target, &self.spec.package_root) {
+                if !left_out {
+                    let at = self.source.offset(item.mod_token.span);
+                    return Err(RewriteError::PathOutside(Box::new(PathOutside {
+                        file: self.source.path.clone(),
+                        line: self.source.line_of(at),
+                        module: path.join("::"),
+                        target,
+                        package_root: self.spec.package_root.clone(),
+                    })));
                 }
+                // Left as it is, but read from where it is: the copy
+                // is elsewhere, and a relative path would miss it.
+                let range = literal.span().byte_range();
+                self.insertions.push((
+                    self.source.skip + range.start,
+                    self.source.skip + range.end,
+                    format!("{:?}", target.display().to_string()),
+                ));
+                return Ok(());
             }
         }
         if left_out {
@@ -721,22 +721,20 @@ fn path_attribute(attrs: &[Attribute]) -> Option<(String, syn::LitStr)> {
 fn insertion_point(tokens: TokenStream) -> Span {
     let mut iter = tokens.into_iter().peekable();
     while let Some(token) = iter.next() {
-        if let TokenTree::Punct(p) = &token {
-            if p.as_char() == '#' {
-                if let Some(TokenTree::Group(g)) = iter.peek() {
-                    if g.delimiter() == proc_macro2::Delimiter::Bracket {
-                        let is_doc = matches!(
-                            g.stream().into_iter().next(),
-                            Some(TokenTree::Ident(ident)) if ident == "doc"
-                        );
-                        if !is_doc {
-                            return token.span();
-                        }
-                        iter.next();
-                        continue;
-                    }
-                }
+        if let TokenTree::Punct(p) = &token
+            && p.as_char() == '#'
+            && let Some(TokenTree::Group(g)) = iter.peek()
+            && g.delimiter() == proc_macro2::Delimiter::Bracket
+        {
+            let is_doc = matches!(
+                g.stream().into_iter().next(),
+                Some(TokenTree::Ident(ident)) if ident == "doc"
+            );
+            if !is_doc {
+                return token.span();
             }
+            iter.next();
+            continue;
         }
         return token.span();
     }
@@ -801,12 +799,12 @@ pub(super) fn included_sources(text: &str) -> BTreeSet<String> {
     for marker in ["include_str!(", "include_bytes!("] {
         for (at, _) in text.match_indices(marker) {
             let rest = text[at + marker.len()..].trim_start();
-            if let Some(rest) = rest.strip_prefix('"') {
-                if let Some(end) = rest.find('"') {
-                    let name = &rest[..end];
-                    if name.ends_with(".rs") {
-                        found.insert(name.to_owned());
-                    }
+            if let Some(rest) = rest.strip_prefix('"')
+                && let Some(end) = rest.find('"')
+            {
+                let name = &rest[..end];
+                if name.ends_with(".rs") {
+                    found.insert(name.to_owned());
                 }
             }
         }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toml_edit::{value, DocumentMut, InlineTable, Item, Table, Value};
+use toml_edit::{DocumentMut, InlineTable, Item, Table, Value, value};
 
 use super::modules::normalize;
 
@@ -77,10 +77,10 @@ fn dependency_tables(doc: &mut DocumentMut) -> Vec<&mut dyn toml_edit::TableLike
                     for (_, target) in targets.iter_mut() {
                         if let Some(target) = target.as_table_like_mut() {
                             for (kind, deps) in target.iter_mut() {
-                                if KINDS.contains(&kind.get()) {
-                                    if let Some(t) = deps.as_table_like_mut() {
-                                        tables.push(t);
-                                    }
+                                if KINDS.contains(&kind.get())
+                                    && let Some(t) = deps.as_table_like_mut()
+                                {
+                                    tables.push(t);
                                 }
                             }
                         }
@@ -88,12 +88,11 @@ fn dependency_tables(doc: &mut DocumentMut) -> Vec<&mut dyn toml_edit::TableLike
                 }
             }
             "workspace" => {
-                if let Some(ws) = item.as_table_like_mut() {
-                    if let Some(deps) = ws.get_mut("dependencies") {
-                        if let Some(t) = deps.as_table_like_mut() {
-                            tables.push(t);
-                        }
-                    }
+                if let Some(ws) = item.as_table_like_mut()
+                    && let Some(deps) = ws.get_mut("dependencies")
+                    && let Some(t) = deps.as_table_like_mut()
+                {
+                    tables.push(t);
                 }
             }
             "patch" => {
@@ -135,18 +134,18 @@ pub(crate) fn relocate_paths(
     };
     for table in dependency_tables(doc) {
         for (_, dep) in table.iter_mut() {
-            if let Some(dep) = dep.as_table_like_mut() {
-                if let Some(path) = dep.get_mut("path") {
-                    fix(path);
-                }
+            if let Some(dep) = dep.as_table_like_mut()
+                && let Some(path) = dep.get_mut("path")
+            {
+                fix(path);
             }
         }
     }
     let root = doc.as_table_mut();
-    if let Some(lib) = root.get_mut("lib").and_then(Item::as_table_like_mut) {
-        if let Some(path) = lib.get_mut("path") {
-            fix(path);
-        }
+    if let Some(lib) = root.get_mut("lib").and_then(Item::as_table_like_mut)
+        && let Some(path) = lib.get_mut("path")
+    {
+        fix(path);
     }
     if let Some(build) = root
         .get_mut("package")
@@ -223,10 +222,10 @@ pub(crate) fn exclude_from_workspace(doc: &mut DocumentMut, path: &str) {
     if workspace.get("exclude").is_none() {
         workspace.insert("exclude", value(toml_edit::Array::new()));
     }
-    if let Some(exclude) = workspace.get_mut("exclude").and_then(Item::as_array_mut) {
-        if !exclude.iter().any(|v| v.as_str() == Some(path)) {
-            exclude.push(path);
-        }
+    if let Some(exclude) = workspace.get_mut("exclude").and_then(Item::as_array_mut)
+        && !exclude.iter().any(|v| v.as_str() == Some(path))
+    {
+        exclude.push(path);
     }
 }
 

@@ -32,7 +32,7 @@ pub(crate) use pattern::Filter;
 pub(crate) use source::edit_all;
 
 use items::{FileJob, FileWalk};
-use modules::{is_inside, ModDir};
+use modules::{ModDir, is_inside};
 use source::Source;
 
 /// The name by which rewritten code reaches the runtime.

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use cargo_metadata::{DependencyKind, Edition, Metadata, Package, TargetKind};
 use sha2::{Digest, Sha256};
 
@@ -21,7 +21,7 @@ use super::manifest::{self, RuntimeSource};
 use super::modules::normalize;
 use super::shadow::{self, ShadowRoot};
 use super::size::DEFAULT_MIN_SIZE;
-use super::{rewrite_crate, CrateSpec, Filter, Runtime, Stats, CORE_RUNTIME, RENAMED_RUNTIME};
+use super::{CORE_RUNTIME, CrateSpec, Filter, RENAMED_RUNTIME, Runtime, Stats, rewrite_crate};
 use crate::dir_lock::DirLock;
 use crate::terminal;
 
@@ -1008,7 +1008,7 @@ fn runtime_source(
             Some(_) => {
                 return RuntimeSource::Registry {
                     version: runtime.version.to_string(),
-                }
+                };
             }
         }
     }
@@ -1248,7 +1248,7 @@ fn sync_lock(
 
 #[cfg(test)]
 mod tests {
-    use super::{prepare, Message, Settings};
+    use super::{Message, Settings, prepare};
 
     /// A workspace of one package, `demo`, with `metadata` as its
     /// `[package.metadata.wasmprof]`, read by the real `cargo metadata`.

@@ -213,10 +213,10 @@ fn remove_stale(
 /// goes through a temporary file, so a concurrent build never reads half a
 /// file. Returns whether it wrote.
 pub(crate) fn write_if_changed(path: &Path, content: &[u8]) -> io::Result<bool> {
-    if let Ok(existing) = fs::read(path) {
-        if existing == content {
-            return Ok(false);
-        }
+    if let Ok(existing) = fs::read(path)
+        && existing == content
+    {
+        return Ok(false);
     }
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent)?;

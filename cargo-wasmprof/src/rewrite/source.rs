@@ -33,10 +33,10 @@ impl Source {
         let rest = &text[skip..];
         // A first line `#!...` that does not start an inner attribute
         // (`#![...]`) is a shebang: syn skips it, keeping the newline.
-        if let Some(after) = rest.strip_prefix("#!") {
-            if !after.trim_start().starts_with('[') {
-                skip += rest.find('\n').unwrap_or(rest.len());
-            }
+        if let Some(after) = rest.strip_prefix("#!")
+            && !after.trim_start().starts_with('[')
+        {
+            skip += rest.find('\n').unwrap_or(rest.len());
         }
         Source {
             path: path.to_path_buf(),

@@ -668,8 +668,7 @@ fn other_attribute_macros_come_after_ours() {
 
 #[test]
 fn allocators_descriptors_and_naked_functions_are_left_alone() {
-    let lib =
-        "unsafe impl GlobalAlloc for A { unsafe fn alloc(&self, l: Layout) -> *mut u8 { f(l) } }\n\
+    let lib = "unsafe impl GlobalAlloc for A { unsafe fn alloc(&self, l: Layout) -> *mut u8 { f(l) } }\n\
                impl WasmDescribe for C { fn describe() { inform(1) } }\n\
                impl B { #[naked] fn n() {} fn ok(&self) {} }\n";
     let krate = Crate::new(&[("src/lib.rs", lib)]);
@@ -757,7 +756,9 @@ fn shadow_paths() {
     );
     assert_eq!(
         shadow.dependency(Path::new("/home/u/.cargo/registry/src/i/semver-1.0.28")),
-        Path::new("/t/wasmprof/host/shadow/all/workspace/.wasmprof-deps/home/u/.cargo/registry/src/i/semver-1.0.28")
+        Path::new(
+            "/t/wasmprof/host/shadow/all/workspace/.wasmprof-deps/home/u/.cargo/registry/src/i/semver-1.0.28"
+        )
     );
     // One flag, whatever is copied: relative paths under the dependency
     // directory map back to the absolute originals.

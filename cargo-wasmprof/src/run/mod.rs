@@ -6,7 +6,7 @@ pub(crate) mod options;
 mod serve;
 mod thread_targets;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::build::options::{BuildOptions, CargoOptions};
 use crate::build::{self, BuiltModule, Workspace};

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use super::binary::{check_host, test_config, Binary};
+use super::binary::{Binary, check_host, test_config};
 use super::session::Session;
 use crate::build::bindgen;
 use crate::build::options::HostKind;

@@ -19,15 +19,15 @@ mod test_names;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::build::options::HostKind;
 use crate::build::options::{BuildOptions, Timer};
-use crate::build::{self, wasmprof_dir, Workspace};
+use crate::build::{self, Workspace, wasmprof_dir};
 use crate::hosts::options::HostOptions;
 use crate::hosts::select;
 use crate::terminal;
-use session::{Session, SESSION_VAR};
+use session::{SESSION_VAR, Session};
 
 /// The two targets tests build for.
 const WASI: &str = "wasm32-wasip1";

@@ -7,10 +7,10 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use wasmprof_wire::Snapshot;
 
-use super::binary::{check_host, test_config, Binary};
+use super::binary::{Binary, check_host, test_config};
 use super::bindgen_test;
 use super::doctest::Found;
 use super::session::Session;

@@ -193,7 +193,7 @@ fn remove_nodes(profile: &mut Profile, remove: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmprof_profile::fixtures::{node_at, ProfileBuilder};
+    use wasmprof_profile::fixtures::{ProfileBuilder, node_at};
 
     #[test]
     fn harness_tests_take_their_names_and_a_test_recorded_twice_is_kept_once() {
@@ -251,11 +251,13 @@ mod tests {
             .iter()
             .filter(|f| f.name == "t::tests::plain");
         assert_eq!(named_plain.count(), 1, "no two functions print alike");
-        assert!(profile
-            .functions
-            .iter()
-            .filter(|f| f.name.starts_with("t::tests::adds"))
-            .all(|f| f.is_test));
+        assert!(
+            profile
+                .functions
+                .iter()
+                .filter(|f| f.name.starts_with("t::tests::adds"))
+                .all(|f| f.is_test)
+        );
         wasmprof_profile::profile::validate(&profile).unwrap();
     }
 }

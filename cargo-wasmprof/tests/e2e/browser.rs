@@ -474,7 +474,9 @@ fn serve_saves_a_profile_when_a_person_presses_the_button() {
     // The app has run once its second canvas shows the edges.
     wait_for(
         || {
-            evaluate("!!(window.__wasmprofHost && __wasmprofHost.hasInstance() && document.getElementById('wasmprof-save') && document.getElementById('edges'))") == json!(true)
+            evaluate(
+                "!!(window.__wasmprofHost && __wasmprofHost.hasInstance() && document.getElementById('wasmprof-save') && document.getElementById('edges'))",
+            ) == json!(true)
         },
         "the app and its overlay",
     );
@@ -620,7 +622,7 @@ fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
     }
 }
 
-extern "C" {
+unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, signal: i32) -> i32;
 }

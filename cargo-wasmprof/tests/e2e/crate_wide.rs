@@ -708,7 +708,10 @@ fn a_path_dependency_outside_the_workspace_in_edition_2015_and_a_taken_wasmprof_
     let dir = scratch_dir(
         "deps",
         &[
-            ("ws/Cargo.toml", "[workspace]\nmembers = [\"app\"]\nresolver = \"2\"\n"),
+            (
+                "ws/Cargo.toml",
+                "[workspace]\nmembers = [\"app\"]\nresolver = \"2\"\n",
+            ),
             (
                 "ws/app/Cargo.toml",
                 "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
@@ -732,7 +735,10 @@ fn a_path_dependency_outside_the_workspace_in_edition_2015_and_a_taken_wasmprof_
                 "fake/Cargo.toml",
                 "[package]\nname = \"fake-wasmprof\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
             ),
-            ("fake/src/lib.rs", "pub fn name() -> &'static str {\n    \"fake\"\n}\n"),
+            (
+                "fake/src/lib.rs",
+                "pub fn name() -> &'static str {\n    \"fake\"\n}\n",
+            ),
         ],
     );
     let run = wasmprof_in(

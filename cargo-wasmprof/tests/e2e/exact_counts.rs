@@ -161,9 +161,9 @@ fn rhai_instrumented_whole_counts_as_the_oracle_in_every_mode_and_host() {
         oracle.calls["rhai::engine::Engine::call_script_fn"],
         21_891 + 10
     );
-    assert!(oracle.calls.keys().any(
-        |name| name.contains("ImmutableString as core::convert::From<smartstring::SmartString")
-    ));
+    assert!(oracle.calls.keys().any(|name| {
+        name.contains("ImmutableString as core::convert::From<smartstring::SmartString")
+    }));
 }
 
 #[test]

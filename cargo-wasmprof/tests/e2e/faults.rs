@@ -10,12 +10,14 @@ fn a_panic_mid_run_keeps_the_profile_marked_incomplete() {
     assert!(run.stderr.contains("trap"), "{}", run.stderr);
     let profile = run.profile();
     assert!(!profile.run.complete);
-    assert!(profile
-        .run
-        .incomplete_reason
-        .as_deref()
-        .unwrap()
-        .contains("unreachable"));
+    assert!(
+        profile
+            .run
+            .incomplete_reason
+            .as_deref()
+            .unwrap()
+            .contains("unreachable")
+    );
     // Five calls returned, the sixth panicked: all six were counted.
     assert_eq!(
         calls_of_path(&profile, &["faults::steps", "faults::step"]),

@@ -217,7 +217,7 @@ fn a_leptos_app_with_its_reactive_crates_instrumented_crate_wide_runs_as_written
     for krate in ["reactive_graph::", "tachys::"] {
         let ran = calls
             .iter()
-            .filter(|(name, &n)| n > 0 && name.trim_start_matches('<').starts_with(krate))
+            .filter(|(name, n)| **n > 0 && name.trim_start_matches('<').starts_with(krate))
             .count();
         assert!(ran >= 20, "{ran} of {krate} functions ran in the profile");
     }

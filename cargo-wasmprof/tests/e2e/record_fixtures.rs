@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::support::*;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 fn fixtures_dir() -> PathBuf {
     let dir = repo_root().join("wasmprof-profile/tests/data/sampled");
@@ -166,7 +166,7 @@ fn record_chromium_profiles() {
     let _ = child.wait();
 }
 
-extern "C" {
+unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, signal: i32) -> i32;
 }

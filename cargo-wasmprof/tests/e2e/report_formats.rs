@@ -135,11 +135,13 @@ fn reports_go_to_devices_and_fifos_in_place_and_to_standard_output_for_a_dash() 
         );
     }
     let fifo = dir.path().join("pipe");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || {

@@ -189,9 +189,11 @@ fn a_failing_test_fails_the_command_and_its_profile_is_written() {
         ),
         1
     );
-    assert!(per_test_dir(&run)
-        .join("wordcount-tests-fails_on_purpose.wasmprof.json")
-        .is_file());
+    assert!(
+        per_test_dir(&run)
+            .join("wordcount-tests-fails_on_purpose.wasmprof.json")
+            .is_file()
+    );
     // With --nocapture the panic's message is there.
     let run = test(&[
         "-p",
@@ -398,9 +400,10 @@ fn run_in_browser_tests_go_to_the_browser_and_the_rest_to_node() {
         "{}",
         run.stdout
     );
-    assert!(run
-        .stdout
-        .contains("test tests::luminance_weighs_green_most ... ok"));
+    assert!(
+        run.stdout
+            .contains("test tests::luminance_weighs_green_most ... ok")
+    );
     let profile = run.profile();
     // Every pixel of the scene, and 16 of the blank canvas.
     assert_eq!(

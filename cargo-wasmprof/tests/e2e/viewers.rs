@@ -62,7 +62,9 @@ fn assert_same_times<'a>(
         };
         assert!(
             row.self_time.matches(self_ms, self_slack_ms(interval_ms))
-                && row.total_time.matches(total_ms, total_slack_ms(total_ms, interval_ms)),
+                && row
+                    .total_time
+                    .matches(total_ms, total_slack_ms(total_ms, interval_ms)),
             "{viewer}: {}: shows self {:?}, total {:?}; the report has {self_ms:.4} ms, {total_ms:.4} ms \
              (sampled every {interval_ms} ms)",
             row.name,

@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::shown::{shown, Row};
 use super::PageProbe;
+use super::shown::{Row, shown};
 
 const FRONT_END: &str = "devtools://devtools/bundled/inspector.html";
 
@@ -30,8 +30,7 @@ const HELPERS: &str = "window.__deep = (pred) => { const out = []; \
 const SCREENCAST_BUTTON: &str = "__center(__deep(e => e.tagName === 'BUTTON' && \
      e.getAttribute('aria-label') === 'Toggle screencast')[0])";
 /// While the screencast is there, the main toolbar starts right of it.
-const SCREENCAST_SHOWN: &str =
-    "(() => { const at = __center(__deep(e => e.tagName === 'BUTTON' && \
+const SCREENCAST_SHOWN: &str = "(() => { const at = __center(__deep(e => e.tagName === 'BUTTON' && \
      e.getAttribute('aria-label') === 'Toggle screencast')[0]); \
      return at && at[0] > innerWidth / 2; })()";
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub(crate) use wasmprof_profile::profile::{read_profile, Profile};
+pub(crate) use wasmprof_profile::profile::{Profile, read_profile};
 
 pub(crate) mod devtools;
 mod page_probe;

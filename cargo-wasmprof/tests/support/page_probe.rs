@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use cargo_wasmprof::browsers_for_tests::DISCONNECTED;
 use cargo_wasmprof::browsers_for_tests::{Chromium, ChromiumExe};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 

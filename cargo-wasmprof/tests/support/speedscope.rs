@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::shown::{shown, Row};
-use super::{repo_root, PageProbe};
+use super::shown::{Row, shown};
+use super::{PageProbe, repo_root};
 
 fn app() -> PathBuf {
     let app = repo_root()

@@ -28,10 +28,10 @@
 //! instrumented body and the body as written.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{format_ident, quote, ToTokens};
+use quote::{ToTokens, format_ident, quote};
 use syn::{Attribute, FnArg, Pat, ReturnType, Signature};
 
-use super::{braced, line_of, Entry, FnName, MaybeItemFn, SelfType};
+use super::{Entry, FnName, MaybeItemFn, SelfType, braced, line_of};
 
 pub(super) fn expand(
     function: &MaybeItemFn,

@@ -141,8 +141,7 @@ fn the_line_is_the_line_of_the_name() {
 
 #[test]
 fn generics_where_clauses_and_impl_trait_survive() {
-    let source =
-        "pub fn pick<'a, T: Clone + 'a, const N: usize>(xs: &'a [T; N], f: impl Fn(&T) -> bool) \
+    let source = "pub fn pick<'a, T: Clone + 'a, const N: usize>(xs: &'a [T; N], f: impl Fn(&T) -> bool) \
                   -> impl Iterator<Item = T> + 'a where T: Default, for<'b> &'b T: PartialEq { \
                   xs.iter().filter(move |x| f(x)).cloned() }";
     let expanded = expand("", source);
@@ -357,9 +356,11 @@ fn an_impl_block_instruments_its_methods() {
     assert_eq!(names, ["\"new\"", "\"len\"", "\"own\""]);
     assert_eq!(found[0].1, "3");
     assert_eq!(found[1].1, "4");
-    assert!(found
-        .iter()
-        .all(|(_, _, self_type)| is_some_self(self_type)));
+    assert!(
+        found
+            .iter()
+            .all(|(_, _, self_type)| is_some_self(self_type))
+    );
     let text = text(&expanded);
     assert!(text.contains("# ! [allow (dead_code)]"));
     assert!(text.contains("# [wasmprof :: skip] fn skipped (& self) { }"));

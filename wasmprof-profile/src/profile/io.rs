@@ -8,7 +8,7 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use super::model::{Profile, FORMAT, FORMAT_MAJOR};
+use super::model::{FORMAT, FORMAT_MAJOR, Profile};
 use crate::error::Error;
 
 /// Reads and checks one profile file.
@@ -104,7 +104,7 @@ pub(crate) fn check(profile: &Profile) -> Result<(), String> {
             Some(parent) => {
                 return Err(format!(
                     "node {index} has parent {parent}, which does not come before it"
-                ))
+                ));
             }
             None => return Err(format!("node {index} has no parent")),
         }
@@ -235,10 +235,12 @@ mod tests {
     fn dangling_indices_are_inconsistent_not_a_panic() {
         let mut profile = crate::fixtures::demo_profile();
         profile.nodes[2].function = Some(7);
-        assert!(validate(&profile)
-            .unwrap_err()
-            .to_string()
-            .contains("function 7"));
+        assert!(
+            validate(&profile)
+                .unwrap_err()
+                .to_string()
+                .contains("function 7")
+        );
         let mut profile = crate::fixtures::demo_profile();
         profile.nodes[1].parent = Some(2);
         assert!(validate(&profile).is_err());

@@ -15,8 +15,8 @@ pub use io::{parse_profile, read_profile, validate, write_profile};
 pub use memory::{FailedAlloc, MemoryGrow, MemoryProfile, MemoryWeight, PathMemory};
 pub use merge::merge;
 pub use model::{
-    CountCheck, CountDifference, CoverageInfo, Function, FunctionTier, FutureStats, HybridInfo,
-    Latency, Node, Profile, Requests, RunInfo, TimerInfo, TimerMode, UnmatchedSamples, Window,
-    FORMAT, FORMAT_MAJOR,
+    CountCheck, CountDifference, CoverageInfo, FORMAT, FORMAT_MAJOR, Function, FunctionTier,
+    FutureStats, HybridInfo, Latency, Node, Profile, Requests, RunInfo, TimerInfo, TimerMode,
+    UnmatchedSamples, Window,
 };
-pub use threads::{is_wait_function, Activity, Thread, ThreadNode, ThreadRead, WAIT_FUNCTIONS};
+pub use threads::{Activity, Thread, ThreadNode, ThreadRead, WAIT_FUNCTIONS, is_wait_function};

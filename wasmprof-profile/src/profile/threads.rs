@@ -268,7 +268,7 @@ impl Profile {
 
 #[cfg(test)]
 mod tests {
-    use crate::fixtures::{node_at, two_workers, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, node_at, two_workers};
 
     #[test]
     fn a_thread_alone_has_its_own_calls_on_the_same_paths() {

@@ -575,7 +575,7 @@ fn summarize_cycles(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{appendix_b, recursion, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, appendix_b, recursion};
 
     fn id(graph: &CallGraph, name: &str) -> FunctionId {
         graph

@@ -268,13 +268,13 @@ pub fn too_slow(diff: &Diff, functions: &[String], pct: f64) -> crate::Result<Ve
                 return Err(Error::NoSuchFunction {
                     name: name.clone(),
                     which: Which::Base,
-                })
+                });
             }
             (_, None) => {
                 return Err(Error::NoSuchFunction {
                     name: name.clone(),
                     which: Which::New,
-                })
+                });
             }
         }
     }

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use crate::error::Error;
 
-use super::flamegraph::{colour, render_boxes, FrameBox, Layout};
+use super::flamegraph::{FrameBox, Layout, colour, render_boxes};
 use super::stacks::Stacks;
 use super::units::human_duration;
 use crate::profile::Profile;

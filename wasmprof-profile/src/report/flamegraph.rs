@@ -449,7 +449,7 @@ const SCRIPT: &str = include_str!("flamegraph.js");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{appendix_b, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, appendix_b};
 
     #[test]
     fn every_wide_frame_is_drawn_with_its_calls_and_share() {

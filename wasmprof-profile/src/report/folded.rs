@@ -121,8 +121,10 @@ mod tests {
     #[test]
     fn a_bad_line_is_an_error() {
         assert!(parse_folded("a;b").unwrap_err().contains("line 1"));
-        assert!(parse_folded("a;b x")
-            .unwrap_err()
-            .contains("not a whole number"));
+        assert!(
+            parse_folded("a;b x")
+                .unwrap_err()
+                .contains("not a whole number")
+        );
     }
 }

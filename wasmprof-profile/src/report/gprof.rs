@@ -32,7 +32,7 @@ use std::io::Write;
 
 use super::callgraph::{CallGraph, FunctionId};
 use super::preamble;
-use super::units::{human_duration_ascii, TimeUnit};
+use super::units::{TimeUnit, human_duration_ascii};
 use crate::profile::{Profile, TimerMode};
 
 /// Renders one profile in gprof's layout.

@@ -198,7 +198,7 @@ fn page_title(profile: &Profile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{appendix_b, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, appendix_b};
 
     #[test]
     fn the_page_holds_everything_and_fetches_nothing() {

@@ -217,7 +217,7 @@ fn document<'a>(profile: &'a Profile, graph: &'a CallGraph) -> Document<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{appendix_b, recursion, FullDisk};
+    use crate::fixtures::{FullDisk, appendix_b, recursion};
     use serde_json::Value;
 
     fn to_value(profile: &Profile) -> Value {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::memory_graph::{human_bytes, MemoryGraph};
+use super::memory_graph::{MemoryGraph, human_bytes};
 use super::words::OUTSIDE;
 use crate::error::{Error, Which};
 use crate::profile::Profile;
@@ -188,9 +188,11 @@ mod tests {
         let failures = too_much(&with_leak(0), &with_leak(500), 20.0).unwrap();
         assert_eq!(failures.len(), 3, "{failures:?}");
         assert!(failures[0].starts_with("bytes allocated grew from 300 to 800"));
-        assert!(too_much(&with_leak(10), &with_leak(10), 0.0)
-            .unwrap()
-            .is_empty());
+        assert!(
+            too_much(&with_leak(10), &with_leak(10), 0.0)
+                .unwrap()
+                .is_empty()
+        );
         let plain = ProfileBuilder::timed().path(&["main"], 1, 1.0).build();
         let error = too_much(&plain, &with_leak(0), 5.0).unwrap_err();
         assert!(

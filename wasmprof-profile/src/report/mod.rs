@@ -360,9 +360,10 @@ mod tests {
             ..RenderOptions::format(Format::Gprof)
         };
         let err = render(&new, &icicle, &mut Vec::new()).unwrap_err();
-        assert!(err
-            .to_string()
-            .contains("an icicle layout is not available in the gprof format"));
+        assert!(
+            err.to_string()
+                .contains("an icicle layout is not available in the gprof format")
+        );
     }
 
     #[test]

@@ -35,8 +35,8 @@ use std::convert::Infallible;
 use std::io::Write;
 
 use crate::error::Error;
-use flate2::write::GzEncoder;
 use flate2::Compression;
+use flate2::write::GzEncoder;
 use prost::Message;
 
 use super::callgraph::OVERFLOW_NAME;

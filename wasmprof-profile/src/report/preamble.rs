@@ -68,7 +68,7 @@ pub(super) fn notes(profile: &Profile) -> Vec<String> {
 /// naming no function, and where the long text is; `None` when there is
 /// nothing to say.
 pub(super) fn legend(profile: &Profile) -> Option<String> {
-    use super::time_kind::{of_functions, TimeKind};
+    use super::time_kind::{TimeKind, of_functions};
     use crate::profile::TimerMode;
     let kinds: std::collections::BTreeSet<TimeKind> = of_functions(profile).into_iter().collect();
     let mode = profile.timer.mode;
@@ -217,10 +217,10 @@ fn short_calls(profile: &Profile) -> Vec<String> {
                         .unwrap_or_default()
                 ),
                 (None, _) => format!(
-                "NOTE: marked (sampled): short calls were timed on a random sample, each timed \
+                    "NOTE: marked (sampled): short calls were timed on a random sample, each timed \
                  call standing for several; the times of {names} are estimates (their counts \
                  are exact)."
-            ),
+                ),
             },
         );
     }
@@ -565,8 +565,10 @@ mod tests {
     fn overflow_is_a_warning() {
         let mut profile = ProfileBuilder::timed().path(&["main"], 1, 5.0).build();
         profile.overflow_calls = 12;
-        assert!(warnings(&profile)[0]
-            .starts_with("WARNING: 12 calls came after the call tree was full"));
+        assert!(
+            warnings(&profile)[0]
+                .starts_with("WARNING: 12 calls came after the call tree was full")
+        );
     }
 
     #[test]
@@ -619,8 +621,10 @@ mod tests {
             matched_samples: 950,
             unmatched: Vec::new(),
         });
-        assert!(legend(&profile)
-            .unwrap()
-            .starts_with("NOTE: hybrid profile: counts and paths exact, times from 950 of 1000"));
+        assert!(
+            legend(&profile).unwrap().starts_with(
+                "NOTE: hybrid profile: counts and paths exact, times from 950 of 1000"
+            )
+        );
     }
 }

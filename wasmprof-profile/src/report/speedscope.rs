@@ -347,7 +347,7 @@ fn slow_frames(profile: &Profile, table: &mut FrameTable) -> Vec<Evented> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{appendix_b, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, appendix_b};
 
     #[test]
     fn events_nest_and_last_as_long_as_each_path() {

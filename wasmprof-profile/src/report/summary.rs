@@ -6,10 +6,10 @@ use std::io::Write;
 use crate::error::Error;
 
 use super::callgraph::{CallGraph, FunctionId};
-use super::memory_graph::{human_bytes, MemoryGraph};
+use super::memory_graph::{MemoryGraph, human_bytes};
 use super::preamble;
 use super::units::human_duration;
-use super::words::{plural, OUTSIDE};
+use super::words::{OUTSIDE, plural};
 use crate::profile::{PathMemory, Profile, Requests};
 
 /// How many functions the summary lists unless told otherwise.

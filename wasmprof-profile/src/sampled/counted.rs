@@ -87,7 +87,7 @@ impl CountedNodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{node_at, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, node_at};
 
     #[test]
     fn each_path_of_counted_functions_gets_one_node_under_its_caller() {

@@ -214,7 +214,7 @@ fn sampled_times(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{node_at as node_of, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, node_at as node_of};
 
     const MS: f64 = 1e6;
 

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::tree::{sampled_profile, weights, Frame, Span, TreeBuilder};
+use super::tree::{Frame, Span, TreeBuilder, sampled_profile, weights};
 use super::{Options, Problems};
 use crate::profile::Profile;
 

@@ -23,12 +23,10 @@ use crate::profile::{HybridInfo, Profile, TimerMode, UnmatchedSamples};
 const OUTSIDE: &str =
     "outside every instrumented function (JavaScript, the engine's own work, idle)";
 /// Samples of the profiler's runtime: its time is no function's.
-const RUNTIME: &str =
-    "in the profiler's own runtime (a guard's entry or exit, registering a function, calibrating the clock), left out";
+const RUNTIME: &str = "in the profiler's own runtime (a guard's entry or exit, registering a function, calibrating the clock), left out";
 /// Samples whose stack leaves the tree: the engine missed or credited a
 /// frame to its caller.
-const OFF_TREE: &str =
-    "a path the calling-context tree does not have (attributed to the deepest node found on it, or left out when there is none)";
+const OFF_TREE: &str = "a path the calling-context tree does not have (attributed to the deepest node found on it, or left out when there is none)";
 /// Samples whose stack skipped instrumented calls the tree has (inlined
 /// into their caller, so the engine never saw their frames), where only one
 /// path of the tree fits: matched through the tree.

@@ -274,7 +274,7 @@ pub fn is_runtime(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{node_at as node_of, ProfileBuilder};
+    use crate::fixtures::{ProfileBuilder, node_at as node_of};
 
     /// The thesis's Figure 6.3: `shared` under two callers, `heavy` only
     /// under `from_a`'s.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::input::{read as read_input, Input, InputKind};
+use crate::input::{Input, InputKind, read as read_input};
 use crate::report::CallGraph;
 
 fn fixture(name: &str) -> PathBuf {
@@ -375,7 +375,7 @@ fn module_with_a_named_function(name: &str) -> Vec<u8> {
     module.extend(section(2, &[1, 1, b'm', 1, b'f', 0, 0])); // import m.f: function 0
     module.extend(section(3, &[1, 0])); // function 1 has type 0
     module.extend(section(10, &[1, 2, 0, 0x0b])); // its body: end
-                                                  // One naming: function 1 is `name`.
+    // One naming: function 1 is `name`.
     let mut function_names = vec![1, 1, name.len() as u8];
     function_names.extend_from_slice(name.as_bytes());
     let mut custom = vec![4];

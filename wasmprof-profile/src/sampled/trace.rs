@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use super::tree::{sampled_profile, weights, Frame, Span, TreeBuilder};
+use super::tree::{Frame, Span, TreeBuilder, sampled_profile, weights};
 use super::{Options, Problems};
 use crate::profile::Profile;
 

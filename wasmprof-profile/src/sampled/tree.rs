@@ -240,7 +240,7 @@ pub(crate) fn sampled_profile(
     duration_nanos: f64,
     interval_nanos: Option<f64>,
 ) -> Profile {
-    use crate::profile::{RunInfo, TimerInfo, TimerMode, FORMAT};
+    use crate::profile::{FORMAT, RunInfo, TimerInfo, TimerMode};
     Profile {
         memory: None,
         format: FORMAT.to_owned(),

@@ -8,13 +8,13 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
 
 use super::console::Stream;
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions, REPORT_BINDING};
 use super::firefox::Firefox;
-use super::rpc::{Event, DISCONNECTED};
+use super::rpc::{DISCONNECTED, Event};
 
 /// How long commands that should answer at once may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -316,9 +316,11 @@ mod tests {
         let undefined = json!({ "type": "success", "result": { "type": "undefined" } });
         assert_eq!(evaluated_value(undefined).unwrap(), Value::Null);
         let thrown = json!({ "type": "exception", "exceptionDetails": { "text": "Error: boom" } });
-        assert!(evaluated_value(thrown)
-            .unwrap_err()
-            .to_string()
-            .contains("Error: boom"));
+        assert!(
+            evaluated_value(thrown)
+                .unwrap_err()
+                .to_string()
+                .contains("Error: boom")
+        );
     }
 }

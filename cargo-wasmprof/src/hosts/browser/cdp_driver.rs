@@ -6,13 +6,13 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
 
+use super::Chromium;
 use super::console::{self, Stream};
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions, REPORT_BINDING};
-use super::rpc::{Event, DISCONNECTED};
-use super::Chromium;
+use super::rpc::{DISCONNECTED, Event};
 
 /// How long commands that should answer at once may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);

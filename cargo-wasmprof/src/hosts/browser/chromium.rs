@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use super::rpc::Rpc;
@@ -363,7 +363,7 @@ mod pipe {
 mod pipe {
     use std::process::Command;
 
-    use anyhow::{bail, Result};
+    use anyhow::{Result, bail};
 
     use super::Rpc;
 

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{Result, bail};
 
 /// The engines wasmprof can drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{Result, bail};
 
 use super::files;
 use super::host::{Captured, Host, HostConfig, HostResult};
@@ -69,14 +69,14 @@ impl Browser {
             locate::Family::Chromium => Exe::Chromium(ChromiumExe::at(found.path)?),
             locate::Family::Firefox => Exe::Firefox(FirefoxExe::at(found.path)?),
         };
-        if let Some(page) = &args.page {
-            if !page.exists() {
-                bail!(
-                    "--page {}: no such file or directory; give a directory with an index.html \
+        if let Some(page) = &args.page
+            && !page.exists()
+        {
+            bail!(
+                "--page {}: no such file or directory; give a directory with an index.html \
                      (trunk's dist/, wasm-pack's www/) or an HTML file",
-                    page.display()
-                );
-            }
+                page.display()
+            );
         }
         Ok(Browser {
             exe,

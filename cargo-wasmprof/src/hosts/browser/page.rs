@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use super::server::{ServedFiles, Substitute};
@@ -311,10 +311,11 @@ fn page_texts(root: &Path) -> Vec<String> {
                 .and_then(|e| e.to_str())
                 .is_some_and(|e| matches!(e, "html" | "htm" | "js" | "mjs"));
             let small = entry.metadata().is_ok_and(|m| m.len() <= MAX_BYTES);
-            if wanted && small {
-                if let Ok(text) = std::fs::read_to_string(&path) {
-                    texts.push(text);
-                }
+            if wanted
+                && small
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                texts.push(text);
             }
         }
     }

@@ -17,13 +17,13 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use base64::Engine;
 use serde_json::Value;
 
 use super::console::{Relay, Stream};
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions};
-use super::page_message::{snapshot_bytes, Exited, PageMessage, Settled};
+use super::page_message::{Exited, PageMessage, Settled, snapshot_bytes};
 use super::window::Recording;
 use crate::hosts::host::RunStatus;
 use crate::hosts::host::{Captured, HostConfig, HostResult};
@@ -163,17 +163,18 @@ impl PageRun<'_> {
                     resolution = resolution.or(pulled.resolution);
                     // Only the grace period cuts a program off; an exit or
                     // a failure is its own end.
-                    if matches!(end, End::Settled(_)) && result.status == RunStatus::Ok {
-                        if let Some(pending) = pulled.pending_work {
-                            crate::terminal::warning(&format!(
-                                "the page went quiet for {} ms with {pending} still pending, and \
+                    if matches!(end, End::Settled(_))
+                        && result.status == RunStatus::Ok
+                        && let Some(pending) = pulled.pending_work
+                    {
+                        crate::terminal::warning(&format!(
+                            "the page went quiet for {} ms with {pending} still pending, and \
                                  the run ended there: the profile may miss what they would have \
                                  run. Pass --until-exit (and call wasmprof::exit) to wait for the \
                                  program, or a longer --grace",
-                                self.grace.as_millis()
-                            ));
-                            result.pending_work = Some(pending);
-                        }
+                            self.grace.as_millis()
+                        ));
+                        result.pending_work = Some(pending);
                     }
                 }
                 Ok(None) => {}
@@ -340,10 +341,10 @@ impl PageRun<'_> {
             if now >= deadline {
                 return End::Timeout;
             }
-            if let Some(recording) = recording.as_deref_mut() {
-                if recording.due_to_close(&mut *self.driver) {
-                    return End::WindowClosed;
-                }
+            if let Some(recording) = recording.as_deref_mut()
+                && recording.due_to_close(&mut *self.driver)
+            {
+                return End::WindowClosed;
             }
             // A pull not answered at once: the page is busy in a long task
             // (a WebGL frame drawn in software), which is not quiet.
@@ -388,7 +389,7 @@ impl PageRun<'_> {
                 PageEvent::Report(payload) => match PageMessage::parse(&payload) {
                     Some(PageMessage::Exit(exited)) => return End::Exit(exited),
                     Some(PageMessage::Settled(failed)) if failed.status != RunStatus::Ok => {
-                        return End::Settled(failed)
+                        return End::Settled(failed);
                     }
                     Some(PageMessage::Settled(ok)) => {
                         settled = Some(ok);

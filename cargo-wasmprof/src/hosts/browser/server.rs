@@ -259,7 +259,7 @@ impl Handler {
         }
         match request.content_length {
             Some(n) if n > MAX_UPLOAD_BYTES => {
-                return refusal(413, "the profile is larger than wasmprof accepts")
+                return refusal(413, "the profile is larger than wasmprof accepts");
             }
             None => return refusal(411, "a profile upload needs a Content-Length"),
             _ => {}
@@ -285,7 +285,7 @@ impl Handler {
                     return refusal(
                         400,
                         "the recorded window's header is not START_MS:END_MS:OPENING_BYTES",
-                    )
+                    );
                 }
             },
         };

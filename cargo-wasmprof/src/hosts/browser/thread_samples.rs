@@ -8,7 +8,7 @@
 //! together, as the instrumented profile's merged tree holds their calls,
 //! and each thread's samples keep their own intervals.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// `first` (the page's profile) with each of `workers` appended, under a
 /// frame named for it. Profiles that are not of the expected shape are

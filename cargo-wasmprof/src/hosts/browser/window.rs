@@ -99,17 +99,15 @@ impl Recording {
             start_nanos: self.start().as_nanos() as u64,
             end_nanos: ended.as_nanos() as u64,
         };
-        if !closed_on_time {
-            if let Some(duration) = self.spec.duration {
-                crate::terminal::warning(&format!(
-                    "the run ended {} into the run, before the {} of --duration were over: the \
+        if !closed_on_time && let Some(duration) = self.spec.duration {
+            crate::terminal::warning(&format!(
+                "the run ended {} into the run, before the {} of --duration were over: the \
                      profile covers {} to {}",
-                    seconds(ended),
-                    seconds(duration),
-                    seconds(self.start()),
-                    seconds(ended)
-                ));
-            }
+                seconds(ended),
+                seconds(duration),
+                seconds(self.start()),
+                seconds(ended)
+            ));
         }
         let Some(closing) = closing else {
             return Ok((None, Some(window)));

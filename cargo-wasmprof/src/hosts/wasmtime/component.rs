@@ -22,7 +22,7 @@ use wasmtime::{Engine, Store, WasmCoreDump};
 use wasmtime_wasi::p2::bindings::sync::Command;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::ending::{classify, keep_snapshot, pull_snapshot, Ticker, SNAPSHOT_INTERFACE};
+use super::ending::{SNAPSHOT_INTERFACE, Ticker, classify, keep_snapshot, pull_snapshot};
 use super::http::{self, HANDLER_INTERFACE};
 use super::request_snapshots;
 use super::sampler::{new_shared, resume, save_shared, watch};

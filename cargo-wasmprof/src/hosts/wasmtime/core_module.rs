@@ -4,19 +4,19 @@
 //! threads it spawns. Each epoch tick checks the timeout and, in a sampled
 //! run, records the guest's stack (`sampler.rs`).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use wasmtime::{Engine, Linker, Module, Store, Trap, Val, ValType};
-use wasmtime_wasi::p1::{self, WasiP1Ctx};
 use wasmtime_wasi::I32Exit;
+use wasmtime_wasi::p1::{self, WasiP1Ctx};
 
-use super::ending::{classify, keep_snapshot, pull_snapshot, Ticker, UsageError};
+use super::ending::{Ticker, UsageError, classify, keep_snapshot, pull_snapshot};
 use super::sampler::{Samples, SharedSamples};
-use super::threads::{ThreadEnd, Threads, STOP_WAIT};
-use super::wasi_context::{wasi_context, Outputs};
+use super::threads::{STOP_WAIT, ThreadEnd, Threads};
+use super::wasi_context::{Outputs, wasi_context};
 use crate::hosts::host::{HostConfig, HostResult, LoadAs, RunStatus};
 
 /// What a thread the program spawns is made from.
@@ -119,11 +119,11 @@ pub(super) fn run(
         (Ok(value), None) => result.return_value = value,
         (Err(error), None) => classify(&error, config.timeout_ms, result)?,
     }
-    if let Some(code) = store.data().exit_code {
-        if result.status == RunStatus::Ok {
-            result.status = RunStatus::of_exit_code(code);
-            result.exit_code = code;
-        }
+    if let Some(code) = store.data().exit_code
+        && result.status == RunStatus::Ok
+    {
+        result.status = RunStatus::of_exit_code(code);
+        result.exit_code = code;
     }
     // The run ends here: what follows (the samples resolved to functions
     // through the line tables, the profile written) is the tool's time,
@@ -329,12 +329,11 @@ fn take_snapshot(
         .spawner
         .as_ref()
         .map(|s| s.threads.memory.clone());
-    if stopped.is_some() {
-        if let Ok(say) =
+    if stopped.is_some()
+        && let Ok(say) =
             instance.get_typed_func::<(), ()>(&mut *store, "__wasmprof_threads_stopped")
-        {
-            say.call(&mut *store, ())?;
-        }
+    {
+        say.call(&mut *store, ())?;
     }
     pull_snapshot(store, instance, shared.as_ref())
 }

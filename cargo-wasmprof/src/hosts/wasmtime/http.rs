@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use wasmtime::component::{Component, Instance, Linker, ResourceTable};
@@ -20,7 +20,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::ending::{classify, snapshot_at, SNAPSHOT_INTERFACE};
+use super::ending::{SNAPSHOT_INTERFACE, classify, snapshot_at};
 use super::sampler::SharedSamples;
 use crate::hosts::host::{HostResult, RunStatus};
 

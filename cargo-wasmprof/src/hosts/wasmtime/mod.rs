@@ -24,7 +24,7 @@ mod wasi_context;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use wasmtime::{Config, Engine};
 
 use super::host::{Captured, Host, HostConfig, HostResult};

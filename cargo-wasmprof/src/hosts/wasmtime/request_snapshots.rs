@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use anyhow::{bail, Result};
+use anyhow::{Result, bail};
 use wasmprof_wire::{
     NodeId, OracleCount, Snapshot, SnapshotFuture, SnapshotMemory, SnapshotNode, SnapshotThread,
     ThreadNode,

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use wasmtime::{FrameInfo, Store, UpdateDeadline, WasmBacktrace};
 
 /// A frame's function: its module (where the module's code lies, unique
@@ -304,10 +304,10 @@ pub(super) fn save_threads(
     let mut all = main.clone();
     drop(main);
     for (id, samples) in threads {
-        if let Ok(samples) = samples.lock() {
-            if !samples.samples.is_empty() {
-                all.append(&samples, &format!("(thread {id})"));
-            }
+        if let Ok(samples) = samples.lock()
+            && !samples.samples.is_empty()
+        {
+            all.append(&samples, &format!("(thread {id})"));
         }
     }
     save(&all, config)

@@ -183,9 +183,11 @@ pub fn format(_: u8) -> &'static str { "" }
         let blocks = runnable_blocks("src/lib.rs", SOURCE);
         let lines: Vec<u32> = blocks.iter().map(|b| b.line).collect();
         assert_eq!(lines, [3, 15, 30]);
-        assert!(blocks[1]
-            .code
-            .starts_with("fn helper() -> u8 { 1 }\nfn main() {"));
+        assert!(
+            blocks[1]
+                .code
+                .starts_with("fn helper() -> u8 { 1 }\nfn main() {")
+        );
         assert!(has_own_main(&blocks[0].code));
         assert!(!has_own_main(&blocks[2].code));
     }

@@ -22,7 +22,7 @@ pub unsafe extern "C" fn exported(p: *mut u8, len: usize) -> usize {
 }
 
 #[wasmprof::instrument]
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn wasmprof_ui_test_no_mangle() -> u32 {
     11
 }

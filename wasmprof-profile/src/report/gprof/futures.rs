@@ -3,7 +3,7 @@
 //! gprof's sections find them where they expect them.
 
 use super::GprofWriter;
-use crate::report::futures::{median_is_exact, summarize, Figures};
+use crate::report::futures::{Figures, median_is_exact, summarize};
 use crate::report::units::human_duration_ascii;
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {

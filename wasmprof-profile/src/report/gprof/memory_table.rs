@@ -5,8 +5,8 @@
 
 use super::GprofWriter;
 use crate::profile::PathMemory;
-use crate::report::memory_graph::{call_path, human_bytes, MemoryGraph};
-use crate::report::words::{plural, OUTSIDE};
+use crate::report::memory_graph::{MemoryGraph, call_path, human_bytes};
+use crate::report::words::{OUTSIDE, plural};
 
 pub(super) fn write(report: &GprofWriter, text: &mut String) {
     let Some(graph) = MemoryGraph::build(report.profile) else {

@@ -2,7 +2,7 @@
 //! programs (tests/data/gnu-gprof), and against golden files.
 
 use super::*;
-use crate::fixtures::{appendix_b, assert_golden, recursion, ProfileBuilder};
+use crate::fixtures::{ProfileBuilder, appendix_b, assert_golden, recursion};
 
 fn render(profile: &Profile) -> String {
     GprofWriter::new(profile).render()
@@ -59,11 +59,7 @@ fn recursion_call_graph_is_what_gnu_gprof_printed() {
     // ours has main as entry [5], printed after the others.
     let theirs: Vec<String> =
         call_graph_blocks(&renumber(&reference("recursion.gnu-gprof.txt"), |n| {
-            if n == 10 {
-                5
-            } else {
-                n
-            }
+            if n == 10 { 5 } else { n }
         }));
     assert_eq!(ours.len(), theirs.len() + 1);
     assert_eq!(ours[..theirs.len()], theirs[..]);

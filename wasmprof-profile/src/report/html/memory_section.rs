@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use crate::html_text::escape;
 use crate::profile::{MemoryWeight, PathMemory, Profile};
 use crate::report::flamegraph::{self, FlameOptions};
-use crate::report::memory_graph::{call_path, human_bytes, MemoryGraph};
-use crate::report::words::{plural, OUTSIDE};
+use crate::report::memory_graph::{MemoryGraph, call_path, human_bytes};
+use crate::report::words::{OUTSIDE, plural};
 
 /// Rows each table shows at most.
 const TOP: usize = 20;

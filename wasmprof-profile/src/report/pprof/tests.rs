@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::*;
-use crate::fixtures::{appendix_b, recursion, two_workers, FullDisk, ProfileBuilder};
+use crate::fixtures::{FullDisk, ProfileBuilder, appendix_b, recursion, two_workers};
 use crate::report::callgraph::CallGraph;
 
 fn encode(profile: &Profile) -> Vec<u8> {
@@ -78,10 +78,12 @@ fn the_file_is_a_well_formed_profile() {
     }
     for sample in &message.sample {
         assert_eq!(sample.value.len(), 2);
-        assert!(sample
-            .location_id
-            .iter()
-            .all(|id| location_ids.contains(id)));
+        assert!(
+            sample
+                .location_id
+                .iter()
+                .all(|id| location_ids.contains(id))
+        );
         assert!(sample.value.iter().all(|&v| v >= 0));
     }
     let add = message
@@ -174,10 +176,12 @@ fn overflow_gets_a_location_of_its_own() {
     });
     let message = decode(&encode(&profile));
     assert!(samples(&message).contains(&(vec!["(overflow)"], vec![7, 0])));
-    assert!(!message
-        .string_table
-        .iter()
-        .any(|s| s.as_str() == frame_name(ELIDED_NAME)));
+    assert!(
+        !message
+            .string_table
+            .iter()
+            .any(|s| s.as_str() == frame_name(ELIDED_NAME))
+    );
     // go tool pprof shows it by that name, not as the module's.
     let scratch = tempfile::tempdir().expect("temporary directory");
     let file = scratch.path().join("overflow.pb.gz");
