@@ -1,11 +1,13 @@
-//! The browser host end to end: the examples built for wasm-bindgen's web
-//! target, served from 127.0.0.1 and run in real headless Chromium, with
-//! exact counts (the same as in Node), the console relayed in order, the
-//! failure paths, and no Chromium left behind after any of them.
+//! The browser host in real headless Chromium, where it differs from
+//! Firefox: the DevTools protocol (a hung page stopped, a browser killed,
+//! Ctrl-C, driven over a port as on Windows), `--serve`, `bench`, the
+//! failure paths of a page, and no Chromium left behind after any of them.
+//! What every browser does alike is in `every_browser.rs`.
 
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
+use crate::support::browsers::Browser;
 use crate::support::*;
 
 fn require_browser() {
@@ -15,133 +17,16 @@ fn require_browser() {
     );
 }
 
-/// Runs in the browser, and checks that nothing of the browser is left.
+/// `cargo wasmprof run ARGS` in Chromium; checks that nothing of it is left.
 fn in_browser(args: &[&str]) -> Run {
-    require_browser();
-    let mut all = vec!["run", "--host", "browser"];
-    all.extend_from_slice(args);
-    let (run, pid) = wasmprof_with_pid(&all);
-    assert_no_browser_left(pid);
-    run
+    Browser::Chromium.run(&[&["run"], args].concat())
 }
 
 #[test]
-fn recursion_counts_in_chromium_are_the_counts_in_node() {
-    let run = in_browser(&["-p", "fib", "--release"]);
-    run.assert_success();
-    assert!(run.stdout.contains("fib: sum = 1353000"), "{}", run.stdout);
-    let profile = run.profile();
-    assert!(profile.run.complete);
-    assert!(
-        profile.run.host.starts_with("chromium ") && profile.run.host.ends_with("(headless)"),
-        "{}",
-        profile.run.host
-    );
-    // Cross-origin isolated: 5 µs, not the 100 µs of an ordinary page.
-    let resolution = profile.timer.resolution_nanos.expect("a resolution");
-    assert!(resolution <= 20_000.0, "{resolution} ns");
-    let calls = calls_by_function(&profile);
-    assert_eq!(calls["fib::fib"], 200 + 4_378_000);
-    assert_eq!(calls["fib::is_even"], 10_200);
-    assert_eq!(calls["fib::is_odd"], 10_200);
-    assert_eq!(calls["fib::workload"], 1);
-    assert!(profile.nodes.iter().all(|n| !n.open));
-
-    // `report` reads it as it reads a Node profile.
-    let input = run.profile_path();
-    let report = wasmprof(&["report", "--input", input.to_str().unwrap()]);
-    report.assert_success();
-    assert!(report.stdout.contains("200+4378000"), "{}", report.stdout);
-    assert!(report.stdout.contains("chromium"), "{}", report.stdout);
-}
-
-#[test]
-fn a_web_app_that_draws_on_a_canvas_runs_in_the_browser_and_not_in_node() {
-    let run = in_browser(&["-p", "image-kernels", "--release"]);
-    let calls = assert_the_app_ran(&run);
-    for once in [
-        "image_kernels::draw_scene",
-        "image_kernels::grayscale",
-        "image_kernels::convolve",
-        "image_kernels::sobel",
-        "image_kernels::threshold",
-    ] {
-        assert_eq!(calls[once], 1, "{once}");
-    }
-    assert_eq!(
-        calls_of_path(
-            &run.profile(),
-            &["image_kernels::sobel", "image_kernels::convolve_at"]
-        ),
-        2 * 318 * 198
-    );
-
+fn a_web_app_that_draws_on_a_canvas_is_refused_by_node() {
     let node = wasmprof(&["run", "-p", "image-kernels", "--release"]);
     assert_ne!(node.code(), Some(0), "{}", node.stderr);
     assert!(node.stderr.contains("needs a browser"), "{}", node.stderr);
-}
-
-#[test]
-fn console_lines_reach_the_terminal_in_order_on_their_streams() {
-    let run = in_browser(&["-p", "image-kernels", "--release", "--invoke", "chatter"]);
-    run.assert_success();
-    assert!(run.stderr.contains("Returned 5"), "{}", run.stderr);
-    let lines = |text: &str| -> Vec<String> {
-        text.lines()
-            .filter(|l| l.starts_with("chatter"))
-            .map(str::to_owned)
-            .collect()
-    };
-    assert_eq!(lines(&run.stdout), ["chatter 1 log", "chatter 2 info"]);
-    assert_eq!(
-        lines(&run.stderr),
-        ["chatter 3 warn", "chatter 4 error", "chatter 5 debug"]
-    );
-}
-
-#[test]
-fn a_panic_exits_101_with_its_message_and_keeps_the_profile() {
-    let run = in_browser(&[
-        "-p",
-        "image-kernels",
-        "--release",
-        "--invoke",
-        "boom",
-        "--",
-        "4",
-    ]);
-    assert_eq!(run.code(), Some(101), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("step 4 of 4 failed on purpose"),
-        "the panic hook's message is relayed:\n{}",
-        run.stderr
-    );
-    let profile = run.profile();
-    assert!(!profile.run.complete);
-    assert_eq!(
-        calls_by_function(&profile)["image_kernels::checked_step"],
-        5
-    );
-    let open: Vec<&str> = profile
-        .nodes
-        .iter()
-        .filter(|n| n.open)
-        .map(|n| profile.functions[n.function.unwrap()].name.as_str())
-        .collect();
-    assert_eq!(open, ["image_kernels::checked_step"]);
-}
-
-#[test]
-fn a_plain_module_traps_and_its_counts_are_kept() {
-    let run = in_browser(&["-p", "faults", "--invoke", "panic_after", "--", "5"]);
-    assert_eq!(run.code(), Some(101), "{}", run.stderr);
-    assert!(run.stderr.contains("trap"), "{}", run.stderr);
-    let profile = run.profile();
-    assert!(!profile.run.complete);
-    assert_eq!(
-        calls_of_path(&profile, &["faults::steps", "faults::step"]),
-        6
-    );
 }
 
 #[test]
@@ -183,96 +68,6 @@ fn a_run_ended_by_the_grace_period_with_a_timer_pending_says_so() {
     assert!(!profile.run.complete);
     let reason = profile.run.incomplete_reason.as_deref().unwrap_or_default();
     assert!(reason.contains("1 timer"), "{reason}");
-}
-
-#[test]
-fn a_page_that_crashes_mid_run_keeps_the_profile_pulled_before() {
-    // The profile is pulled every second while the page runs; the page is
-    // crashed (the DevTools protocol's `Page.crash`) 2.5 s into 10,000
-    // frames that would take minutes.
-    require_browser();
-    let run = wasmprof_with_stdin(
-        &[
-            "run",
-            "--host",
-            "browser",
-            "-p",
-            "image-kernels",
-            "--release",
-            "--invoke",
-            "animate",
-            "--until-exit",
-            "--timeout",
-            "60s",
-            "--",
-            "10000",
-            "3",
-        ],
-        b"",
-        &[("WASMPROF_TEST_CRASH_PAGE_AFTER_MS", "2500")],
-    );
-    assert_eq!(run.code(), Some(1), "{}", run.stderr);
-    assert!(run.stderr.contains("the page crashed"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("the profile is the one pulled"),
-        "{}",
-        run.stderr
-    );
-    let profile = run.profile();
-    assert!(!profile.run.complete);
-    let frames = calls_by_function(&profile)["image_kernels::draw_frame"];
-    assert!((1..10_000).contains(&frames), "{frames} frames");
-}
-
-#[test]
-fn until_exit_waits_for_wasmprof_exit_through_animation_frames() {
-    let run = in_browser(&[
-        "-p",
-        "image-kernels",
-        "--release",
-        "--invoke",
-        "animate",
-        "--until-exit",
-        "--timeout",
-        "60s",
-        "--",
-        "30",
-        "3",
-    ]);
-    assert_eq!(run.code(), Some(3), "{}", run.stderr);
-    let profile = run.profile();
-    assert_eq!(calls_by_function(&profile)["image_kernels::draw_frame"], 30);
-    // The exit came after the frame returned: nothing was cut off.
-    assert!(profile.nodes.iter().all(|n| !n.open));
-}
-
-#[test]
-fn the_users_own_page_loads_the_instrumented_module() {
-    let page = examples_dir().join("image-kernels").join("www");
-    let run = in_browser(&[
-        "-p",
-        "image-kernels",
-        "--release",
-        "--page",
-        page.to_str().unwrap(),
-    ]);
-    assert_the_app_ran(&run);
-}
-
-/// The image-kernels app ran to its end with its exact counts; the calls
-/// of each function.
-fn assert_the_app_ran(run: &Run) -> std::collections::BTreeMap<String, u64> {
-    run.assert_success();
-    assert!(
-        run.stdout.contains("image-kernels: 64000 pixels"),
-        "{}",
-        run.stdout
-    );
-    let calls = calls_by_function(&run.profile());
-    // 320 × 200 pixels; 318 × 198 interior pixels, three kernels each.
-    assert_eq!(calls["image_kernels::luminance"], 64_000);
-    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
-    calls
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod async_fns;
 mod browser;
 mod components;
 mod crate_wide;
+mod every_browser;
 mod exact_counts;
 mod faults;
 mod firefox;

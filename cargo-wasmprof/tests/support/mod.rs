@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 pub(crate) use wasmprof_profile::profile::{Profile, read_profile};
 
+pub(crate) mod browsers;
 pub(crate) mod devtools;
 mod page_probe;
 pub(crate) mod shown;
