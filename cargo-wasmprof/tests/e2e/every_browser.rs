@@ -113,7 +113,7 @@ fn the_users_own_page_loads_the_instrumented_module(browser: Browser) {
 
 /// The image-kernels app ran to its end with its exact counts; the calls
 /// of each function.
-fn assert_the_app_ran(run: &Run) -> std::collections::BTreeMap<String, u64> {
+pub(crate) fn assert_the_app_ran(run: &Run) -> std::collections::BTreeMap<String, u64> {
     run.assert_success();
     assert!(
         run.stdout.contains("image-kernels: 64000 pixels"),

@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::every_browser::assert_the_app_ran;
 use crate::support::browsers::Browser;
 use crate::support::*;
 
@@ -27,19 +28,11 @@ fn a_canvas_app_in_firefox_draws_with_the_counts_it_has_in_chromium() {
     run.assert_success();
     // Firefox's sampler is out of reach: said, and the run goes on.
     assert!(run.stderr.contains("Firefox's sampler"), "{}", run.stderr);
-    assert!(
-        run.stdout.contains("image-kernels: 64000 pixels"),
-        "{}",
-        run.stdout
-    );
-    let profile = run.profile();
-    let calls = calls_by_function(&profile);
-    assert_eq!(calls["image_kernels::luminance"], 64_000);
-    assert_eq!(calls["image_kernels::convolve_at"], 3 * 318 * 198);
+    let calls = assert_the_app_ran(&run);
     assert_eq!(calls["image_kernels::draw_scene"], 1);
     assert_eq!(
         calls_of_path(
-            &profile,
+            &run.profile(),
             &["image_kernels::sobel", "image_kernels::convolve_at"]
         ),
         2 * 318 * 198
