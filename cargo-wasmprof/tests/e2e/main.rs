@@ -14,6 +14,7 @@ mod support;
 
 mod async_fns;
 mod browser;
+mod build_kinds;
 mod components;
 mod crate_wide;
 mod every_browser;
