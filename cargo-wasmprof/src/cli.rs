@@ -552,6 +552,21 @@ pub(crate) struct RunArgs {
     /// How many functions the summary after the run lists
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+    /// Run the program N times after one build, each run's profile saved on its own
+    ///
+    /// The build and the host's checks happen once; each run then starts
+    /// afresh (a new process or page) and leaves a profile of its own, with
+    /// its summary, as if run alone. A run that fails ends the series: the
+    /// command exits with its status. To add the runs up, give their
+    /// profiles to `cargo wasmprof report --input`.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..),
+        conflicts_with = "serve"
+    )]
+    pub runs: u32,
     /// Serve the page without launching a browser, for a browser of your own (implies --host browser)
     ///
     /// Prints the URL; the page has a "Save profile" button (or call
@@ -630,6 +645,7 @@ impl RunArgs {
             build: self.build.options(),
             host: self.host.options(),
             top: self.top,
+            runs: self.runs,
             serve: self
                 .serve
                 .then_some(crate::run::options::ServeOptions { bind: self.bind }),

@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::build::options::{BuildOptions, CargoOptions};
 use crate::build::{self, BuiltModule, Workspace};
+use crate::hosts::host::Host;
 use crate::hosts::{files, select as select_host};
 use crate::launch::{
     entry_point, host_config, launch, run_context, sample_interval_micros, samples_by_default,
@@ -46,46 +47,91 @@ pub(crate) fn run(
     thread_targets::check_module(&info, host.as_ref())?;
     component_targets::check_module(&info, host.as_ref())?;
     let target_dir = workspace.target_dir(&build_options.cargo);
-    let run_dir = files::new_run_dir(&target_dir, &module);
-    let mut config = host_config(&module, host_options, &run_dir)?;
-    if samples_by_default(&module, host_options, host.as_ref()) {
-        config.sample_interval_micros = Some(sample_interval_micros(host_options));
+    let series = Series {
+        module: &module,
+        entry: &entry,
+        target_dir: &target_dir,
+        command_line: &command_line,
+    };
+    for number in 1..=options.runs {
+        let exit_code = series.run_once(options, host.as_mut(), number)?;
+        if exit_code != 0 {
+            if number < options.runs {
+                terminal::warning(&format!(
+                    "run {number} of {} exited with status {exit_code}; the {} after it did not start",
+                    options.runs,
+                    wasmprof_profile::report::plural(u64::from(options.runs - number), "run")
+                ));
+            }
+            return Ok(exit_code);
+        }
     }
-    terminal::status(
-        "Running",
-        &format!("{} in {} ({entry})", module.wasm.display(), host.describe()),
-    );
-    let result = launch(host.as_mut(), &config, &run_dir, false)?.0;
-    drop(host);
-    terminal::status(
-        "Ran",
-        &format!(
-            "for {} (exit status {})",
-            seconds_or_millis(result.program_nanos),
-            result.exit_code
-        ),
-    );
-    if let Some(value) = &result.return_value {
-        terminal::status("Returned", &value.to_string());
+    Ok(0)
+}
+
+/// What every run of `--runs` shares: one build, one entry point.
+struct Series<'a> {
+    module: &'a BuiltModule,
+    entry: &'a str,
+    target_dir: &'a std::path::Path,
+    command_line: &'a [String],
+}
+
+impl Series<'_> {
+    /// Runs the program once, saves and summarises its profile, and
+    /// returns its exit status.
+    fn run_once(&self, options: &RunOptions, host: &mut dyn Host, number: u32) -> Result<i32> {
+        let (module, host_options) = (self.module, &options.host);
+        let run_dir = files::new_run_dir(self.target_dir, module);
+        let mut config = host_config(module, host_options, &run_dir)?;
+        if samples_by_default(module, host_options, host) {
+            config.sample_interval_micros = Some(sample_interval_micros(host_options));
+        }
+        let which = if options.runs > 1 {
+            format!(", run {number} of {}", options.runs)
+        } else {
+            String::new()
+        };
+        terminal::status(
+            "Running",
+            &format!(
+                "{} in {} ({}{which})",
+                module.wasm.display(),
+                host.describe(),
+                self.entry
+            ),
+        );
+        let result = launch(host, &config, &run_dir, false)?.0;
+        terminal::status(
+            "Ran",
+            &format!(
+                "for {} (exit status {})",
+                seconds_or_millis(result.program_nanos),
+                result.exit_code
+            ),
+        );
+        if let Some(value) = &result.return_value {
+            terminal::status("Returned", &value.to_string());
+        }
+        save_profile(
+            module,
+            &result,
+            &config.snapshot_out,
+            Some(&config.cpuprofile_out),
+            self.target_dir,
+            run_context(module, self.command_line.to_vec(), self.entry.to_owned())?,
+            options.top,
+        )?;
+        // The run's files served their purpose; what matters is in the profile.
+        let _ = std::fs::remove_dir_all(&run_dir);
+        if !result.status.finished() {
+            terminal::warning(&format!(
+                "the program did not finish: {}",
+                result.message.as_deref().unwrap_or(result.status.as_str())
+            ));
+        }
+        Ok(result.exit_code)
     }
-    save_profile(
-        &module,
-        &result,
-        &config.snapshot_out,
-        Some(&config.cpuprofile_out),
-        &target_dir,
-        run_context(&module, command_line, entry)?,
-        options.top,
-    )?;
-    // The run's files served their purpose; what matters is in the profile.
-    let _ = std::fs::remove_dir_all(&run_dir);
-    if !result.status.finished() {
-        terminal::warning(&format!(
-            "the program did not finish: {}",
-            result.message.as_deref().unwrap_or(result.status.as_str())
-        ));
-    }
-    Ok(result.exit_code)
 }
 
 /// Builds the one module `run` runs, for its host, and finds its entry

@@ -12,6 +12,8 @@ pub(crate) struct RunOptions {
     pub host: HostOptions,
     /// How many functions the summary after the run lists.
     pub top: usize,
+    /// `--runs`: how many times the program runs after its one build.
+    pub runs: u32,
     /// `--serve`, with the address to listen on (`--bind`).
     pub serve: Option<ServeOptions>,
 }

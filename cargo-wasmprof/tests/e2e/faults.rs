@@ -3,6 +3,37 @@
 
 use crate::support::*;
 
+/// A failed run of `--runs` ends the series with its status, its profile
+/// kept, and says how many runs did not start.
+#[test]
+fn a_failed_run_ends_a_series_of_runs_with_its_profile_kept() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "faults",
+        "--invoke",
+        "panic_after",
+        "--runs",
+        "3",
+        "--",
+        "5",
+    ]);
+    assert_eq!(run.code(), Some(101), "{}", run.stderr);
+    assert_eq!(run.stderr.matches("Running").count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("run 1 of 3 exited with status 101; the 2 runs after it did not start"),
+        "{}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    assert_eq!(
+        calls_of_path(&profile, &["faults::steps", "faults::step"]),
+        6
+    );
+}
+
 #[test]
 fn a_panic_mid_run_keeps_the_profile_marked_incomplete() {
     let run = wasmprof(&["run", "-p", "faults", "--invoke", "panic_after", "--", "5"]);

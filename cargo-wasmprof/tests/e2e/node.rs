@@ -243,3 +243,48 @@ fn report_reads_the_newest_profile_when_given_none() {
         report.stdout
     );
 }
+
+/// `--runs 3`: one build, three runs, three profiles of their own, each
+/// with every call counted.
+#[test]
+fn runs_after_one_build_each_leave_a_profile_of_their_own() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "long-call",
+        "--release",
+        "--invoke",
+        "long_call",
+        "--runs",
+        "3",
+    ]);
+    run.assert_success();
+    assert_eq!(run.stderr.matches("Building").count(), 1, "{}", run.stderr);
+    for n in 1..=3 {
+        assert!(
+            run.stderr.contains(&format!("run {n} of 3)")),
+            "{}",
+            run.stderr
+        );
+    }
+    let output = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(output.matches("long call: ").count(), 3, "{output}");
+    let paths = run.profile_paths();
+    assert_eq!(paths.len(), 3, "{}", run.stderr);
+    assert_eq!(
+        paths
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        3
+    );
+    for path in &paths {
+        let profile = read_profile(path).unwrap();
+        assert_eq!(
+            calls_by_function(&profile).get("long_call::step"),
+            Some(&200_001),
+            "{}",
+            path.display()
+        );
+    }
+}

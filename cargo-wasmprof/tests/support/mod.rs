@@ -90,13 +90,22 @@ impl Run {
 
     /// The profile path printed by `run` on its `Profile` status line.
     pub(crate) fn profile_path(&self) -> PathBuf {
-        let line = self
-            .stderr
+        self.profile_paths()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no profile line in:\n{}", self.stderr))
+    }
+
+    /// Every profile the run saved, in order (one per run of `--runs`).
+    pub(crate) fn profile_paths(&self) -> Vec<PathBuf> {
+        self.stderr
             .lines()
-            .find_map(|l| l.trim_start().strip_prefix("Profile "))
-            .unwrap_or_else(|| panic!("no profile line in:\n{}", self.stderr));
-        let path = line.split(" (").next().unwrap();
-        PathBuf::from(path.trim_end_matches(", incomplete"))
+            .filter_map(|l| l.trim_start().strip_prefix("Profile "))
+            .map(|line| {
+                let path = line.split(" (").next().unwrap();
+                PathBuf::from(path.trim_end_matches(", incomplete"))
+            })
+            .collect()
     }
 
     pub(crate) fn profile(&self) -> Profile {

@@ -9,9 +9,10 @@
 //! - The thesis's Figure 6.3 in a hybrid profile: `heavy`'s sampled time
 //!   stays under `from_a → shared → heavy`, never under `from_b`.
 //!
-//! A run whose engine samples saw none of the program (Chromium at times
-//! counts them all as idle) is run again, three times at most: ten runs
-//! are checked each time.
+//! The ten runs of a case are one `cargo wasmprof run --runs 10`: one
+//! build, ten runs of their own. A run whose engine samples saw none of the
+//! program (Chromium at times counts them all as idle) is run again, three
+//! times at most: ten runs are checked each time.
 //!
 //! Every profile read here is also checked for times that add up (a node
 //! never holds less than its callees), as every test's profile is.
@@ -34,12 +35,12 @@ const BLIND_RUNS_ALLOWED: usize = 3;
 /// the 17.8 ms the program ran. Nothing can then be checked of where
 /// wasmprof puts the samples' time, so such a run is tried again, a few
 /// times at most; every other run is checked.
-fn sampler_was_blind(run: &Run, program_prefix: &str) -> bool {
-    let Some(samples) = run.profile().run.samples_file else {
+fn sampler_was_blind(profile: &Profile, program_prefix: &str) -> bool {
+    let Some(samples) = &profile.run.samples_file else {
         return false;
     };
     let input =
-        wasmprof_profile::input::read(std::path::Path::new(&samples), &Default::default()).unwrap();
+        wasmprof_profile::input::read(std::path::Path::new(samples), &Default::default()).unwrap();
     let samples = input.profile;
     let self_nanos = samples.self_nanos();
     !(0..samples.nodes.len()).any(|i| {
@@ -51,30 +52,50 @@ fn sampler_was_blind(run: &Run, program_prefix: &str) -> bool {
     })
 }
 
-/// Runs `one` until `RUNS` runs were checked, trying again a run whose
-/// sampler was blind, at most `BLIND_RUNS_ALLOWED` times.
+/// One run of a series: the series' output, which run of it this is, and
+/// its profile.
+struct OneRun<'a> {
+    series: &'a Run,
+    index: usize,
+    profile: Profile,
+}
+
+/// Runs `series(n)` (`n` runs after one build) until `RUNS` runs were
+/// checked, trying again a run whose sampler was blind, at most
+/// `BLIND_RUNS_ALLOWED` times.
 fn checked_runs(
     what: &str,
     program_prefix: &str,
-    mut one: impl FnMut(usize) -> Run,
-    mut check: impl FnMut(usize, &Run),
+    mut series: impl FnMut(usize) -> Run,
+    mut check: impl FnMut(usize, &OneRun),
 ) {
     let mut blind = 0;
     let mut checked = 0;
     while checked < RUNS {
-        let run = one(checked + 1);
-        if sampler_was_blind(&run, program_prefix) {
-            blind += 1;
-            eprintln!("{what}: the engine's samples saw none of the program; run again");
-            assert!(
-                blind <= BLIND_RUNS_ALLOWED,
-                "{what}: the engine's samples saw none of the program in {blind} runs:\n{}",
-                run.stderr
-            );
-            continue;
+        let wanted = RUNS - checked;
+        let run = series(wanted);
+        let paths = run.profile_paths();
+        assert_eq!(paths.len(), wanted, "{what}: {}", run.stderr);
+        for (index, path) in paths.iter().enumerate() {
+            let profile = read_profile(path).expect("read profile");
+            if sampler_was_blind(&profile, program_prefix) {
+                blind += 1;
+                eprintln!("{what}: the engine's samples saw none of the program; run again");
+                assert!(
+                    blind <= BLIND_RUNS_ALLOWED,
+                    "{what}: the engine's samples saw none of the program in {blind} runs:\n{}",
+                    run.stderr
+                );
+                continue;
+            }
+            checked += 1;
+            let one = OneRun {
+                series: &run,
+                index,
+                profile,
+            };
+            check(checked, &one);
         }
-        checked += 1;
-        check(checked, &run);
     }
 }
 
@@ -142,9 +163,11 @@ impl Host {
     }
 }
 
-/// Runs `long-call` with `flags` (the instrumentation), then `host`'s.
-fn run(host: Host, program: &str, flags: &[&str]) -> Run {
-    let mut args = vec!["run", "-p", host.package(), "--release"];
+/// Runs `long-call` `runs` times after one build, with `flags` (the
+/// instrumentation), then `host`'s.
+fn run(host: Host, program: &str, flags: &[&str], runs: usize) -> Run {
+    let runs = runs.to_string();
+    let mut args = vec!["run", "-p", host.package(), "--release", "--runs", &runs];
     args.extend_from_slice(flags);
     let host_args = host.args(program);
     // The program's arguments come last, after `--`.
@@ -188,12 +211,14 @@ fn calls_under(profile: &Profile, suffix: &[&str]) -> u64 {
     ending_with(profile, suffix).map(|n| n.calls).sum()
 }
 
-/// The duration the program measured for its long call, in nanoseconds.
-fn measured_by_the_program(run: &Run) -> f64 {
-    let text = format!("{}\n{}", run.stdout, run.stderr);
+/// The duration the program measured for its long call, in nanoseconds:
+/// each run prints it once.
+fn measured_by_the_program(run: &OneRun) -> f64 {
+    let text = format!("{}\n{}", run.series.stdout, run.series.stderr);
     let ms: f64 = text
         .lines()
-        .find_map(|l| l.split("long call: ").nth(1))
+        .filter_map(|l| l.split("long call: ").nth(1))
+        .nth(run.index)
         .and_then(|rest| rest.split(" ms").next())
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("the program printed no `long call:` line:\n{text}"));
@@ -246,17 +271,17 @@ fn long_call_is_credited(case: LongCall, host: Host, flags: &[&str]) {
     checked_runs(
         &what,
         &program_prefix,
-        |_| run(host, case.program, &all_flags),
+        |runs| run(host, case.program, &all_flags, runs),
         |attempt, run| {
             let flags = &all_flags;
             let truth = measured_by_the_program(run);
-            let profile = run.profile();
+            let profile = &run.profile;
             assert_eq!(profile.timer.mode, TimerMode::Host);
-            let callee = time_under(&profile, &[case.caller, case.callee]);
-            let caller = time_under(&profile, &[case.caller]);
+            let callee = time_under(profile, &[case.caller, case.callee]);
+            let caller = time_under(profile, &[case.caller]);
             // A counted function's calls are its function's; a node's are
             // its path's.
-            let calls = calls_under(&profile, &[case.caller, case.callee])
+            let calls = calls_under(profile, &[case.caller, case.callee])
                 + profile
                     .functions
                     .iter()
@@ -277,7 +302,7 @@ fn long_call_is_credited(case: LongCall, host: Host, flags: &[&str]) {
                 "{host:?} {flags:?}: {} holds less than {CREDITED} of its long call:\n{}\n{}",
                 case.callee,
                 seen.join("\n"),
-                run.stderr
+                run.series.stderr
             );
             // The callee holds no more than its caller (but for rounding).
             assert!(callee <= caller * (1.0 + 1e-9), "{}", seen.join("\n"));
@@ -347,8 +372,7 @@ fn a_long_call_among_short_ones_is_its_function_s_in_a_component() {
 
 /// The samples' time in stacks that pass through any of `names`, from the
 /// engine's `.cpuprofile` saved beside the profile.
-fn sampled_time_in(run: &Run, names: &[&str]) -> f64 {
-    let profile = run.profile();
+fn sampled_time_in(profile: &Profile, names: &[&str]) -> f64 {
     let samples = profile
         .run
         .samples_file
@@ -396,14 +420,14 @@ fn figure_6_3_keeps_heavy_under_from_a(host: Host, flags: &[&str]) {
     checked_runs(
         &what,
         "long_call::",
-        |_| run(host, "figure-6.3", &flags),
+        |runs| run(host, "figure-6.3", &flags, runs),
         |attempt, run| {
-            let profile = run.profile();
+            let profile = &run.profile;
             assert_eq!(profile.timer.mode, TimerMode::Hybrid);
-            assert_eq!(calls_under(&profile, &heavy_path), 30);
+            assert_eq!(calls_under(profile, &heavy_path), 30);
             assert_eq!(
                 calls_under(
-                    &profile,
+                    profile,
                     &[
                         "long_call::figure_6_3",
                         "long_call::from_b",
@@ -415,25 +439,25 @@ fn figure_6_3_keeps_heavy_under_from_a(host: Host, flags: &[&str]) {
             // `heavy`'s time: stacks with it, or with `step`, which only it
             // calls here (Chromium's engine inlines `heavy` at times, and its
             // frame is then missing).
-            let sampled = sampled_time_in(run, &["long_call::heavy", "long_call::step"]);
-            let under_a = time_under(&profile, &heavy_path);
+            let sampled = sampled_time_in(profile, &["long_call::heavy", "long_call::step"]);
+            let under_a = time_under(profile, &heavy_path);
             assert!(
                 sampled > 0.0 && under_a >= 0.9 * sampled,
                 "{host:?} {flags:?} run {attempt}: heavy sampled {sampled} ns, {under_a} ns under \
              from_a:\n{}",
-                run.stderr
+                run.series.stderr
             );
             // `from_b` holds what the samples saw in it, and nothing of
             // `heavy`'s: no stack with `heavy` in it leads there.
             assert_eq!(
                 calls_under(
-                    &profile,
+                    profile,
                     &["long_call::from_b", "long_call::shared", "long_call::heavy"]
                 ),
                 0
             );
-            let under_b = time_under(&profile, &["long_call::figure_6_3", "long_call::from_b"]);
-            let in_b = sampled_time_in(run, &["long_call::from_b"]);
+            let under_b = time_under(profile, &["long_call::figure_6_3", "long_call::from_b"]);
+            let in_b = sampled_time_in(profile, &["long_call::from_b"]);
             assert!(
                 under_b <= in_b + 1.0,
                 "{host:?} run {attempt}: {under_b} ns under from_b, whose stacks had {in_b} ns"
