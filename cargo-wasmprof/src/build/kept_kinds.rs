@@ -51,14 +51,9 @@ pub(crate) struct KindDependent {
     crates: BTreeSet<String>,
 }
 
-/// The runtime's packages and their libraries' crate names, which every
-/// instrumented build depends on, whether the workspace names them or a
-/// rewrite adds them (and so the workspace's metadata may not have them).
-/// `wasmprof-rt`'s library keeps the short name users write.
-const RUNTIME: [(&str, &str); 2] = [
-    ("wasmprof-core", "wasmprof_core"),
-    ("wasmprof-rt", "wasmprof"),
-];
+/// The runtime's packages, which every instrumented build depends on,
+/// whether the workspace names them or a rewrite adds them.
+const RUNTIME: [&str; 2] = ["wasmprof-core", "wasmprof-rt"];
 
 impl KindDependent {
     /// What of `metadata`'s packages depends on the kind, with `rewritten`
@@ -66,9 +61,7 @@ impl KindDependent {
     /// the copy, if not in the workspace).
     pub(crate) fn of(metadata: &cargo_metadata::Metadata, rewritten: &[String]) -> KindDependent {
         let seeds = |package: &cargo_metadata::Package| {
-            RUNTIME
-                .iter()
-                .any(|(name, _)| *name == package.name.as_str())
+            RUNTIME.contains(&package.name.as_str())
                 || metadata.workspace_members.contains(&package.id)
                 || rewritten
                     .iter()
@@ -109,12 +102,12 @@ impl KindDependent {
             set.crates
                 .extend(package.targets.iter().map(|t| crate_name(&t.name)));
         }
-        for (package, library) in RUNTIME {
-            set.packages.insert(package.to_owned());
-            set.crates.insert(library.to_owned());
-        }
-        for name in rewritten {
-            set.packages.insert(name.clone());
+        for name in RUNTIME
+            .iter()
+            .copied()
+            .chain(rewritten.iter().map(String::as_str))
+        {
+            set.packages.insert(name.to_owned());
             set.packages.insert(name.replace('_', "-"));
             set.crates.insert(crate_name(name));
         }
@@ -134,43 +127,14 @@ impl KindDependent {
     }
 
     /// Whether a file of `deps/` (or one cargo copied out of it) is one of
-    /// these crates' (`[lib]NAME[-HASH].EXT`), or one of the units whose
-    /// fingerprints have a hash of `moving` (whatever its crate's name).
-    fn owns_output(&self, file: &str, moving: &BTreeSet<String>) -> bool {
+    /// these crates': `[lib]NAME[-HASH].EXT`.
+    fn owns_output(&self, file: &str) -> bool {
         let stem = file.split('.').next().unwrap_or(file);
-        let (name, hash) = split_hash(stem).unwrap_or((stem, ""));
-        moving.contains(hash)
-            || self.crates.contains(name)
+        let name = split_hash(stem).map_or(stem, |(name, _)| name);
+        self.crates.contains(name)
             || name
                 .strip_prefix("lib")
                 .is_some_and(|n| self.crates.contains(n))
-    }
-
-    /// The hashes of the units of these packages that have a fingerprint
-    /// in the output directory `dir`: their outputs move with them.
-    fn fingerprinted_units(&self, dir: &Path) -> Result<BTreeSet<String>> {
-        let fingerprints = dir.join(".fingerprint");
-        let entries = match std::fs::read_dir(&fingerprints) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("could not list {}", fingerprints.display()));
-            }
-        };
-        let mut hashes = BTreeSet::new();
-        for entry in entries {
-            let entry =
-                entry.with_context(|| format!("could not list {}", fingerprints.display()))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if self.owns_unit_dir(".fingerprint", name)
-                && let Some((_, hash)) = split_hash(name)
-            {
-                hashes.insert(hash.to_owned());
-            }
-        }
-        Ok(hashes)
     }
 }
 
@@ -305,14 +269,8 @@ fn move_units(
     dependent: &KindDependent,
     direction: Direction,
 ) -> Result<()> {
-    // A fingerprint's outputs are named after its hash, or (a `cdylib`'s,
-    // the copies cargo makes beside `deps/`) after its crate alone.
-    let moving = dependent.fingerprinted_units(from)?;
-    let beside = || {
-        move_matching(from, to, Entries::Files, |f| {
-            dependent.owns_output(f, &moving)
-        })
-    };
+    // The copies cargo makes beside `deps/` (`NAME.wasm`) are outputs.
+    let beside = || move_matching(from, to, Entries::Files, |f| dependent.owns_output(f));
     let mut dirs = UNIT_DIRS;
     if direction == Direction::ComingBack {
         dirs.reverse();
@@ -320,7 +278,7 @@ fn move_units(
     }
     for dir in dirs {
         let owned = |entry: &str| match dir {
-            "deps" => dependent.owns_output(entry, &moving),
+            "deps" => dependent.owns_output(entry),
             _ => dependent.owns_unit_dir(dir, entry),
         };
         move_matching(&from.join(dir), &to.join(dir), Entries::All, owned)?;
@@ -406,32 +364,26 @@ mod tests {
     #[test]
     fn cargo_s_names_are_told_apart_by_crate_and_hash() {
         let d = dependent();
-        let none = BTreeSet::new();
         assert!(d.owns_unit_dir(".fingerprint", "wasmprof-core-0123456789abcdef"));
         assert!(d.owns_unit_dir("incremental", "long_call-0123456789abcdef"));
         assert!(!d.owns_unit_dir(".fingerprint", "wasmprof-wire-0123456789abcdef"));
         // A longer name with the same beginning is another crate's.
         assert!(!d.owns_unit_dir("build", "long-call-extra-0123456789abcdef"));
         assert!(!d.owns_unit_dir("build", "long-call"));
-        assert!(d.owns_output("libwasmprof_core-0123456789abcdef.rlib", &none));
-        assert!(d.owns_output("libwasmprof_core-0123456789abcdef.rmeta", &none));
-        assert!(d.owns_output("long_call-0123456789abcdef.wasm", &none));
-        assert!(d.owns_output("long_call.wasm", &none));
-        assert!(d.owns_output("long_call.d", &none));
-        assert!(!d.owns_output("libserde-0123456789abcdef.rlib", &none));
-        assert!(!d.owns_output("long_call_extra.wasm", &none));
-    }
-
-    /// A unit's hash, which differs from unit to unit as cargo's do.
-    fn hash_of(package: &str) -> String {
-        format!("{:016x}", package.len() as u64 * 0x1111)
+        assert!(d.owns_output("libwasmprof_core-0123456789abcdef.rlib"));
+        assert!(d.owns_output("libwasmprof_core-0123456789abcdef.rmeta"));
+        assert!(d.owns_output("long_call-0123456789abcdef.wasm"));
+        assert!(d.owns_output("long_call.wasm"));
+        assert!(d.owns_output("long_call.d"));
+        assert!(!d.owns_output("libserde-0123456789abcdef.rlib"));
+        assert!(!d.owns_output("long_call_extra.wasm"));
     }
 
     /// Writes a unit of `crate_name` as cargo lays one out, its files
     /// holding `kind`.
     fn unit(dir: &Path, package: &str, kind: &str) {
         let crate_name = crate_name(package);
-        let hash = hash_of(package);
+        let hash = "0123456789abcdef";
         for (sub, file) in [
             (format!(".fingerprint/{package}-{hash}"), "lib-x".to_owned()),
             ("deps".to_owned(), format!("lib{crate_name}-{hash}.rlib")),
@@ -445,7 +397,7 @@ mod tests {
 
     fn read(dir: &Path, package: &str) -> [String; 3] {
         let crate_name = crate_name(package);
-        let hash = hash_of(package);
+        let hash = "0123456789abcdef";
         [
             dir.join(format!(".fingerprint/{package}-{hash}/lib-x")),
             dir.join(format!("deps/lib{crate_name}-{hash}.rlib")),
@@ -491,33 +443,6 @@ mod tests {
         assert_eq!(read(&live, "long-call"), ["none"; 3].map(str::to_owned));
         bring_in(None);
         assert_eq!(read(&live, "long-call"), ["plain"; 3].map(str::to_owned));
-    }
-
-    /// A library named otherwise than its package (`wasmprof-rt`'s is
-    /// `wasmprof`), which the workspace's metadata may not list: its
-    /// outputs go where its fingerprint goes, by their hash.
-    #[test]
-    fn a_unit_s_outputs_go_with_its_fingerprint_whatever_the_crate_s_name() {
-        let build_dir = tempfile::tempdir().unwrap();
-        let live = build_dir.path().join("wasm32-wasip1/release");
-        let d = dependent();
-        let host = BuildKind::new("host", None);
-        let none = BuildKind::new("none", None);
-        let hash = "fedcba9876543210";
-        let fingerprint = live.join(format!(".fingerprint/wasmprof-core-{hash}"));
-        let library = live.join(format!("deps/libshort_name-{hash}.rlib"));
-        let bring_in = |kind: &BuildKind| {
-            bring_in(build_dir.path(), "wasm32-wasip1", "release", Some(kind), &d).unwrap()
-        };
-        bring_in(&host);
-        std::fs::create_dir_all(&fingerprint).unwrap();
-        std::fs::create_dir_all(library.parent().unwrap()).unwrap();
-        std::fs::write(&library, "host").unwrap();
-        bring_in(&none);
-        assert!(!fingerprint.exists() && !library.exists());
-        bring_in(&host);
-        assert!(fingerprint.exists());
-        assert_eq!(std::fs::read_to_string(&library).unwrap(), "host");
     }
 
     #[test]
