@@ -47,11 +47,6 @@ impl BuildKind {
         BuildKind { identity }
     }
 
-    /// Everything that tells the kind apart.
-    pub(crate) fn identity(&self) -> &str {
-        &self.identity
-    }
-
     /// Gives the kind to the runtime's build script.
     pub(crate) fn set_env(kind: Option<&BuildKind>, command: &mut Command) {
         match kind {

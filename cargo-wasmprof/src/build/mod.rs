@@ -6,7 +6,6 @@ pub(crate) mod bindgen;
 mod cargo;
 pub(crate) mod dir_walk;
 pub(crate) mod failure;
-pub(crate) mod kept_kinds;
 pub(crate) mod kind;
 pub(crate) mod options;
 pub(crate) mod rustc_wrapper;
@@ -201,9 +200,6 @@ pub(crate) struct Prepared {
     /// What the runtime's build script is told of the kind: none for a
     /// plain build.
     pub kind: Option<kind::BuildKind>,
-    /// The crates whose artifacts differ with the kind, which are kept
-    /// for each kind beside the others ([`kept_kinds`]).
-    pub kind_dependent: kept_kinds::KindDependent,
     /// Where the modules taken from cargo go, one directory per kind of
     /// build (and per shadow copy): the next build overwrites cargo's.
     pub output_dir: PathBuf,
@@ -219,19 +215,6 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// Puts this kind's artifacts in place in the build directory, for a
-    /// build for `target` with cargo's `profile`. The caller holds the
-    /// build directory's lock.
-    pub(crate) fn bring_in_kind(&self, target: &str, profile: &str) -> Result<()> {
-        kept_kinds::bring_in(
-            &self.build_dir,
-            target,
-            profile,
-            self.kind.as_ref(),
-            &self.kind_dependent,
-        )
-    }
-
     /// The manifest cargo builds instead of the unit's own.
     pub(crate) fn manifest_for(&self, original: &Path) -> PathBuf {
         match &self.shadow {
@@ -368,17 +351,10 @@ pub(crate) fn prepare(
         Some(shadow) => shadow.shadow.root.clone(),
         None => mode_dir,
     };
-    let rewritten: Vec<String> = shadow
-        .iter()
-        .flat_map(|s| &s.crates)
-        .map(|(name, _)| name.clone())
-        .collect();
-    let kind_dependent = kept_kinds::KindDependent::of(&workspace.metadata, &rewritten);
     Ok(Prepared {
         shadow,
         build_dir: build_dir(&target_dir),
         kind,
-        kind_dependent,
         output_dir,
         extra_rustflags,
         small,
@@ -407,7 +383,6 @@ pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<Bu
         shadow,
         build_dir,
         kind,
-        kind_dependent: _,
         output_dir,
         extra_rustflags,
         small,
@@ -450,7 +425,6 @@ pub(crate) fn build(args: &BuildOptions, workspace: &Workspace) -> Result<Vec<Bu
             let manifest_path = prepared.manifest_for(&unit.manifest_path);
             // Until the module is out of cargo's hands.
             let _lock = DirLock::acquire(&build_dir)?;
-            prepared.bring_in_kind(&target, &cargo::profile_name(&args.cargo))?;
             let build = cargo::CargoBuild {
                 cargo: &args.cargo,
                 unit: &unit,

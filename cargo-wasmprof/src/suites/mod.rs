@@ -157,7 +157,6 @@ pub(crate) fn test(
     // command: no other build may compile the runtime anew in place until
     // it is done.
     let lock = crate::dir_lock::DirLock::acquire(&prepared.build_dir)?;
-    prepared.bring_in_kind(&target, &build::profile_name(&build_args.cargo))?;
     let status = command.status().context("could not run cargo")?;
     drop(lock);
     let code = status.code().unwrap_or(101);

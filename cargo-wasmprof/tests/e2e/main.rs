@@ -14,7 +14,6 @@ mod support;
 
 mod async_fns;
 mod browser;
-mod build_kinds;
 mod components;
 mod crate_wide;
 mod every_browser;
