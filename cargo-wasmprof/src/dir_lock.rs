@@ -5,10 +5,9 @@
 //!   beside a test run) would each write it while the other's cargo reads
 //!   it: a test binary could be compiled from another command's sources,
 //!   whose tests are not marked.
-//! - **The build directory.** Every kind of build shares one, so that the
-//!   proc macros and build scripts are compiled once. cargo's own lock ends
-//!   with its build, but the module it leaves at a fixed name is the next
-//!   build's to overwrite: it must be copied out first.
+//! - **A kind's build directory.** cargo's own lock ends with its build,
+//!   but the module it leaves at a fixed name is the next build's of the
+//!   same kind to overwrite: it must be copied out first.
 //!
 //! Like cargo's own lock, an exclusive lock on a file in the directory is
 //! held from before the first write until the result is safe; a second

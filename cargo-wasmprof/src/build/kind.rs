@@ -1,26 +1,28 @@
-//! What tells cargo that one kind of build's code differs from another's in
-//! the one build directory, while the code no kind changes is shared.
+//! What tells cargo that one kind of build's code differs from another's,
+//! while keeping every kind the same program, type for type.
 //!
 //! A kind of build (a timer, kept frames, `--memory`, `--verify-counts`,
 //! a crate-wide copy's settings) changes the runtime and what depends on
 //! it: the user's crates and the rewritten ones. It changes nothing else:
 //! js-sys, web-sys, serde and the rest of a dependency tree are the same
-//! code in every kind, and are compiled once.
+//! code in every kind.
 //!
-//! So the kind reaches only the runtime's build script, as
-//! `WASMPROF_BUILD`, which the script watches: when the kind changes, cargo
-//! runs the script again and compiles the runtime and its dependents anew,
-//! in place. Nothing else carries it, on purpose:
-//! - a flag in `RUSTFLAGS` reaches every crate, and compiled the whole
-//!   tree once per kind;
+//! Each kind builds in a directory of its own (`build_dirs`), and the kind
+//! reaches only the runtime's build script, as `WASMPROF_BUILD`, which the
+//! script watches: should a directory ever see another kind, cargo runs the
+//! script again and compiles the runtime and its dependents anew. Nothing
+//! else carries it, on purpose:
+//! - a flag in `RUSTFLAGS` reaches every crate, tools included, and would
+//!   compile the shared tools once per kind;
 //! - a setting of the runtime's own profile changes its `-C metadata`, and
 //!   so the `TypeId`s of every type in its dependents: a program that hashes
 //!   them (rhai resolves functions by such hashes) then does other work in
 //!   each kind, and no kind's counts could be checked against another's.
 //!
-//! Kept in place, every instrumented kind of a program is the same program,
-//! type for type. The module is taken out of cargo's hands before the next
-//! build may overwrite it (`DirLock`).
+//! cargo's `-C metadata` does not depend on the directory, so every
+//! instrumented kind of a program is the same program, type for type. The
+//! module is taken out of cargo's hands before the next build of the kind
+//! may overwrite it (`DirLock`).
 
 use std::process::Command;
 
@@ -33,6 +35,8 @@ const KIND_VAR: &str = "WASMPROF_BUILD";
 pub(crate) struct BuildKind {
     /// Everything that tells the kind apart, as one string.
     identity: String,
+    /// The same, as a file name.
+    dir_name: String,
 }
 
 impl BuildKind {
@@ -44,7 +48,14 @@ impl BuildKind {
             Some(key) => format!("{mode}/{key}"),
             None => mode.to_owned(),
         };
-        BuildKind { identity }
+        let dir_name = identity.replace('/', "+");
+        BuildKind { identity, dir_name }
+    }
+
+    /// The name of the kind's build directory (`build_dirs`): its identity,
+    /// with the copy's settings after a `+`.
+    pub(crate) fn dir_name(&self) -> &str {
+        &self.dir_name
     }
 
     /// Gives the kind to the runtime's build script.

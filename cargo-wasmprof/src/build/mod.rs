@@ -3,6 +3,7 @@
 
 pub(crate) mod allocator;
 pub(crate) mod bindgen;
+mod build_dirs;
 mod cargo;
 pub(crate) mod dir_walk;
 pub(crate) mod failure;
@@ -126,10 +127,8 @@ pub(crate) fn kept_frames(args: &BuildOptions) -> KeptFrames {
 }
 
 /// The frames a test suite's build keeps (`cargo wasmprof test`): in
-/// wasmtime too, as in Node. Its tests run inside cargo, beside the build
-/// directory other suites of the same program share, so a kind of its own
-/// for wasmtime would compile the runtime anew in place while a suite of
-/// the same program for Node is still compiling its doctests against it.
+/// wasmtime too, as in Node, so that one build of a suite serves either
+/// host.
 pub(crate) fn kept_frames_in_tests(args: &BuildOptions) -> KeptFrames {
     frames_kept(args, true)
 }
@@ -182,20 +181,12 @@ fn mark_as_cache(dir: &Path) -> Result<()> {
         .with_context(|| format!("could not write {}", tag.display()))
 }
 
-/// The one directory cargo builds every kind of build in: the proc macros,
-/// the build scripts and every crate that does not depend on the runtime
-/// are compiled once for all kinds. The runtime, and what depends on it, is
-/// compiled again in place when the kind changes ([`kind::BuildKind`]).
-fn build_dir(target_dir: &Path) -> PathBuf {
-    wasmprof_dir(target_dir).join("build")
-}
-
 /// The sources cargo builds and where: the user's, or a shadow copy
 /// rewritten for crate-wide instrumentation (or for `cargo wasmprof test`).
 pub(crate) struct Prepared {
     pub shadow: Option<ShadowBuild>,
-    /// The target directory cargo builds into, which every kind of build
-    /// shares.
+    /// The target directory cargo builds into: the kind's own, its tools
+    /// shared with every other kind's ([`build_dirs`]).
     pub build_dir: PathBuf,
     /// What the runtime's build script is told of the kind: none for a
     /// plain build.
@@ -338,6 +329,8 @@ pub(crate) fn prepare(
     // its settings are part of the kind.
     let kind =
         instrument.map(|_| kind::BuildKind::new(&mode, shadow.as_ref().map(|s| s.key.as_str())));
+    let build_dir = build_dirs::build_dir(&wasmprof, kind.as_ref());
+    build_dirs::share_tools(&build_dir, &profile_name(&args.cargo))?;
     // The floor (and the oracle alone) counts every function alike,
     // whatever its size.
     let small = shadow
@@ -353,7 +346,7 @@ pub(crate) fn prepare(
     };
     Ok(Prepared {
         shadow,
-        build_dir: build_dir(&target_dir),
+        build_dir,
         kind,
         output_dir,
         extra_rustflags,

@@ -1,7 +1,8 @@
 //! `cargo-wasmprof` as rustc's wrapper, for the flags cargo must not see.
 //!
-//! Every kind of build shares one build directory, where cargo names each
-//! artifact by a hash of what built it, the flags among them. But cargo
+//! The kinds of build share one directory of tools, and each kind's
+//! directory serves every target and set of features, where cargo names
+//! each artifact by a hash of what built it, the flags among them. But cargo
 //! leaves all the flags out of that hash when one of them is
 //! `--remap-path-prefix` (so that remapped builds stay reproducible), and
 //! every instrumented build has one, for the dependency copies of

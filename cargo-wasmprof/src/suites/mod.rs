@@ -152,10 +152,9 @@ pub(crate) fn test(
             }
         ),
     );
-    // The build directory is every kind's, and cargo builds and runs the
-    // tests (doctests compiled against the runtime included) in one
-    // command: no other build may compile the runtime anew in place until
-    // it is done.
+    // cargo builds and runs the tests (doctests compiled against the
+    // runtime included) in one command: no other build of this kind may
+    // overwrite what they run until it is done.
     let lock = crate::dir_lock::DirLock::acquire(&prepared.build_dir)?;
     let status = command.status().context("could not run cargo")?;
     drop(lock);
