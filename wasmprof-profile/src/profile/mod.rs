@@ -19,4 +19,5 @@ pub use model::{
     FutureStats, HybridInfo, Latency, Node, Profile, Requests, RunInfo, TimerInfo, TimerMode,
     UnmatchedSamples, Window,
 };
+pub(crate) use threads::is_between_jobs;
 pub use threads::{Activity, Thread, ThreadNode, ThreadRead, WAIT_FUNCTIONS, is_wait_function};

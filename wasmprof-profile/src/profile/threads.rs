@@ -94,6 +94,32 @@ pub fn is_wait_function(function: &str) -> bool {
     WAIT_FUNCTIONS.contains(&function)
 }
 
+/// rayon's worker loop outside any job: a worker in these functions (or
+/// in `rayon_core::sleep`) is starting, looking for work or falling
+/// asleep, and runs none. A job runs inside the loop through an `execute`,
+/// which is not among them.
+const BETWEEN_JOBS: &[&str] = &[
+    "rayon_core::registry::ThreadBuilder::run",
+    "rayon_core::registry::main_loop",
+    "rayon_core::registry::WorkerThread::wait_until_out_of_work",
+    "rayon_core::registry::WorkerThread::wait_until_cold",
+    "rayon_core::registry::WorkerThread::find_work",
+    "rayon_core::registry::WorkerThread::take_local_job",
+    "rayon_core::registry::WorkerThread::steal",
+    "rayon_core::registry::WorkerThread::has_injected_job",
+    "rayon_core::registry::Registry::pop_injected_job",
+    "rayon_core::registry::Registry::has_injected_job",
+];
+
+/// Whether a thread in `function` is in its pool's loop between jobs, or
+/// waiting: a thread whose every open call is such a function was doing
+/// no work when the program ended.
+pub(crate) fn is_between_jobs(function: &str) -> bool {
+    is_wait_function(function)
+        || function.starts_with("rayon_core::sleep::")
+        || BETWEEN_JOBS.contains(&function)
+}
+
 /// How a thread spent the time the profile saw it in instrumented calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Activity {

@@ -180,19 +180,23 @@ fn threads_cut(count: usize) -> String {
 /// Only counted when the host saw threads outlive the main one. A thread
 /// that stood waiting (its innermost open call is one of
 /// [`profile::WAIT_FUNCTIONS`], as an idle rayon worker is when rayon-core
-/// is instrumented) was cut from nothing: it is idle, not cut off.
+/// is instrumented), or that ran no job (every open call is its pool's
+/// loop: a worker just started, or looking for work), was cut from
+/// nothing: it is idle, not cut off.
 fn threads_in_calls(snapshot: &Snapshot, functions: &[Function], host: &RunEnding) -> usize {
     if host.threads_left_running == 0 {
         return 0;
     }
     let open = |n: &&wasmprof_wire::ThreadNode| n.flags & wasmprof_wire::NEVER_RETURNED != 0;
-    let waits = |node: u32| {
+    let named = |node: u32, rule: fn(&str) -> bool| {
         snapshot
             .nodes
             .get(node as usize)
             .and_then(|n| functions.get(n.function as usize))
-            .is_some_and(|f| profile::is_wait_function(&f.name))
+            .is_some_and(|f| rule(&f.name))
     };
+    let waits = |&node: &u32| named(node, profile::is_wait_function);
+    let between_jobs = |&node: &u32| named(node, profile::is_between_jobs);
     snapshot
         .threads
         .iter()
@@ -204,7 +208,8 @@ fn threads_in_calls(snapshot: &Snapshot, functions: &[Function], host: &RunEndin
                     snapshot.nodes.get(other as usize).map(|n| n.parent) == Some(node)
                 })
             });
-            innermost.clone().next().is_some() && !innermost.into_iter().all(|&node| waits(node))
+            let idle = innermost.clone().all(waits) || open.iter().all(between_jobs);
+            !open.is_empty() && !idle
         })
         .count()
 }
@@ -474,6 +479,43 @@ mod tests {
             reason.starts_with("1 thread of the program was still inside instrumented calls"),
             "{reason}"
         );
+    }
+
+    #[test]
+    fn a_worker_in_its_pool_s_loop_outside_a_job_is_idle_and_one_in_a_job_is_cut() {
+        use wasmprof_wire::{SnapshotThread, ThreadNode};
+        // A worker's open calls, on the nodes `open`: node 1 is rayon's
+        // worker loop, node 2 a job run inside it.
+        let worker = |open: &[u32]| SnapshotThread {
+            name: "thread 3".into(),
+            read: wasmprof_wire::ThreadRead::Answered,
+            nodes: open
+                .iter()
+                .map(|&node| ThreadNode {
+                    node,
+                    flags: wasmprof_wire::NEVER_RETURNED,
+                    calls: 1,
+                    timed_calls: 0,
+                    inclusive: 0.0,
+                })
+                .collect(),
+        };
+        let mut snapshot = snapshot(0);
+        snapshot.functions[0].name = "rayon_core::registry::main_loop".into();
+        snapshot.functions[1].name =
+            "<rayon_core::job::StackJob<L,F,R> as rayon_core::job::Job>::execute".into();
+        let result = RunEnding {
+            threads_left_running: 1,
+            ..host(RunStatus::Ok)
+        };
+        // Just started, before its first look for work.
+        snapshot.threads = Some(vec![worker(&[1])]);
+        let p = to_profile(&snapshot, &result, context()).profile;
+        assert!(p.run.complete, "{:?}", p.run.incomplete_reason);
+        // Running a job.
+        snapshot.threads = Some(vec![worker(&[1, 2])]);
+        let p = to_profile(&snapshot, &result, context()).profile;
+        assert!(!p.run.complete);
     }
 
     fn snapshot(current: u32) -> Snapshot {
