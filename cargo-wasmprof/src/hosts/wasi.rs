@@ -68,17 +68,44 @@ pub(crate) fn current_dir() -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use std::time::Duration;
 
+    /// The host options with `flags` (`--dir`, `--no-default-dir` and
+    /// `--env`, which are all `config` reads) and nothing else set.
     fn host_args(flags: &[&str]) -> HostOptions {
-        #[derive(Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            host: crate::cli::HostArgs,
+        let mut options = HostOptions {
+            invoke: None,
+            timeout: None,
+            until_exit: false,
+            sample: false,
+            no_sample: false,
+            sample_interval: Duration::ZERO,
+            node: None,
+            node_arg: Vec::new(),
+            dir: Vec::new(),
+            no_default_dir: false,
+            env: Vec::new(),
+            browser: None,
+            browser_arg: Vec::new(),
+            page: None,
+            grace: Duration::ZERO,
+            duration: None,
+            after: None,
+            requests: None,
+            path: None,
+            args: Vec::new(),
+        };
+        let mut flags = flags.iter();
+        while let Some(&flag) = flags.next() {
+            let mut value = || flags.next().map(|v| (*v).to_owned()).expect("a value");
+            match flag {
+                "--dir" => options.dir.push(value()),
+                "--env" => options.env.push(value()),
+                "--no-default-dir" => options.no_default_dir = true,
+                other => panic!("{other} is not read by `config`"),
+            }
         }
-        let mut argv = vec!["test"];
-        argv.extend_from_slice(flags);
-        Wrapper::parse_from(argv).host.options()
+        options
     }
 
     #[test]
