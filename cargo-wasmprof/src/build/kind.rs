@@ -35,8 +35,6 @@ const KIND_VAR: &str = "WASMPROF_BUILD";
 pub(crate) struct BuildKind {
     /// Everything that tells the kind apart, as one string.
     identity: String,
-    /// The same, as a file name.
-    dir_name: String,
 }
 
 impl BuildKind {
@@ -48,14 +46,13 @@ impl BuildKind {
             Some(key) => format!("{mode}/{key}"),
             None => mode.to_owned(),
         };
-        let dir_name = identity.replace('/', "+");
-        BuildKind { identity, dir_name }
+        BuildKind { identity }
     }
 
     /// The name of the kind's build directory (`build_dirs`): its identity,
     /// with the copy's settings after a `+`.
-    pub(crate) fn dir_name(&self) -> &str {
-        &self.dir_name
+    pub(crate) fn dir_name(&self) -> String {
+        self.identity.replace('/', "+")
     }
 
     /// Gives the kind to the runtime's build script.
