@@ -263,13 +263,18 @@ fn run_thread(
         }
     }
     let linker = host_api(&store, Some(threads)).map_err(|e| trap(format!("{e:#}")))?;
-    let instance = linker
-        .instantiate(&mut store, &threads.module)
-        .map_err(|e| {
-            trap(format!(
-                "could not instantiate the module for a new thread: {e:#}"
-            ))
-        })?;
+    let instance = match linker.instantiate(&mut store, &threads.module) {
+        Ok(instance) => instance,
+        // The run ended (or timed out) while the thread was being made:
+        // its start code met the epoch's tick, as a running thread does at
+        // its next check. Stopped, not a trap of the program's.
+        Err(error) if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) => return Ok(()),
+        Err(error) => {
+            return Err(trap(format!(
+                "could not instantiate the module for a new thread: {error:#}"
+            )));
+        }
+    };
     let start = instance
         .get_typed_func::<(i32, i32), ()>(&mut store, "wasi_thread_start")
         .map_err(|_| trap("the module exports no `wasi_thread_start`".to_owned()))?;
@@ -408,4 +413,75 @@ fn invoke(
         Val::F64(bits) => serde_json::json!(f64::from_bits(*bits)),
         _ => serde_json::Value::Null,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Wasmtime;
+    use crate::hosts::host::{Host, HostConfig, LoadAs, RunStatus};
+
+    /// A threaded program whose main thread spawns a thread and spins: the
+    /// new thread's instance runs a start function that spins too, so the
+    /// timeout's tick finds it still being made.
+    const SPAWNS_A_THREAD_STILL_BEING_MADE: &str = r#"
+        (module
+          (import "env" "memory" (memory 1 1 shared))
+          (import "wasi" "thread-spawn" (func $spawn (param i32) (result i32)))
+          (func $made
+            (if (i32.atomic.load (i32.const 0))
+              (then (loop $spin (br $spin)))))
+          (start $made)
+          (func (export "_start")
+            (i32.atomic.store (i32.const 0) (i32.const 1))
+            (drop (call $spawn (i32.const 0)))
+            (loop $spin (br $spin)))
+          (func (export "wasi_thread_start") (param i32 i32)))
+    "#;
+
+    fn config(wasm: std::path::PathBuf, dir: &std::path::Path, sampled: bool) -> HostConfig {
+        HostConfig {
+            kind: LoadAs::Wasi,
+            wasm,
+            js: None,
+            invoke: None,
+            args: vec![],
+            argv: vec!["program".into()],
+            wasi: Default::default(),
+            timeout_ms: 300,
+            until_exit: false,
+            window: None,
+            sample_interval_micros: sampled.then_some(1_000),
+            cpuprofile_out: dir.join("c"),
+            snapshot_out: dir.join("s"),
+            result_out: dir.join("r"),
+            test: None,
+            requests: None,
+            harness_tests: false,
+        }
+    }
+
+    #[test]
+    fn a_thread_stopped_while_it_is_being_made_is_stopped_not_a_trap() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = dir.path().join("threads.wasm");
+        std::fs::write(
+            &wasm,
+            wat::parse_str(SPAWNS_A_THREAD_STILL_BEING_MADE).unwrap(),
+        )
+        .unwrap();
+        for sampled in [false, true] {
+            let mut host = Wasmtime::new().unwrap();
+            let (result, _) = host
+                .run(&config(wasm.clone(), dir.path(), sampled), dir.path(), true)
+                .unwrap();
+            let result = result.unwrap();
+            assert_eq!(
+                result.status,
+                RunStatus::Timeout,
+                "sampled: {sampled}, {:?}",
+                result.message
+            );
+            assert_eq!(result.message.as_deref(), Some("timed out after 300 ms"));
+        }
+    }
 }
