@@ -78,8 +78,8 @@ macro_rules! __instrument_body {
             $crate::__private::Site::new(::core::module_path!(), $name, ::core::file!(), $line)
                 .marked(__wasmprof_here, $given);
         $crate::__name_marker!(__WASMPROF_SITE);
-        $crate::__oracle_hit!($name, $given, $line, $self_type);
         let __wasmprof_guard = $crate::__enter!(enter, __WASMPROF_SITE, $self_type $(, $space $index)?);
+        $crate::__oracle_hit!($name, $given, $line, $self_type);
         $body
     }};
     (test, name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
@@ -88,8 +88,8 @@ macro_rules! __instrument_body {
                 .marked(__wasmprof_here, $given)
                 .test();
         $crate::__name_marker!(__WASMPROF_SITE);
-        $crate::__oracle_hit!($name, $given, $line, $self_type);
         let __wasmprof_guard = $crate::__enter!(enter_test, __WASMPROF_SITE, $self_type);
+        $crate::__oracle_hit!($name, $given, $line, $self_type);
         $body
     }};
     // Not `#[used]`: its address is taken (by the marker, and by the site
@@ -109,8 +109,8 @@ macro_rules! __instrument_body {
             .at(&__WASMPROF_SITE)
         );
         $crate::__name_marker!(__WASMPROF_SITE);
-        $crate::__oracle_hit!($name, false, $line, $self_type);
         $crate::__count_bare!(__WASMPROF_SITE, $self_type $(, $space $index)?);
+        $crate::__oracle_hit!($name, false, $line, $self_type);
         $body
     }};
     (count, $(__slot = $space:ident $index:literal,)? name = $name:expr, given = $given:expr, line = $line:expr, self_type = $self_type:expr, body = $body:block) => {{
@@ -122,8 +122,8 @@ macro_rules! __instrument_body {
         )
         .marked(__wasmprof_here, $given);
         $crate::__name_marker!(__WASMPROF_SITE);
-        $crate::__oracle_hit!($name, $given, $line, $self_type);
         $crate::__count_calls!(__WASMPROF_SITE, count, $self_type $(, $space $index)?);
+        $crate::__oracle_hit!($name, $given, $line, $self_type);
         $body
     }};
 }
@@ -353,6 +353,16 @@ macro_rules! __name_marker {
 /// runtime's, in the function whose name marker `__wasmprof_here` is in
 /// scope: a static of its own and one atomic add, nothing shared with the
 /// runtime. Nothing at all without `--verify-counts`.
+///
+/// Made after the runtime's entry, not before: a worker's first call
+/// registers its thread and measures its clock first, which takes a while
+/// on a busy machine; counted before it, that call was in the oracle and
+/// not yet in the worker's record, and a snapshot taken meanwhile (the
+/// end of a run whose pool was just starting) found the two apart. Made
+/// after, the oracle counts only calls already recorded, give or take the
+/// few instructions between the two, and a call recorded while the
+/// snapshot reads shows in the oracle's count moving, which the snapshot
+/// reads again for (`snapshot.rs`).
 #[cfg(wasmprof_oracle)]
 #[doc(hidden)]
 #[macro_export]
