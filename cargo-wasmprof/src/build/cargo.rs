@@ -22,6 +22,11 @@ const HARNESS_EXPORT: &str = "__wasmprof_harness_test";
 /// What a host calls once no other thread of the program will run again,
 /// so that the snapshot waits for none (wasmprof-core's `threads`).
 const THREADS_STOPPED_EXPORT: &str = "__wasmprof_threads_stopped";
+/// The shadow stack's pointer, a global the linker keeps to itself: after
+/// the stack overflows (the pointer run below the bottom, which traps), a
+/// host sets it back to where it started, so that the snapshot's own
+/// frame has a stack to go on.
+const STACK_POINTER_EXPORT: &str = "__stack_pointer";
 
 pub(super) struct CargoBuild<'a> {
     pub cargo: &'a CargoOptions,
@@ -281,6 +286,7 @@ fn rustflags(extra: &[String]) -> Vec<String> {
         format!("-Clink-arg=--export-if-defined={SNAPSHOT_EXPORT}"),
         format!("-Clink-arg=--export-if-defined={HARNESS_EXPORT}"),
         format!("-Clink-arg=--export-if-defined={THREADS_STOPPED_EXPORT}"),
+        format!("-Clink-arg=--export-if-defined={STACK_POINTER_EXPORT}"),
     ];
     flags.extend(extra.iter().cloned());
     flags

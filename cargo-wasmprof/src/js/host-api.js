@@ -60,12 +60,32 @@
 
   let profiled = null;
   let newest = null;
+  // Where the profiled instance's shadow stack began (its `__stack_pointer`
+  // when it was made), if the build exports the pointer.
+  let stackStart = null;
   function remember(instance) {
     if (instance && instance.exports) newest = instance;
     if (instance && instance.exports && typeof instance.exports.__wasmprof_snapshot === 'function') {
       profiled = instance;
+      const pointer = instance.exports.__stack_pointer;
+      stackStart = pointer instanceof WebAssembly.Global ? pointer.value >>> 0 : null;
     }
     return instance;
+  }
+
+  // After the shadow stack overflowed, its pointer is below address 0,
+  // which reads as an address past the memory's end, and the snapshot's own
+  // frame would trap there too: it is set back to where the stack began.
+  // The program is over by then. A pointer inside the memory is left alone:
+  // it is a live stack's (a worker's, which wasm-bindgen gives a stack of
+  // its own), and nothing says it overflowed.
+  function mendOverflowedStack() {
+    const pointer = profiled.exports.__stack_pointer;
+    const memory = profiled.exports.memory;
+    if (stackStart === null || !(pointer instanceof WebAssembly.Global) || !memory) return;
+    if ((pointer.value >>> 0) > memory.buffer.byteLength) {
+      pointer.value = stackStart;
+    }
   }
 
   function withProf(module, imports) {
@@ -102,6 +122,7 @@
 
   function snapshotBytes() {
     if (!profiled) return null;
+    mendOverflowedStack();
     const pointer = profiled.exports.__wasmprof_snapshot() >>> 0;
     const memory = profiled.exports.memory;
     const length = new DataView(memory.buffer).getUint32(pointer + 4, true);

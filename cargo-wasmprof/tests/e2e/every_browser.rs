@@ -193,6 +193,16 @@ fn a_trap_keeps_the_counts_made_before_it(browser: Browser) {
         calls_of_path(&profile, &["faults::steps", "faults::step"]),
         6
     );
+    // A stack overflow too, whose snapshot needs the stack mended first.
+    let run = browser.run(&[
+        "run",
+        "-p",
+        "faults",
+        "--verify-counts",
+        "--invoke",
+        "overflow",
+    ]);
+    crate::faults::assert_stack_overflow_kept(&run, "the browser");
 }
 
 fn a_page_that_dies_mid_run_keeps_the_profile_pulled_before(browser: Browser) {

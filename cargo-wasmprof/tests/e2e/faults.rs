@@ -72,6 +72,57 @@ fn a_panic_mid_run_keeps_the_profile_marked_incomplete() {
     );
 }
 
+/// A recursion that runs its shadow stack out traps below the stack's
+/// bottom; the snapshot, which needs a stack too, still reads the calls
+/// made until then.
+#[test]
+fn a_stack_overflow_keeps_every_call_made_before_it_in_node_and_wasmtime() {
+    for host in ["node", "wasmtime"] {
+        let run = wasmprof(&[
+            "run",
+            "-p",
+            "faults",
+            "--host",
+            host,
+            "--verify-counts",
+            "--invoke",
+            "overflow",
+        ]);
+        assert_stack_overflow_kept(&run, host);
+    }
+}
+
+/// `faults`' `overflow`, run with `--verify-counts` on `host`: a trap,
+/// and the calls before it each open, as many as the oracle counted.
+pub(crate) fn assert_stack_overflow_kept(run: &Run, host: &str) {
+    assert_eq!(run.code(), Some(101), "{host}: {}", run.stderr);
+    assert!(
+        !run.stderr.contains("could not read the profile"),
+        "{host}: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("Verified every call count"),
+        "{host}: {}",
+        run.stderr
+    );
+    let profile = run.profile();
+    assert!(!profile.run.complete);
+    let descend = profile
+        .functions
+        .iter()
+        .position(|f| f.name == "faults::descend")
+        .unwrap();
+    let frames: Vec<_> = profile
+        .nodes
+        .iter()
+        .filter(|n| n.function == Some(descend))
+        .collect();
+    // A kilobyte a frame on a stack of a megabyte.
+    assert!(frames.len() > 100, "{host}: {} frames", frames.len());
+    assert!(frames.iter().all(|n| n.open && n.calls == 1), "{host}");
+}
+
 #[test]
 fn a_hung_program_is_ended_by_the_timeout_and_its_profile_kept() {
     let started = std::time::Instant::now();

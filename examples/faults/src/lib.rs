@@ -1,6 +1,7 @@
 //! Programs that go wrong, to show (and test) that what was collected before
 //! is kept: `cargo wasmprof run -p faults --invoke panic_after -- 5` panics
-//! in the sixth call of `step`; `--invoke spin --timeout 2s` never returns.
+//! in the sixth call of `step`; `--invoke spin --timeout 2s` never returns;
+//! `--invoke overflow` recurses until its stack runs out.
 
 #[wasmprof::instrument]
 #[inline(never)]
@@ -59,4 +60,22 @@ pub extern "C" fn exit_with(code: i32) -> u32 {
     let value = step(3, 0);
     wasmprof::exit(code);
     value
+}
+
+/// One level of a recursion with no end: each call keeps a kilobyte on the
+/// stack (WebAssembly's shadow stack, in linear memory), so that the stack
+/// runs out after about a thousand calls, and the store below its bottom
+/// traps.
+#[wasmprof::instrument]
+#[inline(never)]
+#[allow(unconditional_recursion)]
+fn descend(depth: u32) -> u32 {
+    let frame = std::hint::black_box([depth as u8; 1024]);
+    descend(depth + 1).wrapping_add(u32::from(frame[depth as usize % 1024]))
+}
+
+/// Recurses until the stack overflows, trapping the module.
+#[no_mangle]
+pub extern "C" fn overflow() -> u32 {
+    descend(0)
 }

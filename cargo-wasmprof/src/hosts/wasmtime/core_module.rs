@@ -13,7 +13,9 @@ use wasmtime::{Engine, Linker, Module, Store, Trap, Val, ValType};
 use wasmtime_wasi::I32Exit;
 use wasmtime_wasi::p1::{self, WasiP1Ctx};
 
-use super::ending::{Ticker, UsageError, classify, keep_snapshot, pull_snapshot};
+use super::ending::{
+    Ticker, UsageError, classify, keep_snapshot, mend_overflowed_stack, pull_snapshot, stack_start,
+};
 use super::sampler::{Samples, SharedSamples};
 use super::threads::{STOP_WAIT, ThreadEnd, Threads};
 use super::wasi_context::{Outputs, wasi_context};
@@ -35,6 +37,8 @@ struct State {
     exit_code: Option<i32>,
     /// This thread's stacks, one at each epoch tick, with `--sample`.
     samples: Option<SharedSamples>,
+    /// Where the main instance's shadow stack began (`ending.rs`).
+    stack_start: Option<u32>,
     /// When `--timeout` ends the run.
     deadline: Instant,
 }
@@ -77,6 +81,7 @@ pub(super) fn run(
             return Ok(());
         }
     };
+    store.data_mut().stack_start = stack_start(&mut store, &instance);
     let program_started = Instant::now();
     let outcome = enter(&mut store, &instance, config);
     // The program's own time ends with its main thread: a pool's workers
@@ -142,6 +147,7 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
             spawner: None,
             started: Instant::now(),
             exit_code: None,
+            stack_start: None,
             samples: config.sample_interval_micros.map(|_| Samples::new_shared()),
             // Set again when the program starts: compiling it is not
             // part of its time.
@@ -334,6 +340,15 @@ fn take_snapshot(
         .spawner
         .as_ref()
         .map(|s| s.threads.memory.clone());
+    let memory_len = match &shared {
+        Some(memory) => memory.data_size(),
+        None => instance
+            .get_memory(&mut *store, "memory")
+            // No memory to hold the pointer against: left alone.
+            .map_or(usize::MAX, |memory| memory.data_size(&*store)),
+    };
+    let start = store.data().stack_start;
+    mend_overflowed_stack(store, instance, start, memory_len)?;
     if stopped.is_some()
         && let Ok(say) =
             instance.get_typed_func::<(), ()>(&mut *store, "__wasmprof_threads_stopped")

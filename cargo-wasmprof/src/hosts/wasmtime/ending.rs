@@ -112,6 +112,45 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Where the instance's shadow stack begins: its `__stack_pointer` before
+/// anything ran, if the build exports it (every `cargo wasmprof` build
+/// does).
+pub(super) fn stack_start<T: 'static>(
+    store: &mut Store<T>,
+    instance: &wasmtime::Instance,
+) -> Option<u32> {
+    let pointer = instance.get_global(&mut *store, "__stack_pointer")?;
+    pointer.get(&mut *store).i32().map(|p| p as u32)
+}
+
+/// After the shadow stack overflowed, its pointer is below address 0,
+/// which reads as an address past the memory's end, and the snapshot's
+/// own frame would trap there too: it is set back to `start`. The program
+/// is over by then. A pointer inside the memory is a live stack's, and is
+/// left alone.
+pub(super) fn mend_overflowed_stack<T: 'static>(
+    store: &mut Store<T>,
+    instance: &wasmtime::Instance,
+    start: Option<u32>,
+    memory_len: usize,
+) -> Result<()> {
+    let (Some(start), Some(pointer)) = (start, instance.get_global(&mut *store, "__stack_pointer"))
+    else {
+        return Ok(());
+    };
+    let overflowed = pointer
+        .get(&mut *store)
+        .i32()
+        .is_some_and(|p| p as u32 as usize > memory_len);
+    if overflowed {
+        pointer
+            .set(&mut *store, wasmtime::Val::I32(start as i32))
+            .map_err(anyhow::Error::from)
+            .context("could not set the overflowed stack's pointer back")?;
+    }
+    Ok(())
+}
+
 /// The snapshot's bytes out of linear memory (`WPRF`, then its length).
 pub(super) fn pull_snapshot<T: 'static>(
     store: &mut Store<T>,
