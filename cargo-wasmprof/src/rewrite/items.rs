@@ -41,6 +41,9 @@ pub(crate) struct FileWalk<'a> {
     pub planned: Vec<Planned>,
     /// The crate's slots given so far, this file's included.
     pub slots: Slots,
+    /// The walk is inside an item an attribute macro may write out more
+    /// than once (see `copies.rs`): no function there gets a slot.
+    in_copied: bool,
 }
 
 impl<'a> FileWalk<'a> {
@@ -53,13 +56,29 @@ impl<'a> FileWalk<'a> {
             stats: Stats::default(),
             planned: Vec::new(),
             slots,
+            in_copied: false,
         }
+    }
+
+    /// Whether a function with `attrs`, here, may be written out more than
+    /// once, and so must not have a slot of its own.
+    fn may_be_copied(&self, attrs: &[Attribute]) -> bool {
+        self.in_copied || super::copies::may_copy(attrs)
+    }
+
+    /// Walks `inside` as within an item with `attrs`.
+    fn within<R>(&mut self, attrs: &[Attribute], inside: impl FnOnce(&mut Self) -> R) -> R {
+        let outer = self.in_copied;
+        self.in_copied = self.may_be_copied(attrs);
+        let result = inside(self);
+        self.in_copied = outer;
+        result
     }
 
     /// The attribute of a function instrumented at `tier`, with the next
     /// slot of its tier; an `async fn`'s site keeps no per-thread state,
-    /// and takes none.
-    fn own_attr(&mut self, tier: Tier, is_async: bool) -> Option<String> {
+    /// and takes none, nor does one that may be `copied`.
+    fn own_attr(&mut self, tier: Tier, is_async: bool, copied: bool) -> Option<String> {
         let counted = match tier {
             Tier::Full => false,
             Tier::Counted => true,
@@ -67,6 +86,12 @@ impl<'a> FileWalk<'a> {
         };
         if is_async {
             return Some(self.spec.runtime.instrument_attr());
+        }
+        if copied {
+            return Some(match counted {
+                true => self.spec.runtime.count_attr(),
+                false => self.spec.runtime.instrument_attr(),
+            });
         }
         let slot = self.slots.take(counted);
         Some(self.spec.runtime.slotted_attr(counted, slot))
@@ -129,10 +154,18 @@ impl<'a> FileWalk<'a> {
         // An async fn is never counted only: its futures need their node.
         let entry = entry || function.sig.asyncness.is_some();
         let tier = self.wanted(&path, &function.sig.ident, entry, &function.block);
+        let copied = self.may_be_copied(&function.attrs);
         if self.spec.direct {
             if tier != Tier::Out {
                 let name = function.sig.ident.unraw().to_string();
-                self.wrap_body(&function.block, &function.sig.ident, &name, false, tier);
+                self.wrap_body(
+                    &function.block,
+                    &function.sig.ident,
+                    &name,
+                    false,
+                    tier,
+                    copied,
+                );
                 self.plan(
                     &function.sig.ident,
                     first_line(&function.attrs, &function.sig),
@@ -143,7 +176,7 @@ impl<'a> FileWalk<'a> {
             }
             return;
         }
-        let Some(attr) = self.own_attr(tier, function.sig.asyncness.is_some()) else {
+        let Some(attr) = self.own_attr(tier, function.sig.asyncness.is_some(), copied) else {
             return;
         };
         let at = self.item_start(function.to_token_stream());
@@ -230,6 +263,20 @@ impl<'a> FileWalk<'a> {
             (Some(trait_name), true) => trait_name.clone(),
             _ => type_label(&imp.self_ty),
         };
+        self.within(&imp.attrs, |walk| {
+            walk.impl_members(imp, module, &owner, trait_name.as_deref())
+        });
+    }
+
+    /// The functions of an impl block, each marked (or, in a `direct`
+    /// crate, wrapped) for its own tier.
+    fn impl_members(
+        &mut self,
+        imp: &ItemImpl,
+        module: &[String],
+        owner: &str,
+        trait_name: Option<&str>,
+    ) {
         let mut members = Vec::new();
         for item in &imp.items {
             let ImplItem::Fn(function) = item else {
@@ -245,7 +292,7 @@ impl<'a> FileWalk<'a> {
                 &function.block,
                 entry,
                 module,
-                &owner,
+                owner,
             ) {
                 let (tier, path) = take;
                 if self.spec.direct {
@@ -253,7 +300,7 @@ impl<'a> FileWalk<'a> {
                     // in a blanket impl.
                     let blanket = is_type_parameter(&imp.self_ty, &imp.generics);
                     let ident = function.sig.ident.unraw().to_string();
-                    let (name, by_self) = match &trait_name {
+                    let (name, by_self) = match trait_name {
                         Some(trait_name) if blanket => (format!("{trait_name}::{ident}"), false),
                         _ => (ident, true),
                     };
@@ -268,7 +315,14 @@ impl<'a> FileWalk<'a> {
                     );
                     continue;
                 }
-                members.push((function.to_token_stream(), &function.sig, path, tier));
+                let copied = self.may_be_copied(&function.attrs);
+                members.push((
+                    function.to_token_stream(),
+                    &function.sig,
+                    path,
+                    tier,
+                    copied,
+                ));
             }
         }
         if !self.spec.direct {
@@ -285,6 +339,12 @@ impl<'a> FileWalk<'a> {
             return;
         }
         let owner = tr.ident.unraw().to_string();
+        self.within(&tr.attrs, |walk| walk.trait_members(tr, module, &owner));
+    }
+
+    /// The default methods of a trait, each marked (or, in a `direct`
+    /// crate, wrapped) for its own tier.
+    fn trait_members(&mut self, tr: &ItemTrait, module: &[String], owner: &str) {
         let mut members = Vec::new();
         for item in &tr.items {
             let TraitItem::Fn(function) = item else {
@@ -295,7 +355,7 @@ impl<'a> FileWalk<'a> {
             };
             let entry = is_entry(&function.sig.ident, &function.attrs);
             if let Some(take) =
-                self.block_member(&function.attrs, &function.sig, block, entry, module, &owner)
+                self.block_member(&function.attrs, &function.sig, block, entry, module, owner)
             {
                 let (tier, path) = take;
                 if self.spec.direct {
@@ -311,7 +371,14 @@ impl<'a> FileWalk<'a> {
                     );
                     continue;
                 }
-                members.push((function.to_token_stream(), &function.sig, path, tier));
+                let copied = self.may_be_copied(&function.attrs);
+                members.push((
+                    function.to_token_stream(),
+                    &function.sig,
+                    path,
+                    tier,
+                    copied,
+                ));
             }
         }
         if !self.spec.direct {
@@ -357,7 +424,7 @@ impl<'a> FileWalk<'a> {
     fn mark_block(
         &mut self,
         block: TokenStream,
-        members: Vec<(TokenStream, &syn::Signature, String, Tier)>,
+        members: Vec<(TokenStream, &syn::Signature, String, Tier, bool)>,
         kind: PlannedKind,
     ) {
         let block_tier = if members.iter().any(|m| m.3 == Tier::Full) {
@@ -373,13 +440,13 @@ impl<'a> FileWalk<'a> {
             _ => self.spec.runtime.count_attr(),
         };
         self.insert(at, attr);
-        for (tokens, sig, path, tier) in members {
+        for (tokens, sig, path, tier, copied) in members {
             let attr = match tier {
                 Tier::Out => Some(self.spec.runtime.skip_attr()),
                 // Its own attribute with the block's tier, as the block's
                 // attribute gives an async fn.
                 _ if sig.asyncness.is_some() && tier == block_tier => None,
-                _ => self.own_attr(tier, sig.asyncness.is_some()),
+                _ => self.own_attr(tier, sig.asyncness.is_some(), copied),
             };
             let at = self.item_start(tokens);
             let first_line = self.source.line_of(at);
@@ -412,7 +479,8 @@ impl<'a> FileWalk<'a> {
             self.stats.not_instrumentable += 1;
             return;
         }
-        self.wrap_body(block, &sig.ident, name, by_self, tier);
+        let copied = self.may_be_copied(attrs);
+        self.wrap_body(block, &sig.ident, name, by_self, tier, copied);
         self.plan(
             &sig.ident,
             first_line(attrs, sig),
@@ -433,6 +501,7 @@ impl<'a> FileWalk<'a> {
         name: &str,
         by_self: bool,
         tier: Tier,
+        copied: bool,
     ) {
         let open = self.source.offset(block.brace_token.span.open()) + 1;
         let close = self.source.offset(block.brace_token.span.close());
@@ -441,7 +510,14 @@ impl<'a> FileWalk<'a> {
             Tier::Counted => ("count, ", "counted"),
             _ => ("", "full"),
         };
-        let slot = self.slots.take(tier == Tier::Counted);
+        // A function that may be copied keeps no slot (`copies.rs`).
+        let slot = match copied {
+            true => String::new(),
+            false => format!(
+                "__slot = {space} {}, ",
+                self.slots.take(tier == Tier::Counted)
+            ),
+        };
         let self_type = if by_self {
             "::core::option::Option::Some((|| ::core::any::type_name::<Self>()) as fn() -> &'static str)"
         } else {
@@ -451,7 +527,7 @@ impl<'a> FileWalk<'a> {
         self.insert(
             open,
             format!(
-                " ::{runtime}::__instrument_body! {{ {count}__slot = {space} {slot}, \
+                " ::{runtime}::__instrument_body! {{ {count}{slot}\
                  name = {name:?}, given = false, line = {line}, self_type = {self_type}, \
                  body = {{"
             ),
@@ -516,7 +592,7 @@ impl<'a> FileWalk<'a> {
         match &item.content {
             Some((_, items)) => {
                 let inner = dir.inline_module(&name, path_attr.as_deref());
-                self.items(items, &path, &inner)
+                self.within(&item.attrs, |walk| walk.items(items, &path, &inner))
             }
             None => {
                 let candidates = dir.file_module_candidates(&name, path_attr.as_deref());

@@ -16,6 +16,7 @@
 //! `[package.metadata.wasmprof]`), [`manifest`] edits the copies' manifests
 //! (the runtime dependency, absolute paths, `[patch]`).
 
+mod copies;
 mod items;
 pub(crate) mod manifest;
 pub(crate) mod modules;

@@ -275,8 +275,10 @@ fn bare() {}
     );
     let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
     assert_eq!(paths, ["B::shown", "bare"]);
+    // Someone else's `#[skip]` may be a macro that writes the function out
+    // twice: no slot (see `copies.rs`).
     assert!(
-        text.contains("#[::wasmprof::instrument(__slot = 1)] #[skip]\nfn bare() {}"),
+        text.contains("#[::wasmprof::instrument] #[skip]\nfn bare() {}"),
         "{text}"
     );
     // In a crate that uses wasmprof, a bare `#[skip]` is taken for ours.
@@ -516,6 +518,37 @@ fn each_function_gets_a_slot_of_its_tier_once_across_files() {
         out.files
     );
     assert!(out.files[&krate.path("src/lib.rs")].ends_with("\n::wasmprof::__site_block!(2, 3);\n"));
+}
+
+/// A function an attribute macro may write out twice (`#[duplicate_item]`),
+/// directly or through its impl block or module, takes no slot: the copies
+/// would share it. The compiler's own attributes and `#[wasm_bindgen]`
+/// change nothing.
+#[test]
+fn a_function_a_macro_may_copy_gets_no_slot() {
+    let lib = "#[duplicate_item(n; [a]; [b])]\nfn n() {}\n\
+               #[inline] #[wasm_bindgen]\nfn kept() {}\n\
+               #[duplicate_item(T; [u8]; [u16])]\nimpl X for T { fn m(&self) {} }\n\
+               #[some_macro]\nmod inner { fn i() {} }\n\
+               fn plain() {}\n";
+    let krate = Crate::new(&[("src/lib.rs", lib)]);
+    let out = krate.rewrite(&krate.spec(&["src/lib.rs"]));
+    let text = &out.files[&krate.path("src/lib.rs")];
+    let slotted: Vec<&str> = text.lines().filter(|l| l.contains("__slot")).collect();
+    assert_eq!(
+        slotted,
+        [
+            "#[::wasmprof::instrument(__slot = 0)] #[inline] #[wasm_bindgen]",
+            "#[::wasmprof::instrument(__slot = 1)] fn plain() {}"
+        ],
+        "{text}"
+    );
+    let paths: Vec<&str> = out.planned.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["n", "kept", "T::m", "inner::i", "plain"], "{text}");
+    assert!(
+        text.ends_with("\n::wasmprof::__site_block!(2, 0);\n"),
+        "{text}"
+    );
 }
 
 #[test]

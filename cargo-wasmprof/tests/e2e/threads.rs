@@ -232,6 +232,44 @@ fn with_rayon_core_instrumented_idle_workers_wait_and_the_main_thread_waits_for_
 
 /// The run finished, and `--verify-counts` found every count equal to the
 /// oracle's.
+/// Functions `duplicate`'s `#[duplicate_item]` writes out twice, in a
+/// crate instrumented crate-wide, called on two threads: each copy keeps
+/// its own count (they shared a counter while each had the one slot the
+/// rewrite wrote before the macro copied it), as the program's loops make
+/// them and as the independent count agrees.
+#[test]
+fn functions_a_macro_writes_twice_keep_their_own_counts_on_threads() {
+    let run = run_in_wasmtime(&["--bin", "copies", "--instrument-all", "--verify-counts"]);
+    run.assert_success();
+    let profile = run.profile();
+    assert_complete_and_verified(&profile);
+    // Each copy by the name rustc gave it (the report's name is the one
+    // written in the source, told apart by the copy's line).
+    let mut copies: Vec<(String, u64)> = Vec::new();
+    for (index, function) in profile.functions.iter().enumerate() {
+        let from_nodes: u64 = profile
+            .nodes
+            .iter()
+            .filter(|n| n.function == Some(index))
+            .map(|n| n.calls)
+            .sum();
+        if let Some(rustc_name) = &function.rustc_name {
+            copies.push((rustc_name.clone(), function.calls.unwrap_or(0) + from_nodes));
+        }
+    }
+    copies.sort();
+    // Two threads: 200 and 300 calls of the u32 copy, every third of those
+    // of the u64 copy (67 and 100); one sum of u32s and two of u64s each.
+    let expected = [
+        ("copies::double_u32", 500),
+        ("copies::double_u64", 167),
+        ("copies::sum_doubled_u32", 2),
+        ("copies::sum_doubled_u64", 4),
+    ]
+    .map(|(name, calls)| (name.to_owned(), calls));
+    assert_eq!(copies, expected, "{}", run.stderr);
+}
+
 fn assert_complete_and_verified(profile: &Profile) {
     assert!(profile.run.complete, "{:?}", profile.run.incomplete_reason);
     let check = profile.run.count_check.as_ref().expect("counts verified");
