@@ -1,4 +1,5 @@
-//! Which attributes are wasmprof's own.
+//! Which attributes are wasmprof's own, and which may be another crate's
+//! attribute macro.
 //!
 //! A user chooses by hand what is instrumented with `#[instrument]` and
 //! `#[skip]`, under the runtime's name (`wasmprof::skip`), under the name
@@ -52,6 +53,74 @@ pub fn is_choice(path: &[&str], scope: &Scope<'_>) -> bool {
     CHOICES.iter().any(|which| is_ours(path, which, scope))
 }
 
+/// The attributes the compiler itself gives meaning to, which are no
+/// macro of anyone's.
+const INERT: &[&str] = &[
+    "allow",
+    "automatically_derived",
+    "bench",
+    "cfg",
+    "cfg_attr",
+    "cold",
+    "coverage",
+    "deny",
+    "deprecated",
+    "doc",
+    "expect",
+    "export_name",
+    "forbid",
+    "ignore",
+    "inline",
+    "instruction_set",
+    "link_section",
+    "linkage",
+    "macro_use",
+    "must_use",
+    "naked",
+    "no_mangle",
+    "non_exhaustive",
+    "optimize",
+    "path",
+    "should_panic",
+    "target_feature",
+    "test",
+    "track_caller",
+    "unsafe",
+    "used",
+    "warn",
+];
+
+/// Tools whose attributes the compiler leaves to them, and ours.
+const TOOLS: &[&str] = &[
+    "rustfmt",
+    "clippy",
+    "diagnostic",
+    "rustdoc",
+    "rust_analyzer",
+    RUNTIME,
+];
+
+/// Attribute macros, by their last name, known to keep the function they
+/// are given, once, with its attributes: wasm-bindgen's.
+const KNOWN: &[&str] = &["wasm_bindgen", "wasm_bindgen_test"];
+
+/// Whether the attribute at `path` may be another crate's attribute macro:
+/// not the compiler's, a tool's, ours or one known to keep its function.
+/// Such a macro may rewrite the function, rename it or write it out more
+/// than once, so the `instrument` macro lets it run first, and the
+/// crate-wide rewrite gives the function no slot of its crate's block
+/// (each copy would share it). (`cfg_attr` is the compiler's: the macro
+/// sees what it expands to; the rewrite, which reads the source, looks
+/// into it.)
+pub fn may_be_macro(path: &[&str]) -> bool {
+    match (path.len(), path.first(), path.last()) {
+        (_, Some(first), _) if TOOLS.contains(first) => false,
+        (_, _, Some(last)) if KNOWN.contains(last) => false,
+        (1, Some(only), _) => !INERT.contains(only) && !only.starts_with("rustc_"),
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +170,34 @@ mod tests {
         assert!(is_choice(&["instrument"], &MACRO));
         assert!(!is_choice(&["inline"], &MACRO));
         assert!(!is_choice(&["wasmprof", "main"], &MACRO));
+    }
+
+    #[test]
+    fn the_compiler_s_tools_and_wasm_bindgen_s_attributes_are_no_other_macro() {
+        for path in [
+            &["inline"][..],
+            &["cfg_attr"],
+            &["rustc_legacy_const_generics"],
+            &["rustfmt", "skip"],
+            &["clippy", "cognitive_complexity"],
+            &["wasmprof", "instrument"],
+            &["wasm_bindgen"],
+            &["wasm_bindgen", "prelude", "wasm_bindgen"],
+        ] {
+            assert!(!may_be_macro(path), "{path:?}");
+        }
+    }
+
+    #[test]
+    fn any_other_attribute_may_be_a_macro() {
+        for path in [
+            &["duplicate_item"][..],
+            &["duplicate", "duplicate_item"],
+            &["tracing", "instrument"],
+            &["function_component"],
+            &["std", "inline"],
+        ] {
+            assert!(may_be_macro(path), "{path:?}");
+        }
     }
 }

@@ -96,56 +96,20 @@ fn after_other_macros(
 }
 
 /// Whether an attribute may be another crate's attribute macro, still to
-/// run. The compiler's own attributes, tools' (`rustfmt::`, `clippy::`),
-/// ours, and the macros ours is known to go above (wasm-bindgen's, which
-/// keep the function and its attributes; the test harnesses') are not.
+/// run (the rule is `wasmprof_attributes::may_be_macro`'s, which the
+/// crate-wide rewrite applies too).
 fn is_other_macro(attr: &Attribute) -> bool {
-    const INERT: &[&str] = &[
-        "allow",
-        "automatically_derived",
-        "bench",
-        "cfg",
-        "cfg_attr",
-        "cold",
-        "coverage",
-        "deny",
-        "deprecated",
-        "doc",
-        "expect",
-        "export_name",
-        "forbid",
-        "ignore",
-        "inline",
-        "instruction_set",
-        "link_section",
-        "linkage",
-        "must_use",
-        "naked",
-        "no_mangle",
-        "non_exhaustive",
-        "optimize",
-        "should_panic",
-        "target_feature",
-        "test",
-        "track_caller",
-        "unsafe",
-        "used",
-        "warn",
-    ];
-    const KNOWN: &[&str] = &["wasm_bindgen", "wasm_bindgen_test"];
-    const TOOLS: &[&str] = &["rustfmt", "clippy", "diagnostic", "rustdoc", "wasmprof"];
     if !matches!(attr.style, AttrStyle::Outer) {
         return false;
     }
-    let path = attr.path();
-    let first = path.segments.first().map(|s| s.ident.to_string());
-    let last = path.segments.last().map(|s| s.ident.to_string());
-    match (path.segments.len(), first.as_deref(), last.as_deref()) {
-        (_, Some(first), _) if TOOLS.contains(&first) => false,
-        (_, _, Some(last)) if KNOWN.contains(&last) => false,
-        (1, Some(only), _) => !INERT.contains(&only) && !only.starts_with("rustc_"),
-        _ => true,
-    }
+    let names: Vec<String> = attr
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    wasmprof_attributes::may_be_macro(&names)
 }
 
 /// `#[wasmprof::skip]`: the item unchanged. It marks items that an

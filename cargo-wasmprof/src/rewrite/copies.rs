@@ -5,57 +5,19 @@
 //! A function the rewrite instruments gets a slot in its crate's block of
 //! per-thread state (see `Slots`), a number fixed in the text. A copy of
 //! the function carries the same text, and so the same number: with
-//! threads, two functions then counted their calls in one counter (found
-//! by `--verify-counts` on `duplicate` 2.0's own example). A function
+//! threads, two functions then counted their calls in one counter (as
+//! `--verify-counts` showed for a function under `duplicate` 2.0's
+//! `#[duplicate_item]`). A function
 //! under an attribute that may be a macro gets no slot instead: its site
 //! keeps a thread-local of its own, declared in its body, which each copy
 //! declares anew.
 //!
-//! Rust's own attributes and its tools' (`rustfmt::`, `clippy::`,
-//! `diagnostic::`) are known, and so are the macros that write their item
-//! once and are everywhere on wasm (`wasm_bindgen`, `async_trait`); any
-//! other may copy. (An item with wasmprof's own attributes is left to the
-//! user's choice before this is asked.)
+//! Which attributes may be a macro is `wasmprof_attributes::may_be_macro`'s
+//! rule, which the `instrument` macro follows too. (An item with
+//! wasmprof's own attributes is left to the user's choice before this is
+//! asked.)
 
 use syn::{Attribute, Meta};
-
-/// The attributes the compiler itself gives meaning to on a function, an
-/// impl block, a trait or a module, which copy nothing.
-const BUILT_IN: &[&str] = &[
-    "allow",
-    "automatically_derived",
-    "cfg",
-    "cold",
-    "coverage",
-    "deny",
-    "deprecated",
-    "doc",
-    "expect",
-    "export_name",
-    "forbid",
-    "ignore",
-    "inline",
-    "instruction_set",
-    "link_section",
-    "macro_use",
-    "must_use",
-    "no_mangle",
-    "optimize",
-    "path",
-    "should_panic",
-    "target_feature",
-    "track_caller",
-    "unsafe",
-    "used",
-    "warn",
-];
-
-/// The tools whose attributes the compiler leaves to them.
-const TOOLS: &[&str] = &["rustfmt", "clippy", "diagnostic", "rust_analyzer"];
-
-/// Attribute macros, by their last name, that write the item they are
-/// given once (beside code of their own that calls it).
-const WRITE_ONCE: &[&str] = &["wasm_bindgen", "async_trait"];
 
 /// Whether any of `attrs` may be an attribute macro, which could write
 /// the item out more than once. `cfg_attr` is looked into.
@@ -68,20 +30,9 @@ fn meta_may_copy(meta: &Meta) -> bool {
     if path.is_ident("cfg_attr") {
         return cfg_attr_may_copy(meta);
     }
-    if let Some(first) = path.segments.first()
-        && path.segments.len() > 1
-        && TOOLS.contains(&first.ident.to_string().as_str())
-    {
-        return false;
-    }
-    if let Some(last) = path.segments.last()
-        && WRITE_ONCE.contains(&last.ident.to_string().as_str())
-    {
-        return false;
-    }
-    !path
-        .get_ident()
-        .is_some_and(|ident| BUILT_IN.contains(&ident.to_string().as_str()))
+    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    wasmprof_attributes::may_be_macro(&names)
 }
 
 /// `#[cfg_attr(condition, a, b, …)]`: whether any of `a`, `b`, … may copy.
@@ -121,7 +72,6 @@ mod tests {
             "#[unsafe(no_mangle)] #[deprecated(note = \"old\")]",
             "#[cfg_attr(feature = \"x\", inline, must_use)]",
             "#[wasm_bindgen] #[wasm_bindgen::prelude::wasm_bindgen(js_name = g)]",
-            "#[async_trait::async_trait(?Send)]",
         ] {
             assert!(!copies(source), "{source}");
         }
