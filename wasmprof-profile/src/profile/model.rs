@@ -217,8 +217,9 @@ pub struct CountCheck {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub threads_left_running: u64,
     /// The function of the one call a timeout or an interrupt cut between
-    /// its two counts (the independent one made, the profile's not yet),
-    /// taken out of `differences`: a run cut at any instruction can be.
+    /// its two counts (the profile's made and the independent one not yet,
+    /// or for an async function the other way round), taken out of
+    /// `differences`: a run cut at any instruction can be.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_call: Option<String>,
 }
