@@ -10,7 +10,8 @@
 
 use std::path::PathBuf;
 
-use crate::report::Format;
+use crate::input::kind::InputKind;
+use crate::report::format::Format;
 
 /// What the library returns when it cannot read, check, compare or render
 /// a profile.
@@ -93,7 +94,7 @@ pub enum Error {
         /// The file.
         path: PathBuf,
         /// What it was taken for.
-        kind: crate::input::InputKind,
+        kind: InputKind,
         /// What is wrong with it.
         source: Box<dyn std::error::Error + Send + Sync>,
     },

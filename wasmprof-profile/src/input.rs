@@ -3,7 +3,6 @@
 //! runtime's raw snapshot (what a WASI 0.2 component writes under another
 //! host), told apart by their content, and converted to a profile.
 
-use std::fmt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -13,31 +12,8 @@ use serde::de::IgnoredAny;
 use crate::profile::{self, Profile};
 use crate::sampled;
 
-/// What a profile file is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum InputKind {
-    /// A wasmprof profile, from `cargo wasmprof run`.
-    Wasmprof,
-    /// A `.cpuprofile` (or `Profiler.stop`'s result).
-    CpuProfile,
-    /// A JS Self-Profiling API trace.
-    SelfProfilingTrace,
-    /// The runtime's snapshot bytes (`WPRF…`), as a component writes them
-    /// to `$WASMPROF_SNAPSHOT` under a host other than `cargo wasmprof run`.
-    Snapshot,
-}
-
-impl fmt::Display for InputKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            InputKind::Wasmprof => "a wasmprof profile",
-            InputKind::CpuProfile => "a .cpuprofile",
-            InputKind::SelfProfilingTrace => "a JS Self-Profiling trace",
-            InputKind::Snapshot => "a wasmprof snapshot",
-        })
-    }
-}
+pub(crate) mod kind;
+pub use kind::InputKind;
 
 /// One input file, read and converted.
 pub struct Input {
