@@ -102,12 +102,7 @@ fn is_other_macro(attr: &Attribute) -> bool {
     if !matches!(attr.style, AttrStyle::Outer) {
         return false;
     }
-    let names: Vec<String> = attr
-        .path()
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let names = path_names(attr.path());
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     wasmprof_attributes::may_be_macro(&names)
 }

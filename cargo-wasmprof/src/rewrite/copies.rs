@@ -30,9 +30,17 @@ fn meta_may_copy(meta: &Meta) -> bool {
     if path.is_ident("cfg_attr") {
         return cfg_attr_may_copy(meta);
     }
-    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let names = path_names(path);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     wasmprof_attributes::may_be_macro(&names)
+}
+
+/// A path's segments by name, as `wasmprof_attributes`' rules take them.
+pub(super) fn path_names(path: &syn::Path) -> Vec<String> {
+    path.segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect()
 }
 
 /// `#[cfg_attr(condition, a, b, …)]`: whether any of `a`, `b`, … may copy.

@@ -641,12 +641,7 @@ impl<'a> FileWalk<'a> {
             runtime: &runtime,
         };
         attrs.iter().any(|attr| {
-            let names: Vec<String> = attr
-                .path()
-                .segments
-                .iter()
-                .map(|segment| segment.ident.to_string())
-                .collect();
+            let names = super::copies::path_names(attr.path());
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             wasmprof_attributes::is_choice(&names, &scope)
         })
