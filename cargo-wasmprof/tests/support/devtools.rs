@@ -52,22 +52,45 @@ const BOTTOM_UP_ROWS: &str = "(() => { \
                  c[0].querySelector('span').textContent, c[1].querySelector('span').textContent]; }); \
        return rows.length ? rows : null; })()";
 
+/// Closes the screencast with its toolbar button, as a person would. A
+/// click before the front end is ready is lost, and a second click while
+/// the first is still being laid out opens it again: so each click is
+/// waited out, and the screencast counts as closed once two looks a
+/// second apart agree.
+fn close_screencast(page: &mut PageProbe) {
+    let deadline = Instant::now() + LOAD_TIMEOUT;
+    let shown = |page: &mut PageProbe| page.eval(SCREENCAST_SHOWN) == true;
+    let a_second = "new Promise(r => setTimeout(r, 1000))";
+    loop {
+        assert!(Instant::now() < deadline, "the screencast would not close");
+        if !shown(page) {
+            page.eval(a_second);
+            if !shown(page) {
+                return;
+            }
+            continue;
+        }
+        let at = page.eval(SCREENCAST_BUTTON);
+        let Some(at) = at.as_array() else { continue };
+        page.click_at(at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+        let waited_out = Instant::now() + Duration::from_secs(10);
+        while shown(page) && Instant::now() < waited_out {
+            page.eval("new Promise(r => setTimeout(r, 200))");
+        }
+    }
+}
+
 /// Loads `cpuprofile` in DevTools' Performance panel and returns its
 /// Bottom-up rows, top-level only (one per function).
 pub(crate) fn bottom_up_rows(cpuprofile: &Path) -> Vec<Row> {
     let mut page = PageProbe::open_sized(FRONT_END, Some((1400, 900)));
     page.eval(HELPERS);
-    // A click before the front end is ready is lost: click until it is
-    // gone.
-    let deadline = Instant::now() + LOAD_TIMEOUT;
     page.wait_for(SCREENCAST_BUTTON, "the screencast button", LOAD_TIMEOUT);
-    while page.eval(SCREENCAST_SHOWN) == true {
-        assert!(Instant::now() < deadline, "the screencast would not close");
-        let at = page.eval(SCREENCAST_BUTTON);
-        page.click_at(at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
-        page.eval("new Promise(r => setTimeout(r, 1000))");
-    }
+    close_screencast(&mut page);
     page.eval(PERFORMANCE_PANEL);
+    // The front end may lay out its screencast after its toolbar: look
+    // again once the panel is there.
+    close_screencast(&mut page);
     // The tab shows once the profile is loaded; a click on it before
     // shows nothing, so click again until the rows come.
     let deadline = Instant::now() + LOAD_TIMEOUT;
