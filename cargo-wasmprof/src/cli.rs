@@ -699,13 +699,15 @@ pub(crate) struct HostArgs {
     #[arg(long, conflicts_with = "sample")]
     pub no_sample: bool,
     /// How often the sampler samples, with --sample (e.g. 100us, 1ms)
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "100us",
-        value_parser = duration::parse_duration
-    )]
-    pub sample_interval: std::time::Duration,
+    /// [default: 100us]
+    ///
+    /// Without this flag, wasmtime's sampler ticks every millisecond
+    /// instead while the program's threads keep every core busy: each tick
+    /// is a timer's interrupt on one of those cores, and on a virtual
+    /// machine it can cost tens of microseconds of the program's time. An
+    /// interval given here is kept whatever the threads do.
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse_duration)]
+    pub sample_interval: Option<std::time::Duration>,
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
     #[arg(long, value_name = "PATH")]
     pub node: Option<PathBuf>,

@@ -96,6 +96,7 @@ mod tests {
             until_exit: false,
             window: None,
             sample_interval_micros: None,
+            sample_interval_chosen: true,
             cpuprofile_out: "c".into(),
             snapshot_out: "s".into(),
             result_out: "r".into(),

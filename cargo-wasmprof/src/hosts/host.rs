@@ -108,6 +108,11 @@ pub(crate) struct HostConfig {
     /// Run the engine's own sampler every this many microseconds, and
     /// write its `.cpuprofile` to `cpuprofile_out` (`--sample`).
     pub sample_interval_micros: Option<u32>,
+    /// The interval is the user's (`--sample-interval`), kept as given;
+    /// else it is the default, which wasmtime's sampler lengthens while
+    /// the program's threads keep every core busy (`sampler::Pace`).
+    #[serde(default)]
+    pub sample_interval_chosen: bool,
     pub cpuprofile_out: PathBuf,
     pub snapshot_out: PathBuf,
     pub result_out: PathBuf,

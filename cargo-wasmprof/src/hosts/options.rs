@@ -16,7 +16,9 @@ pub(crate) struct HostOptions {
     pub until_exit: bool,
     pub sample: bool,
     pub no_sample: bool,
-    pub sample_interval: Duration,
+    /// `None`: the default, which wasmtime's sampler may lengthen (see
+    /// `HostConfig::sample_interval_chosen`).
+    pub sample_interval: Option<Duration>,
     pub node: Option<PathBuf>,
     pub node_arg: Vec<String>,
     pub dir: Vec<String>,

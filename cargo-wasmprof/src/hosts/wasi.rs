@@ -79,7 +79,7 @@ mod tests {
             until_exit: false,
             sample: false,
             no_sample: false,
-            sample_interval: Duration::ZERO,
+            sample_interval: None,
             node: None,
             node_arg: Vec::new(),
             dir: Vec::new(),

@@ -96,6 +96,7 @@ pub(crate) fn host_config(
             duration: host.duration,
         }),
         sample_interval_micros: host.sample.then(|| sample_interval_micros(host)),
+        sample_interval_chosen: host.sample_interval.is_some(),
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),
@@ -108,9 +109,14 @@ pub(crate) fn host_config(
     })
 }
 
-/// `--sample-interval` in whole microseconds.
+/// The sampler's interval when `--sample-interval` is not given.
+pub(crate) const DEFAULT_SAMPLE_INTERVAL: std::time::Duration =
+    std::time::Duration::from_micros(100);
+
+/// `--sample-interval` in whole microseconds, or the default's.
 pub(crate) fn sample_interval_micros(host: &HostOptions) -> u32 {
-    u32::try_from(host.sample_interval.as_micros())
+    let interval = host.sample_interval.unwrap_or(DEFAULT_SAMPLE_INTERVAL);
+    u32::try_from(interval.as_micros())
         .unwrap_or(u32::MAX)
         .max(1)
 }

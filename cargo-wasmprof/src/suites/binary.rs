@@ -64,6 +64,7 @@ pub(crate) fn test_config(
         sample_interval_micros: session
             .sample
             .then(|| crate::launch::sample_interval_micros(&session.host_args)),
+        sample_interval_chosen: session.host_args.sample_interval.is_some(),
         cpuprofile_out: run_dir.join("samples.cpuprofile"),
         snapshot_out: run_dir.join("snapshot.bin"),
         result_out: run_dir.join("result.json"),

@@ -25,7 +25,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::ending::{SNAPSHOT_INTERFACE, Ticker, classify, keep_snapshot, pull_snapshot};
 use super::http::{self, HANDLER_INTERFACE};
 use super::request_snapshots;
-use super::sampler::{new_shared, resume, save_shared, watch};
+use super::sampler::{Pace, new_shared, resume, save_shared, watch};
 use crate::hosts::host::{HostConfig, HostResult, HttpRequests, RunStatus};
 
 /// What a command exports, at any WASI 0.2 version.
@@ -110,12 +110,14 @@ pub(super) fn run(
         },
     );
     let samples = new_shared(config);
+    let pace = Pace::of(config);
     watch(
         &mut store,
         wall + Duration::from_millis(config.timeout_ms),
         samples.as_ref(),
+        pace.as_ref(),
     );
-    let ticker = Ticker::start(engine, config);
+    let ticker = Ticker::start(engine, config, pace.as_ref());
     let instance = match linker.instantiate(&mut store, &component) {
         Ok(instance) => instance,
         Err(e) => {
@@ -243,7 +245,7 @@ fn serve(
     let wall = Instant::now();
     let deadline = wall + Duration::from_millis(config.timeout_ms);
     let samples = new_shared(config);
-    let ticker = Ticker::start(server.engine(), config);
+    let ticker = Ticker::start(server.engine(), config, Pace::of(config).as_ref());
     let mut served = wasmprof_profile::profile::Requests {
         path: requests.path.clone(),
         latency_nanos: Vec::new(),

@@ -16,7 +16,7 @@ use wasmtime_wasi::p1::{self, WasiP1Ctx};
 use super::ending::{
     Ticker, UsageError, classify, keep_snapshot, mend_overflowed_stack, pull_snapshot, stack_start,
 };
-use super::sampler::{Samples, SharedSamples};
+use super::sampler::{Pace, Samples, SharedSamples};
 use super::threads::{STOP_WAIT, ThreadEnd, Threads};
 use super::wasi_context::{Outputs, wasi_context};
 use crate::hosts::host::{HostConfig, HostResult, LoadAs, RunStatus};
@@ -26,6 +26,8 @@ struct Spawner {
     threads: Arc<Threads>,
     config: HostConfig,
     outputs: Option<Outputs>,
+    /// The run's sampler pace, which every thread's samples tell.
+    pace: Option<Pace>,
 }
 
 /// What the host functions reach.
@@ -51,7 +53,13 @@ pub(super) fn run(
     outputs: Option<&Outputs>,
     result: &mut HostResult,
 ) -> Result<()> {
-    let mut store = new_store(engine, config, wasi_context(config, outputs)?.build_p1());
+    let pace = Pace::of(config);
+    let mut store = new_store(
+        engine,
+        config,
+        wasi_context(config, outputs)?.build_p1(),
+        pace.clone(),
+    );
     let module = Module::from_file(engine, &config.wasm)
         .map_err(anyhow::Error::from)
         .with_context(|| format!("wasmtime could not compile {}", config.wasm.display()))?;
@@ -61,6 +69,7 @@ pub(super) fn run(
             threads: threads.clone(),
             config: config.clone(),
             outputs: outputs.cloned(),
+            pace: pace.clone(),
         }));
     }
     let linker = host_api(&store, threads.as_deref())?;
@@ -71,7 +80,7 @@ pub(super) fn run(
     if config.sample_interval_micros.is_some() {
         store.data_mut().samples = Some(Samples::new_shared());
     }
-    let ticker = Ticker::start(engine, config);
+    let ticker = Ticker::start(engine, config, pace.as_ref());
     let instance = match linker.instantiate(&mut store, &module) {
         Ok(instance) => instance,
         Err(e) => {
@@ -139,7 +148,12 @@ pub(super) fn run(
 
 /// The store of one run. Each epoch tick checks the timeout and, when the
 /// run is sampled, records the stack.
-fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<State> {
+fn new_store(
+    engine: &Engine,
+    config: &HostConfig,
+    wasi: WasiP1Ctx,
+    pace: Option<Pace>,
+) -> Store<State> {
     let mut store = Store::new(
         engine,
         State {
@@ -156,7 +170,7 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
     );
     store.set_epoch_deadline(1);
     if config.sample_interval_micros.is_some() {
-        store.epoch_deadline_callback(|context| {
+        store.epoch_deadline_callback(move |context| {
             if Instant::now() >= context.data().deadline || context.data().ending() {
                 return Ok(wasmtime::UpdateDeadline::Interrupt);
             }
@@ -164,6 +178,9 @@ fn new_store(engine: &Engine, config: &HostConfig, wasi: WasiP1Ctx) -> Store<Sta
                 let trace = wasmtime::WasmBacktrace::capture(&context);
                 if let Ok(mut samples) = samples.lock() {
                     samples.record(&trace);
+                }
+                if let Some(pace) = &pace {
+                    pace.sampled();
                 }
             }
             Ok(wasmtime::UpdateDeadline::Continue(1))
@@ -255,7 +272,7 @@ fn run_thread(
     let wasi = wasi_context(&spawner.config, spawner.outputs.as_ref())
         .map_err(|e| trap(format!("{e:#}")))?
         .build_p1();
-    let mut store = new_store(&threads.engine, &spawner.config, wasi);
+    let mut store = new_store(&threads.engine, &spawner.config, wasi, spawner.pace.clone());
     {
         let state = store.data_mut();
         state.spawner = Some(spawner.clone());
@@ -466,6 +483,7 @@ mod tests {
             until_exit: false,
             window: None,
             sample_interval_micros: sampled.then_some(1_000),
+            sample_interval_chosen: true,
             cpuprofile_out: dir.join("c"),
             snapshot_out: dir.join("s"),
             result_out: dir.join("r"),

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::I32Exit;
 
+use super::sampler::Pace;
 use crate::hosts::host::{HostConfig, HostResult, RunStatus};
 
 /// The runtime's export that hands the snapshot over (`wasmprof-core`'s
@@ -16,26 +17,26 @@ use crate::hosts::host::{HostConfig, HostResult, RunStatus};
 pub(super) const SNAPSHOT_INTERFACE: &str = "wasmprof:runtime/snapshot@0.1.0";
 
 /// The thread that ticks the engine's epoch: one tick at the timeout ends
-/// the run unless it ends first; with samples, a tick every interval, and
-/// the timeout is checked at each.
+/// the run unless it ends first; with samples, a tick at the sampler's
+/// pace, and the timeout is checked at each.
 pub(super) struct Ticker {
     done: mpsc::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl Ticker {
-    pub(super) fn start(engine: &Engine, config: &HostConfig) -> Ticker {
+    /// Ticks `engine`'s epoch at `pace` in a sampled run, else once at
+    /// `config`'s timeout.
+    pub(super) fn start(engine: &Engine, config: &HostConfig, pace: Option<&Pace>) -> Ticker {
         let (done, until) = mpsc::channel::<()>();
         let engine = engine.clone();
-        let tick = match config.sample_interval_micros {
-            Some(micros) => Duration::from_micros(u64::from(micros)),
-            None => Duration::from_millis(config.timeout_ms),
-        };
-        let sampling = config.sample_interval_micros.is_some();
+        let timeout = Duration::from_millis(config.timeout_ms);
+        let pace = pace.cloned();
         let thread = std::thread::spawn(move || {
-            while let Err(mpsc::RecvTimeoutError::Timeout) = until.recv_timeout(tick) {
+            let next = || pace.as_ref().map_or(timeout, Pace::next_tick);
+            while let Err(mpsc::RecvTimeoutError::Timeout) = until.recv_timeout(next()) {
                 engine.increment_epoch();
-                if !sampling {
+                if pace.is_none() {
                     break;
                 }
             }

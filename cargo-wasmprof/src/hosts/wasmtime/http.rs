@@ -145,7 +145,9 @@ async fn serve_one(
     );
     // The time between two requests is no sample's.
     super::sampler::resume(samples);
-    super::sampler::watch(&mut store, deadline, samples);
+    // One request runs at a time, on one thread: the sampler's pace need
+    // not count it (`sampler::Pace`).
+    super::sampler::watch(&mut store, deadline, samples, None);
     let request = hyper::Request::get(format!("http://localhost{path}"))
         .body(Empty::<Bytes>::new())
         .with_context(|| format!("--path {path:?} is not a request path"))?;
