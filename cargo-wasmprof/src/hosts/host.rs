@@ -207,6 +207,11 @@ pub(crate) struct HostResult {
     /// An HTTP handler's requests, as served.
     #[serde(default)]
     pub requests: Option<wasmprof_profile::profile::Requests>,
+    /// The sampler ticked less often than its default interval for a
+    /// while, because the program's threads kept every core busy
+    /// (wasmtime's `sampler::Pace`).
+    #[serde(default)]
+    pub sampler_slowed: bool,
 }
 
 pub(crate) use wasmprof_profile::snapshot::{RunEnding, RunStatus};
@@ -247,6 +252,7 @@ impl HostResult {
             requests: None,
             threads_left_running: 0,
             harness_tests: Vec::new(),
+            sampler_slowed: false,
         }
     }
 

@@ -263,7 +263,7 @@ pub(crate) fn save_profile(
     let path = crate::profiles_dir::new_profile_path(&dir, &module.unit.package);
     let samples = samples_path.filter(|p| p.exists());
     let samples_line = match samples {
-        Some(samples) => Some(keep_samples(samples, &path, &mut profile)?),
+        Some(samples) => Some(keep_samples(samples, &path, &mut profile, result)?),
         None => None,
     };
     profile::write_profile(&profile, &path)?;
@@ -297,6 +297,7 @@ fn keep_samples(
     samples: &Path,
     profile_path: &Path,
     profile: &mut profile::Profile,
+    result: &HostResult,
 ) -> Result<String> {
     let name = profile_path
         .file_name()
@@ -324,6 +325,12 @@ fn keep_samples(
                         wasmprof_profile::report::human_duration(i)
                     ))
                     .unwrap_or_default()
+                    + if result.sampler_slowed {
+                        " (1 ms while the program's threads kept every core busy; \
+                         --sample-interval keeps its interval)"
+                    } else {
+                        ""
+                    }
             )
         }
         Err(e) => format!("{} (unreadable: {e:#})", kept.display()),

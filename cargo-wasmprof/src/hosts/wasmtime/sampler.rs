@@ -24,7 +24,7 @@
 use super::line_tables::InlinedCalls;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -342,6 +342,8 @@ pub(super) struct Pace {
     /// Epoch checks that sampled since the ticker last looked: one per
     /// tick for each thread that ran guest code in between.
     sampled: Arc<AtomicU32>,
+    /// The ticker slowed down at least once, which the run's summary says.
+    slowed: Arc<AtomicBool>,
 }
 
 impl Pace {
@@ -357,6 +359,7 @@ impl Pace {
             adapts,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             sampled: Arc::new(AtomicU32::new(0)),
+            slowed: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -376,7 +379,16 @@ impl Pace {
     /// since the last one.
     pub(super) fn next_tick(&self) -> Duration {
         let running = self.sampled.swap(0, Ordering::Relaxed);
-        tick_after(self.interval, self.adapts, running, self.cores)
+        let next = tick_after(self.interval, self.adapts, running, self.cores);
+        if next != self.interval {
+            self.slowed.store(true, Ordering::Relaxed);
+        }
+        next
+    }
+
+    /// Whether the ticker slowed down at some point of the run.
+    pub(super) fn slowed(&self) -> bool {
+        self.slowed.load(Ordering::Relaxed)
     }
 }
 
@@ -461,10 +473,14 @@ mod tests {
             adapts: true,
             cores: 2,
             sampled: Arc::new(AtomicU32::new(0)),
+            slowed: Arc::new(AtomicBool::new(false)),
         };
+        assert_eq!(pace.next_tick(), Duration::from_micros(100));
+        assert!(!pace.slowed());
         pace.sampled();
         pace.sampled();
         assert_eq!(pace.next_tick(), Pace::BUSY_INTERVAL);
+        assert!(pace.slowed());
         // Counted afresh for each tick.
         pace.sampled();
         assert_eq!(pace.next_tick(), Duration::from_micros(100));
