@@ -207,11 +207,11 @@ pub(crate) struct HostResult {
     /// An HTTP handler's requests, as served.
     #[serde(default)]
     pub requests: Option<wasmprof_profile::profile::Requests>,
-    /// The sampler ticked less often than its default interval for a
-    /// while, because the program's threads kept every core busy
-    /// (wasmtime's `sampler::Pace`).
+    /// The interval the sampler slowed to for a while, from its default,
+    /// because the program's threads kept every core busy (wasmtime's
+    /// `sampler::Pace`); `None` when it kept its interval.
     #[serde(default)]
-    pub sampler_slowed: bool,
+    pub sampler_slowed_to_micros: Option<u64>,
 }
 
 pub(crate) use wasmprof_profile::snapshot::{RunEnding, RunStatus};
@@ -252,7 +252,7 @@ impl HostResult {
             requests: None,
             threads_left_running: 0,
             harness_tests: Vec::new(),
-            sampler_slowed: false,
+            sampler_slowed_to_micros: None,
         }
     }
 

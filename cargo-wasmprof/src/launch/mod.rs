@@ -313,24 +313,26 @@ fn keep_samples(
         Ok(input) => {
             wasmprof_profile::sampled::apply_to_run(profile, &input.profile, &input.timeline);
             let count: u64 = input.profile.nodes.iter().map(|n| n.samples).sum();
+            let duration = |nanos: f64| wasmprof_profile::report::human_duration(nanos);
+            let average = input
+                .profile
+                .timer
+                .sample_interval_nanos
+                .map(|i| format!(", every {} on average", duration(i)))
+                .unwrap_or_default();
+            let slowed = result
+                .sampler_slowed_to_micros
+                .map(|micros| {
+                    format!(
+                        " ({} while the program's threads kept every core busy; \
+                         --sample-interval keeps its interval)",
+                        duration(micros as f64 * 1e3)
+                    )
+                })
+                .unwrap_or_default();
             format!(
-                "{} ({count} samples{}; `cargo wasmprof report --input` it)",
-                kept.display(),
-                input
-                    .profile
-                    .timer
-                    .sample_interval_nanos
-                    .map(|i| format!(
-                        ", every {} on average",
-                        wasmprof_profile::report::human_duration(i)
-                    ))
-                    .unwrap_or_default()
-                    + if result.sampler_slowed {
-                        " (1 ms while the program's threads kept every core busy; \
-                         --sample-interval keeps its interval)"
-                    } else {
-                        ""
-                    }
+                "{} ({count} samples{average}{slowed}; `cargo wasmprof report --input` it)",
+                kept.display()
             )
         }
         Err(e) => format!("{} (unreadable: {e:#})", kept.display()),

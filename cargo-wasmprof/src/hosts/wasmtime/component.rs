@@ -138,7 +138,7 @@ pub(super) fn run(
         .map_err(anyhow::Error::from);
     result.program_nanos = program_started.elapsed().as_nanos() as u64;
     ticker.stop();
-    result.sampler_slowed = pace.as_ref().is_some_and(Pace::slowed);
+    result.sampler_slowed_to_micros = Pace::slowed_to_micros(pace.as_ref());
     // Nothing may interrupt the calls that read the snapshot.
     store.set_epoch_deadline(u64::MAX / 2);
     let snapshot = match outcome {

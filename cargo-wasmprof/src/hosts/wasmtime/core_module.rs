@@ -115,7 +115,7 @@ pub(super) fn run(
         result.threads_left_running = threads.stop(wait);
     }
     ticker.stop();
-    result.sampler_slowed = pace.as_ref().is_some_and(Pace::slowed);
+    result.sampler_slowed_to_micros = Pace::slowed_to_micros(pace.as_ref());
     let thread_end = threads.as_ref().and_then(|t| t.first_end());
     match (outcome, thread_end) {
         // Another thread's trap or `proc_exit` ended the program.

@@ -386,9 +386,18 @@ impl Pace {
         next
     }
 
-    /// Whether the ticker slowed down at some point of the run.
-    pub(super) fn slowed(&self) -> bool {
-        self.slowed.load(Ordering::Relaxed)
+    /// The interval the ticker slowed to at some point of the run, if it
+    /// did.
+    pub(super) fn slowed_to(&self) -> Option<Duration> {
+        self.slowed
+            .load(Ordering::Relaxed)
+            .then(|| self.interval.max(Pace::BUSY_INTERVAL))
+    }
+
+    /// [`Pace::slowed_to`] in microseconds, as the run's result keeps it.
+    pub(super) fn slowed_to_micros(pace: Option<&Pace>) -> Option<u64> {
+        pace.and_then(Pace::slowed_to)
+            .map(|interval| interval.as_micros() as u64)
     }
 }
 
@@ -476,11 +485,11 @@ mod tests {
             slowed: Arc::new(AtomicBool::new(false)),
         };
         assert_eq!(pace.next_tick(), Duration::from_micros(100));
-        assert!(!pace.slowed());
+        assert_eq!(pace.slowed_to(), None);
         pace.sampled();
         pace.sampled();
         assert_eq!(pace.next_tick(), Pace::BUSY_INTERVAL);
-        assert!(pace.slowed());
+        assert_eq!(pace.slowed_to(), Some(Pace::BUSY_INTERVAL));
         // Counted afresh for each tick.
         pace.sampled();
         assert_eq!(pace.next_tick(), Duration::from_micros(100));
