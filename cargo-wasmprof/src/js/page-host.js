@@ -57,8 +57,8 @@ async function main() {
       // `new Worker`) are started from the page's thread, as the program
       // expects: it runs here.
       if (typeof bindings.initThreadPool !== 'function') return await runOnPage(bindings);
-      return await runOnWorker(host, config, () => {
-        programStarted = performance.now();
+      return await runOnWorker(host, config, (at) => {
+        programStarted = at ?? performance.now();
       });
     }
     case 'bindgen-test': {

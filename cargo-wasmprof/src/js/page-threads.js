@@ -14,6 +14,9 @@ export class WorkerOutcome extends Error {
   }
 }
 
+// `started(at)` is called when the program's time begins: when the page
+// lets the worker go, and again, with the time on the page's clock, once
+// the worker's thread pool has started.
 export async function runOnWorker(host, config, started) {
   const module = await WebAssembly.compileStreaming(fetch(config.wasmUrl));
   const worker = new Worker('/__wasmprof/thread-host.js', { type: 'module' });
@@ -65,6 +68,9 @@ export async function runOnWorker(host, config, started) {
         }
         started();
         worker.postMessage({ type: 'wasmprof_go' });
+        break;
+      case 'wasmprof_pool_started':
+        started(data.at - performance.timeOrigin);
         break;
       case 'wasmprof_settled':
         if (data.outcome) fail(data.outcome);

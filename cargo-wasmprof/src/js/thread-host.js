@@ -11,6 +11,8 @@
 //   page → worker  wasmprof_start { jsUrl, module, invoke, args, threads }
 //   worker → page  wasmprof_ready { memory }   the module is instantiated
 //   page → worker  wasmprof_go                 the page has joined
+//   worker → page  wasmprof_pool_started { at }  initThreadPool resolved, at
+//                                              this time since the epoch (ms)
 //   worker → page  wasmprof_exit { code }      wasmprof::exit(code)
 //   worker → page  wasmprof_settled { outcome | value }
 // and, on the BroadcastChannel `wasmprof`, from this worker and the pool's:
@@ -61,6 +63,10 @@ try {
   await go;
   if (typeof bindings.initThreadPool === 'function') {
     await bindings.initThreadPool(start.threads);
+    // The pool's start is the host's doing (a page calls it once, when
+    // it loads): the program's time begins after it, on the clock every
+    // thread of the page shares.
+    postMessage({ type: 'wasmprof_pool_started', at: performance.timeOrigin + performance.now() });
   }
   let value = null;
   if (start.invoke) {
