@@ -514,6 +514,7 @@ impl BuildArgs {
             crate_wide: self.crate_wide.options(),
             sampled: None,
             oracle: self.oracle.option(),
+            without_threads: false,
         }
     }
 }

@@ -123,16 +123,23 @@ pub(crate) fn bench(options: &BenchOptions, workspace: &Workspace) -> Result<()>
     // A program built for threads is measured against itself without them,
     // in the same sitting: what the threads cost.
     if sides[0].threaded()?
-        && let Some(without) = sides::without_threads(&base, &host_options)?
+        && let Some(without) = sides::without_threads(&base)?
     {
         let host = select::select(without.host, &host_options)?;
         // A crate may not build without threads at all (wasm-bindgen-rayon
         // refuses to): the threads are still measured, alone.
         match Side::build(&without, host, options.memory, workspace) {
-            Ok(side) => sides.push(side),
+            Ok(side) => {
+                if without.without_threads {
+                    sides[0].title = format!("web workers in {}", sides[0].title);
+                }
+                sides.push(side);
+            }
             Err(error) => terminal::warning(&format!(
-                "the program did not build without threads, so the table has the \
-                     threads alone: {error:#}"
+                "the program did not build without threads, so the table has the threads \
+                 alone (a crate with wasm-bindgen-rayon builds without them when it depends \
+                 on it under [target.'cfg(target_feature = \"atomics\")'.dependencies], as \
+                 examples/rayon-web does): {error:#}"
             )),
         }
     }

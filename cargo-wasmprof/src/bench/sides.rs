@@ -74,9 +74,10 @@ impl Side {
                 nanos: Vec::new(),
             });
         }
-        let title = match &base.cargo.target {
-            Some(target) => format!("{target} in {}", host.describe()),
-            None => host.describe(),
+        let title = match (&base.cargo.target, base.without_threads) {
+            (Some(target), _) => format!("{target} in {}", host.describe()),
+            (None, true) => format!("one thread in {}", host.describe()),
+            (None, false) => host.describe(),
         };
         Ok(Side {
             title,
@@ -154,27 +155,24 @@ impl Side {
 }
 
 /// The same build without threads, for a program built with them:
-/// `wasm32-wasip1` for `wasm32-wasip1-threads`, in the same host; for a
-/// page's web workers (a crate that uses wasm-bindgen-rayon), the crate
-/// in Node, which builds it without threads (rayon then runs on one).
-/// `None`, said, when there is no such target.
-pub(super) fn without_threads(
-    base: &BuildOptions,
-    host_options: &HostOptions,
-) -> Result<Option<BuildOptions>> {
+/// `wasm32-wasip1` for `wasm32-wasip1-threads`; for a page's web workers
+/// (a crate that uses wasm-bindgen-rayon, which it must leave out of a
+/// build without atomics), the crate on the page's own thread (rayon then
+/// runs every job there). Both in the same host, since another engine
+/// (Node's V8 against the browser's) would be measured with the threads.
+/// `None`, said, when there is no such build.
+pub(super) fn without_threads(base: &BuildOptions) -> Result<Option<BuildOptions>> {
     let mut without = base.clone();
     match (&base.cargo.target, base.host) {
         (Some(target), _) if is_threaded_target(target) => {
             without.cargo.target = Some(target.trim_end_matches("-threads").to_owned());
         }
-        (None, HostKind::Browser) if host_options.duration.is_none() => {
-            without.host = HostKind::Node;
-        }
+        (None, HostKind::Browser) => without.without_threads = true,
         _ => {
             terminal::note(
                 "the program is built for threads, but no build of it without them can be \
-                 named here (give --target wasm32-wasip1-threads, or a page's web workers \
-                 without --duration): the table has the threads alone",
+                 named here (give --target wasm32-wasip1-threads, or --host browser for a \
+                 page's web workers): the table has the threads alone",
             );
             return Ok(None);
         }

@@ -271,6 +271,7 @@ pub(crate) fn prepare(
     // A program with a thread pool on web workers is built for threads,
     // by another toolchain: a kind of its own.
     let web_threads = !tests
+        && !args.without_threads
         && args.host == options::HostKind::Browser
         && args
             .cargo

@@ -106,6 +106,9 @@ pub(crate) struct BuildOptions {
     pub sampled: Option<bool>,
     /// How the counts are checked (`--verify-counts`).
     pub oracle: Oracle,
+    /// Built without threads even for a page whose crate has a pool on
+    /// web workers: the side of a benchmark that says what threads cost.
+    pub without_threads: bool,
 }
 
 /// The oracle: a second count of every instrumented function's calls, by
