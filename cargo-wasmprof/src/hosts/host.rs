@@ -208,8 +208,8 @@ pub(crate) struct HostResult {
     #[serde(default)]
     pub requests: Option<wasmprof_profile::profile::Requests>,
     /// The interval the sampler slowed to for a while, from its default,
-    /// because the program's threads kept every core busy (wasmtime's
-    /// `sampler::Pace`); `None` when it kept its interval.
+    /// because the program's threads kept every core busy
+    /// (`hosts::sampler_pace`); `None` when it kept its interval.
     #[serde(default)]
     pub sampler_slowed_to_micros: Option<u64>,
 }

@@ -10,6 +10,7 @@ pub(crate) mod interrupt;
 pub(crate) mod node;
 pub(crate) mod options;
 pub(crate) mod process_tree;
+pub(crate) mod sampler_pace;
 pub(crate) mod select;
 pub(crate) mod wasi;
 #[cfg(feature = "wasmtime")]

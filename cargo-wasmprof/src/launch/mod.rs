@@ -324,8 +324,8 @@ fn keep_samples(
                 .sampler_slowed_to_micros
                 .map(|micros| {
                     format!(
-                        " ({} while the program's threads kept every core busy; \
-                         --sample-interval keeps its interval)",
+                        ", every {} on threads that filled every core, which \
+                         --sample-interval prevents",
                         duration(micros as f64 * 1e3)
                     )
                 })

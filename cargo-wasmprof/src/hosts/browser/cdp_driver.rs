@@ -13,6 +13,7 @@ use super::Chromium;
 use super::console::{self, Stream};
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions, REPORT_BINDING};
 use super::rpc::{DISCONNECTED, Event};
+use crate::hosts::sampler_pace;
 
 /// How long commands that should answer at once may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -23,6 +24,11 @@ pub(super) struct CdpPage<'a> {
     target: Option<(String, String)>,
     /// The sampler's interval (µs), once it samples.
     sampling: Option<u32>,
+    /// Whether the interval is the default, slowed for workers that
+    /// start while the page's threads fill the machine.
+    adapts: bool,
+    /// The interval a worker was sampled at instead, if one was (µs).
+    slowed_to: Option<u32>,
     /// The sessions of the workers attached to, to be sampled too.
     workers: Vec<String>,
 }
@@ -33,6 +39,8 @@ impl<'a> CdpPage<'a> {
             chromium,
             target: None,
             sampling: None,
+            adapts: false,
+            slowed_to: None,
             workers: Vec::new(),
         }
     }
@@ -104,6 +112,7 @@ impl PageDriver for CdpPage<'_> {
             )?;
             self.call("Profiler.start", json!({}))?;
             self.sampling = Some(interval);
+            self.adapts = options.sample_interval_adapts;
             // The workers it starts, and theirs, are sampled too: attached
             // to as they start (without pausing them, so that nothing waits
             // on this side's reading of the events).
@@ -187,6 +196,10 @@ impl PageDriver for CdpPage<'_> {
         Ok(Some(merged))
     }
 
+    fn sampler_slowed_to_micros(&self) -> Option<u64> {
+        self.slowed_to.map(u64::from)
+    }
+
     fn close(&mut self) {
         if let Some((target_id, _)) = self.target.take() {
             let _ = self.chromium.cdp.call(
@@ -223,13 +236,23 @@ impl CdpPage<'_> {
         if attached["targetInfo"]["type"] != "worker" {
             return;
         }
+        // V8 samples each thread from a sampler thread of its own: the
+        // page's, this worker's and those before it.
+        let threads = self.workers.len() as u32 + 2;
+        let paced = sampler_pace::interval_for(
+            Duration::from_micros(u64::from(interval)),
+            self.adapts,
+            threads,
+            sampler_pace::cores(),
+        )
+        .as_micros() as u32;
+        if paced != interval {
+            self.slowed_to = Some(paced);
+        }
         let cdp = &self.chromium.cdp;
         for (method, params) in [
             ("Profiler.enable", json!({})),
-            (
-                "Profiler.setSamplingInterval",
-                json!({ "interval": interval }),
-            ),
+            ("Profiler.setSamplingInterval", json!({ "interval": paced })),
             ("Profiler.start", json!({})),
             ("Target.setAutoAttach", auto_attach()),
         ] {

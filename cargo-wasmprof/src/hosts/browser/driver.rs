@@ -47,6 +47,10 @@ pub(super) enum PageEvent {
 pub(super) struct PageOptions {
     /// Sample the page with the engine's own profiler, this often (µs).
     pub sample_interval_micros: Option<u32>,
+    /// The interval is the default, which a worker started while the
+    /// page's threads fill the machine is sampled more slowly than
+    /// ([`crate::hosts::sampler_pace`]).
+    pub sample_interval_adapts: bool,
 }
 
 /// One page of a browser.
@@ -78,6 +82,12 @@ pub(super) trait PageDriver {
     /// Stops the engine's profiler and returns its `.cpuprofile`, when
     /// [`PageOptions::sample_interval_micros`] started one.
     fn stop_sampler(&mut self) -> Result<Option<Value>>;
+
+    /// The interval some of the page's threads were sampled at instead of
+    /// the default, because they filled the machine (µs).
+    fn sampler_slowed_to_micros(&self) -> Option<u64> {
+        None
+    }
 
     /// Closes the page.
     fn close(&mut self);

@@ -123,6 +123,7 @@ impl PageRun<'_> {
         let started = Instant::now();
         self.driver.open(&PageOptions {
             sample_interval_micros: self.config.sample_interval_micros,
+            sample_interval_adapts: !self.config.sample_interval_chosen,
         })?;
         let mut captured = Captured::default();
         let mut relay = Relay {
@@ -198,6 +199,7 @@ impl PageRun<'_> {
                     crate::terminal::warning(&format!("the engine's samples were not saved: {e:#}"))
                 }
             }
+            result.sampler_slowed_to_micros = self.driver.sampler_slowed_to_micros();
             // What the page said while it was being read.
             while let Some(event) = self.driver.next_event(Duration::ZERO) {
                 if event == PageEvent::Gone {

@@ -22,6 +22,7 @@
 //! which the readers of a timeline weigh them by.
 
 use super::line_tables::InlinedCalls;
+use crate::hosts::sampler_pace;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -322,18 +323,9 @@ pub(super) fn new_shared(config: &crate::hosts::host::HostConfig) -> Option<Shar
         .map(|_| Arc::new(Mutex::new(Samples::new())))
 }
 
-/// How often the epoch ticks in a sampled run. Each tick is a timer's
-/// interrupt on some core: while a core is idle the ticker thread wakes
-/// there, but once the program's threads keep every core busy it lands on
-/// one of them. That costs a few microseconds on bare metal and tens in a
-/// virtual machine (measured at about 30 µs in a Firecracker guest, for a
-/// ticker thread and for a POSIX timer's signal alike), so that a program
-/// whose threads fill the machine paid 10 to 15 % more for the same
-/// samples than on one thread. With the default interval the ticker then
-/// ticks every [`Pace::BUSY_INTERVAL`] instead, as perf lowers its rate
-/// when its interrupts take too much of the machine; each sample keeps
-/// the time since the thread's last one, so only the samples' grain
-/// changes. An interval the user chose is kept.
+/// How often the epoch ticks in a sampled run: every tick samples each
+/// thread that runs guest code, and the ticker slows while those threads
+/// keep every core busy ([`sampler_pace`]).
 #[derive(Clone)]
 pub(super) struct Pace {
     interval: Duration,
@@ -347,17 +339,13 @@ pub(super) struct Pace {
 }
 
 impl Pace {
-    /// The interval while the program's threads keep every core busy:
-    /// the default of Node's `--cpu-prof`, samply and Firefox's profiler.
-    pub(super) const BUSY_INTERVAL: Duration = Duration::from_millis(1);
-
     /// The pace of a run sampled every `interval_micros`; `adapts` unless
     /// the user chose the interval.
     pub(super) fn new(interval_micros: u32, adapts: bool) -> Pace {
         Pace {
             interval: Duration::from_micros(u64::from(interval_micros)),
             adapts,
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            cores: sampler_pace::cores(),
             sampled: Arc::new(AtomicU32::new(0)),
             slowed: Arc::new(AtomicBool::new(false)),
         }
@@ -379,7 +367,7 @@ impl Pace {
     /// since the last one.
     pub(super) fn next_tick(&self) -> Duration {
         let running = self.sampled.swap(0, Ordering::Relaxed);
-        let next = tick_after(self.interval, self.adapts, running, self.cores);
+        let next = sampler_pace::interval_for(self.interval, self.adapts, running, self.cores);
         if next != self.interval {
             self.slowed.store(true, Ordering::Relaxed);
         }
@@ -391,24 +379,13 @@ impl Pace {
     pub(super) fn slowed_to(&self) -> Option<Duration> {
         self.slowed
             .load(Ordering::Relaxed)
-            .then(|| self.interval.max(Pace::BUSY_INTERVAL))
+            .then(|| self.interval.max(sampler_pace::BUSY_INTERVAL))
     }
 
     /// [`Pace::slowed_to`] in microseconds, as the run's result keeps it.
     pub(super) fn slowed_to_micros(pace: Option<&Pace>) -> Option<u64> {
         pace.and_then(Pace::slowed_to)
             .map(|interval| interval.as_micros() as u64)
-    }
-}
-
-/// The pause before the next tick (see [`Pace`]): `interval`, or
-/// [`Pace::BUSY_INTERVAL`] when it `adapts` and `running` threads occupy
-/// every one of the `cores`.
-fn tick_after(interval: Duration, adapts: bool, running: u32, cores: u32) -> Duration {
-    if adapts && running >= cores {
-        interval.max(Pace::BUSY_INTERVAL)
-    } else {
-        interval
     }
 }
 
@@ -462,20 +439,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_interval_lengthens_only_while_every_core_is_busy() {
-        let us = Duration::from_micros;
-        // Two cores: the ticker has one to itself until two threads run.
-        assert_eq!(tick_after(us(100), true, 0, 2), us(100));
-        assert_eq!(tick_after(us(100), true, 1, 2), us(100));
-        assert_eq!(tick_after(us(100), true, 2, 2), Pace::BUSY_INTERVAL);
-        assert_eq!(tick_after(us(100), true, 5, 2), Pace::BUSY_INTERVAL);
-        // An interval already longer is kept.
-        assert_eq!(tick_after(us(4000), true, 2, 2), us(4000));
-        // The user's interval is kept whatever the threads do.
-        assert_eq!(tick_after(us(100), false, 5, 2), us(100));
-    }
-
-    #[test]
     fn the_pace_counts_the_threads_that_sampled_since_the_last_tick() {
         let pace = Pace {
             interval: Duration::from_micros(100),
@@ -488,8 +451,8 @@ mod tests {
         assert_eq!(pace.slowed_to(), None);
         pace.sampled();
         pace.sampled();
-        assert_eq!(pace.next_tick(), Pace::BUSY_INTERVAL);
-        assert_eq!(pace.slowed_to(), Some(Pace::BUSY_INTERVAL));
+        assert_eq!(pace.next_tick(), sampler_pace::BUSY_INTERVAL);
+        assert_eq!(pace.slowed_to(), Some(sampler_pace::BUSY_INTERVAL));
         // Counted afresh for each tick.
         pace.sampled();
         assert_eq!(pace.next_tick(), Duration::from_micros(100));
