@@ -702,11 +702,13 @@ pub(crate) struct HostArgs {
     /// How often the sampler samples, with --sample (e.g. 100us, 1ms)
     /// [default: 100us]
     ///
-    /// Without this flag, wasmtime's sampler ticks every millisecond
-    /// instead while the program's threads keep every core busy: each tick
-    /// is a timer's interrupt on one of those cores, and on a virtual
-    /// machine it can cost tens of microseconds of the program's time. An
-    /// interval given here is kept whatever the threads do.
+    /// Without this flag, a program whose threads keep every core busy is
+    /// sampled every millisecond instead (wasmtime's threads while they
+    /// do; Chromium's web workers that start once the page's threads are
+    /// as many as the cores): each sample is a timer's interrupt on one of
+    /// those cores, and on a virtual machine it can cost tens of
+    /// microseconds of the program's time. An interval given here is kept
+    /// whatever the threads do.
     #[arg(long, value_name = "DURATION", value_parser = duration::parse_duration)]
     pub sample_interval: Option<std::time::Duration>,
     /// The Node.js executable [default: $WASMPROF_NODE, else `node` on PATH]
