@@ -247,3 +247,85 @@ fn a_program_with_nothing_instrumented_is_pointed_out() {
     }
     assert!(run.stdout.contains("\nnoise: "), "{}", run.stdout);
 }
+
+/// A page's thread pool (wasm-bindgen-rayon's web workers) is benchmarked
+/// against the same crate on the page's own thread, in the same browser:
+/// two tables, then the one that compares them row by row.
+#[test]
+fn a_page_s_web_workers_are_measured_against_one_thread_in_the_same_browser() {
+    let _alone = timing::alone();
+    if !browser_available() {
+        panic!("chromium is needed for the browser host (apt-get install chromium)");
+    }
+    let run = wasmprof(&[
+        "bench",
+        "--release",
+        "-p",
+        "rayon-web",
+        "--host",
+        "browser",
+        "--invoke",
+        "hash_all",
+        "-n",
+        "1",
+        "--max-runs",
+        "1",
+        "--",
+        "200",
+    ]);
+    run.assert_success();
+    let browser = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("web workers in "))
+        .and_then(|rest| rest.strip_suffix(':'))
+        .unwrap_or_else(|| panic!("no table for the web workers:\n{}", run.stdout));
+    assert!(browser.starts_with("headless Chromium "), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains(&format!("\none thread in {browser}:\n")),
+        "the side without threads runs in the same browser:\n{}",
+        run.stdout
+    );
+    let comparison = run
+        .stdout
+        .split("threads against one thread: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no comparison:\n{}", run.stdout));
+    assert!(
+        comparison.starts_with(&format!(
+            "each build over its own plain build, on web workers in {browser} and on one \
+             thread in {browser}, and the first over the second"
+        )),
+        "{comparison}"
+    );
+    // Not the header's second line, which names the sides, nor the plain
+    // build's times after the rows.
+    let rows: Vec<_> = rows(comparison)
+        .into_iter()
+        .filter(|(label, _)| !label.starts_with('(') && label != "plain:")
+        .collect();
+    let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "plain",
+            "floor",
+            "--timer none",
+            "--timer host --no-sample",
+            "--timer host (what run does)",
+            "--timer none --sample",
+            "plain again"
+        ],
+        "{comparison}"
+    );
+    assert_eq!(rows[0].1, ["1.00×", "1.00×", "1.00×"], "{comparison}");
+    for (label, cells) in &rows[1..] {
+        assert_eq!(cells.len(), 3, "{label}: {cells:?}");
+        assert!(cells.iter().all(|c| ratio(c) > 0.0), "{label}: {cells:?}");
+    }
+    assert!(
+        comparison.contains(" ms with threads, ") && comparison.contains(" ms on one thread\n"),
+        "{comparison}"
+    );
+}
