@@ -57,9 +57,16 @@ async function main() {
       // `new Worker`) are started from the page's thread, as the program
       // expects: it runs here.
       if (typeof bindings.initThreadPool !== 'function') return await runOnPage(bindings);
-      return await runOnWorker(host, config, (at) => {
-        programStarted = at ?? performance.now();
-      });
+      // The host hears of the pool's start, to say so if it never ends.
+      return await runOnWorker(
+        host,
+        config,
+        (at) => {
+          programStarted = at ?? performance.now();
+          if (at !== undefined) report({ type: 'pool', started: true });
+        },
+        (threads) => report({ type: 'pool', started: false, threads }),
+      );
     }
     case 'bindgen-test': {
       const driver = host.bindgenTest;

@@ -16,8 +16,9 @@ export class WorkerOutcome extends Error {
 
 // `started(at)` is called when the program's time begins: when the page
 // lets the worker go, and again, with the time on the page's clock, once
-// the worker's thread pool has started.
-export async function runOnWorker(host, config, started) {
+// the worker's thread pool has started. `poolStarting(threads)` is called
+// when the worker starts its pool, which may never finish starting.
+export async function runOnWorker(host, config, started, poolStarting) {
   const module = await WebAssembly.compileStreaming(fetch(config.wasmUrl));
   const worker = new Worker('/__wasmprof/thread-host.js', { type: 'module' });
   let settle;
@@ -68,6 +69,9 @@ export async function runOnWorker(host, config, started) {
         }
         started();
         worker.postMessage({ type: 'wasmprof_go' });
+        break;
+      case 'wasmprof_pool_starting':
+        poolStarting(data.threads);
         break;
       case 'wasmprof_pool_started':
         started(data.at - performance.timeOrigin);

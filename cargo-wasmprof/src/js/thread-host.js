@@ -11,6 +11,7 @@
 //   page → worker  wasmprof_start { jsUrl, module, invoke, args, threads }
 //   worker → page  wasmprof_ready { memory }   the module is instantiated
 //   page → worker  wasmprof_go                 the page has joined
+//   worker → page  wasmprof_pool_starting { threads }  initThreadPool called
 //   worker → page  wasmprof_pool_started { at }  initThreadPool resolved, at
 //                                              this time since the epoch (ms)
 //   worker → page  wasmprof_exit { code }      wasmprof::exit(code)
@@ -62,6 +63,7 @@ try {
   postMessage({ type: 'wasmprof_ready', memory: exports.memory });
   await go;
   if (typeof bindings.initThreadPool === 'function') {
+    postMessage({ type: 'wasmprof_pool_starting', threads: start.threads });
     await bindings.initThreadPool(start.threads);
     // The pool's start is the host's doing (a page calls it once, when
     // it loads): the program's time begins after it, on the clock every

@@ -414,6 +414,41 @@ fn a_wasm_bindgen_rayon_pool_in_firefox_is_counted_exactly_per_worker() {
     rayon_pool_on_web_workers(Some("firefox"), &[]);
 }
 
+/// A thread pool that never finishes starting (`initThreadPool`'s promise
+/// never settles, as when a worker of the pool cannot load): the run ends
+/// at its timeout and says the pool never started, rather than only that
+/// it timed out.
+#[test]
+fn a_thread_pool_that_never_starts_is_named_when_the_run_times_out() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "rayon-web",
+        "--release",
+        "--host",
+        "browser",
+        "--features",
+        "pool-never-starts",
+        "--timeout",
+        "10s",
+        "--invoke",
+        "hash_all",
+        "--",
+        "4",
+    ]);
+    assert_eq!(run.code(), Some(124), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "timed out after 10000 ms: the program's thread pool never started \
+             (initThreadPool("
+        ),
+        "{}",
+        run.stderr
+    );
+    // The program never ran, and its profile says so.
+    assert!(!run.stdout.contains("rayon-web: "), "{}", run.stdout);
+}
+
 /// The same crate instrumented crate-wide with every function fully
 /// instrumented (rayon's own glue included in the crate's closures).
 #[test]

@@ -16,8 +16,16 @@ use std::sync::atomic::{AtomicU64, Ordering, Ordering::Relaxed};
 use rayon::prelude::*;
 use wasm_bindgen::prelude::*;
 
-#[cfg(target_feature = "atomics")]
+#[cfg(all(target_feature = "atomics", not(feature = "pool-never-starts")))]
 pub use wasm_bindgen_rayon::init_thread_pool;
+
+/// `initThreadPool` of a pool that never finishes starting, as when one of
+/// its workers cannot load (feature `pool-never-starts`).
+#[cfg(all(target_feature = "atomics", feature = "pool-never-starts"))]
+#[wasm_bindgen(js_name = initThreadPool)]
+pub fn init_thread_pool(_threads: usize) -> js_sys::Promise {
+    js_sys::Promise::new(&mut |_, _| {})
+}
 
 static CHUNKS: AtomicU64 = AtomicU64::new(0);
 static MIXES: AtomicU64 = AtomicU64::new(0);

@@ -29,6 +29,13 @@ pub(crate) enum PageMessage {
     /// The page ran animation frames, timers, intervals or fetch callbacks
     /// in the last tenth of a second: the program is still at work.
     Active { callbacks: u64 },
+    /// The program's worker is starting its thread pool of `threads`
+    /// workers (`initThreadPool`), or has (`started`).
+    Pool {
+        started: bool,
+        #[serde(default)]
+        threads: Option<u32>,
+    },
 }
 
 /// How the entry point ended.
@@ -116,6 +123,7 @@ mod tests {
                 "exit" => r#"{"type":"exit","code":0}"#.to_owned(),
                 "futures" => r#"{"type":"futures","pending":1,"polls":2}"#.to_owned(),
                 "active" => r#"{"type":"active","callbacks":3}"#.to_owned(),
+                "pool" => r#"{"type":"pool","started":false,"threads":2}"#.to_owned(),
                 other => panic!("the page sends `{other}`, which is not a PageMessage"),
             };
             assert!(PageMessage::parse(&sample).is_some(), "{sample}");

@@ -107,7 +107,11 @@ enum End {
         message: String,
         trap: bool,
     },
-    Timeout,
+    /// The deadline passed; `pool_starting` when the program's thread pool
+    /// of that many workers had not finished starting.
+    Timeout {
+        pool_starting: Option<u32>,
+    },
     Interrupted,
     Crashed,
     BrowserGone,
@@ -142,7 +146,7 @@ impl PageRun<'_> {
         if matches!(end, End::Crashed | End::BrowserGone) {
             keep_latest(&mut result, latest, &self.config.snapshot_out, "")?;
         } else {
-            let busy = matches!(end, End::Timeout | End::Interrupted);
+            let busy = matches!(end, End::Timeout { .. } | End::Interrupted);
             match self.pull_snapshot(busy) {
                 Ok(Some(pulled)) => {
                     result.display_frames = pulled.display_frames;
@@ -241,8 +245,15 @@ impl PageRun<'_> {
                 fail(RunStatus::Error, 1, message.clone());
                 None
             }
-            End::Timeout => {
-                let limit = format!("timed out after {} ms", self.config.timeout_ms);
+            End::Timeout { pool_starting } => {
+                let mut limit = format!("timed out after {} ms", self.config.timeout_ms);
+                if let Some(threads) = pool_starting {
+                    limit.push_str(&format!(
+                        ": the program's thread pool never started (initThreadPool({threads}) \
+                         had not resolved, so the program itself never ran; the browser's \
+                         console above may say why, such as a worker that could not load)"
+                    ));
+                }
                 fail(RunStatus::Timeout, 124, limit);
                 None
             }
@@ -307,6 +318,8 @@ impl PageRun<'_> {
     ) -> End {
         let mut settled: Option<Settled> = None;
         let mut said_still_at_work = false;
+        // A thread pool that has begun to start and not finished.
+        let mut pool_starting = None;
         // The evaluation that asks whether a quiet page is free.
         let mut probing: Option<(Evaluation, Instant)> = None;
         let mut last_sign_of_life = Instant::now();
@@ -341,7 +354,7 @@ impl PageRun<'_> {
                 self.driver.crash_page();
             }
             if now >= deadline {
-                return End::Timeout;
+                return End::Timeout { pool_starting };
             }
             if let Some(recording) = recording.as_deref_mut()
                 && recording.due_to_close(&mut *self.driver)
@@ -399,6 +412,9 @@ impl PageRun<'_> {
                     }
                     // Futures made progress, or frames, timers or fetches
                     // ran: the program is at work.
+                    Some(PageMessage::Pool { started, threads }) => {
+                        pool_starting = (!started).then(|| threads.unwrap_or(0));
+                    }
                     Some(PageMessage::Futures { .. } | PageMessage::Active { .. }) => {
                         last_sign_of_life = Instant::now();
                         if !said_still_at_work && now.duration_since(started) >= STILL_AT_WORK {
