@@ -28,6 +28,17 @@ fn rows(stdout: &str) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// Every table's rows, in order.
+const ROWS: [&str; 7] = [
+    "plain",
+    "floor",
+    "--timer none",
+    "--timer host --no-sample",
+    "--timer host (what run does)",
+    "--timer none --sample",
+    "plain again",
+];
+
 fn ratio(cell: &str) -> f64 {
     cell.trim_end_matches('×')
         .parse()
@@ -65,20 +76,7 @@ fn three_builds_are_timed_in_turn_and_compared_with_the_plain_one() {
     );
     let rows = rows(&run.stdout);
     let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(
-        labels,
-        [
-            "plain",
-            "floor",
-            "--timer none",
-            "--timer host --no-sample",
-            "--timer host (what run does)",
-            "--timer none --sample",
-            "plain again"
-        ],
-        "{}",
-        run.stdout
-    );
+    assert_eq!(labels, ROWS, "{}", run.stdout);
     // plain: time (range), time ratio, ratio to the floor, KiB, size ratio
     assert_eq!(rows[0].1.len(), 6, "{:?}", rows[0]);
     assert_eq!(rows[0].1[2], "1.00×");
@@ -306,19 +304,7 @@ fn a_page_s_web_workers_are_measured_against_one_thread_in_the_same_browser() {
         .filter(|(label, _)| !label.starts_with('(') && label != "plain:")
         .collect();
     let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(
-        labels,
-        [
-            "plain",
-            "floor",
-            "--timer none",
-            "--timer host --no-sample",
-            "--timer host (what run does)",
-            "--timer none --sample",
-            "plain again"
-        ],
-        "{comparison}"
-    );
+    assert_eq!(labels, ROWS, "{comparison}");
     assert_eq!(rows[0].1, ["1.00×", "1.00×", "1.00×"], "{comparison}");
     for (label, cells) in &rows[1..] {
         assert_eq!(cells.len(), 3, "{label}: {cells:?}");
