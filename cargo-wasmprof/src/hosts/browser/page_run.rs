@@ -410,11 +410,11 @@ impl PageRun<'_> {
                         settled = Some(ok);
                         last_sign_of_life = Instant::now();
                     }
-                    // Futures made progress, or frames, timers or fetches
-                    // ran: the program is at work.
                     Some(PageMessage::Pool { started, threads }) => {
                         pool_starting = (!started).then(|| threads.unwrap_or(0));
                     }
+                    // Futures made progress, or frames, timers or fetches
+                    // ran: the program is at work.
                     Some(PageMessage::Futures { .. } | PageMessage::Active { .. }) => {
                         last_sign_of_life = Instant::now();
                         if !said_still_at_work && now.duration_since(started) >= STILL_AT_WORK {
