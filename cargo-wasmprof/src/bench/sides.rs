@@ -6,6 +6,7 @@
 //! the threads cost each row is one ratio, read off one run.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
@@ -28,7 +29,16 @@ pub(super) struct Side {
     pub(super) builds: Vec<Measured>,
     /// The entry point every build is entered by.
     pub(super) entry: String,
+    /// How long a measured run may take, without `--timeout`: a run that
+    /// hangs (a page whose thread pool never starts) ends the benchmark
+    /// with a reason instead of holding it for ever.
+    bound: Option<Duration>,
 }
+
+/// A measured run may take this many times the longest warm-up run…
+const BOUND_OVER_WARM_UP: u32 = 20;
+/// …and at least this long.
+const LEAST_BOUND: Duration = Duration::from_secs(60);
 
 impl Side {
     /// Builds every row of `base` for `host`.
@@ -84,6 +94,7 @@ impl Side {
             host,
             builds,
             entry: String::new(),
+            bound: None,
         })
     }
 
@@ -111,8 +122,10 @@ impl Side {
         );
         let mut outputs = Vec::with_capacity(self.builds.len());
         let mut uninstrumented = false;
+        let mut longest = Duration::ZERO;
         for build in &self.builds {
             let (result, output) = run_once(self.host.as_mut(), build, host_options, target_dir)?;
+            longest = longest.max(Duration::from_nanos(result.wall_nanos));
             // The floor keeps counters, not a profile.
             uninstrumented |= matches!(
                 build.module.instrument,
@@ -125,6 +138,9 @@ impl Side {
                 "no function of this program is instrumented, so the builds are alike: \
                  annotate functions with #[wasmprof::instrument] or add --instrument-all",
             );
+        }
+        if host_options.timeout.is_none() {
+            self.bound = Some(bound_after(longest));
         }
         if let Some(differs) = first_different_output(&self.builds, &outputs) {
             terminal::warning(&format!(
@@ -143,8 +159,22 @@ impl Side {
         target_dir: &Path,
         measure: Measure,
     ) -> Result<()> {
+        let mut bounded = host_options.clone();
+        bounded.timeout = host_options.timeout.or(self.bound);
         for build in &mut self.builds {
-            let result = run_once(self.host.as_mut(), build, host_options, target_dir)?.0;
+            let result = run_once(self.host.as_mut(), build, &bounded, target_dir)
+                .map_err(|error| match self.bound {
+                    Some(bound) => error.context(format!(
+                        "bench gives each measured run on {} at most {} ({BOUND_OVER_WARM_UP} \
+                         times its longest warm-up run, and at least {} s); --timeout sets \
+                         another bound",
+                        self.title,
+                        crate::terminal::seconds_or_millis(bound.as_nanos() as u64),
+                        LEAST_BOUND.as_secs()
+                    )),
+                    None => error,
+                })?
+                .0;
             build.nanos.push(match measure {
                 Measure::ProgramTime => result.program_nanos,
                 Measure::FrameTime => frame_nanos(&result, build.label)?,
@@ -152,6 +182,12 @@ impl Side {
         }
         Ok(())
     }
+}
+
+/// How long a measured run may take, after a warm-up whose longest run
+/// took `longest`.
+fn bound_after(longest: Duration) -> Duration {
+    (longest * BOUND_OVER_WARM_UP).max(LEAST_BOUND)
 }
 
 /// The same build without threads, for a program built with them:
@@ -246,6 +282,15 @@ fn rows_compared(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_measured_run_may_take_twenty_warm_ups_and_at_least_a_minute() {
+        assert_eq!(bound_after(Duration::from_millis(200)), LEAST_BOUND);
+        assert_eq!(
+            bound_after(Duration::from_secs(10)),
+            Duration::from_secs(200)
+        );
+    }
 
     #[test]
     fn the_comparison_is_each_row_over_its_plain_on_each_side_and_their_ratio() {
