@@ -123,7 +123,7 @@ pub(crate) fn bench(options: &BenchOptions, workspace: &Workspace) -> Result<()>
     // A program built for threads is measured against itself without them,
     // in the same sitting: what the threads cost.
     if sides[0].threaded()?
-        && let Some(without) = sides::without_threads(&base)?
+        && let Some(without) = sides::without_threads(&base)
     {
         let host = select::select(without.host, &host_options)?;
         // A crate may not build without threads at all (wasm-bindgen-rayon

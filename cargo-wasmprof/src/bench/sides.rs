@@ -197,7 +197,7 @@ fn bound_after(longest: Duration) -> Duration {
 /// runs every job there). Both in the same host, since another engine
 /// (Node's V8 against the browser's) would be measured with the threads.
 /// `None`, said, when there is no such build.
-pub(super) fn without_threads(base: &BuildOptions) -> Result<Option<BuildOptions>> {
+pub(super) fn without_threads(base: &BuildOptions) -> Option<BuildOptions> {
     let mut without = base.clone();
     match (&base.cargo.target, base.host) {
         (Some(target), _) if is_threaded_target(target) => {
@@ -210,10 +210,10 @@ pub(super) fn without_threads(base: &BuildOptions) -> Result<Option<BuildOptions
                  named here (give --target wasm32-wasip1-threads, or --host browser for a \
                  page's web workers): the table has the threads alone",
             );
-            return Ok(None);
+            return None;
         }
     }
-    Ok(Some(without))
+    Some(without)
 }
 
 /// The two sides row by row: each row's time over its own side's plain
