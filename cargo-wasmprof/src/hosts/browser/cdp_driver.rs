@@ -24,6 +24,9 @@ pub(super) struct CdpPage<'a> {
     target: Option<(String, String)>,
     /// The sampler's interval (µs), once it samples.
     sampling: Option<u32>,
+    /// Whether the page's own thread is sampled: not when the program
+    /// runs on workers alone.
+    page_sampled: bool,
     /// Whether the interval is the default, slowed for workers that
     /// start while the page's threads fill the machine.
     adapts: bool,
@@ -39,6 +42,7 @@ impl<'a> CdpPage<'a> {
             chromium,
             target: None,
             sampling: None,
+            page_sampled: false,
             adapts: false,
             slowed_to: None,
             workers: Vec::new(),
@@ -105,12 +109,18 @@ impl PageDriver for CdpPage<'_> {
         }
         self.call("Runtime.addBinding", json!({ "name": REPORT_BINDING }))?;
         if let Some(interval) = options.sample_interval_micros {
-            self.call("Profiler.enable", json!({}))?;
-            self.call(
-                "Profiler.setSamplingInterval",
-                json!({ "interval": interval }),
-            )?;
-            self.call("Profiler.start", json!({}))?;
+            // A page that only starts the program's workers runs none of
+            // it: its samples would be the host's, and its sampler's ticks
+            // land on the cores the workers fill.
+            self.page_sampled = !options.program_on_workers;
+            if self.page_sampled {
+                self.call("Profiler.enable", json!({}))?;
+                self.call(
+                    "Profiler.setSamplingInterval",
+                    json!({ "interval": interval }),
+                )?;
+                self.call("Profiler.start", json!({}))?;
+            }
             self.sampling = Some(interval);
             self.adapts = options.sample_interval_adapts;
             // The workers it starts, and theirs, are sampled too: attached
@@ -168,11 +178,15 @@ impl PageDriver for CdpPage<'_> {
         if self.sampling.is_none() {
             return Ok(None);
         }
-        let stopped = self.call("Profiler.stop", json!({}))?;
-        let page = stopped
-            .get("profile")
-            .cloned()
-            .context("Profiler.stop gave no profile")?;
+        let page = if self.page_sampled {
+            let stopped = self.call("Profiler.stop", json!({}))?;
+            stopped
+                .get("profile")
+                .cloned()
+                .context("Profiler.stop gave no profile")?
+        } else {
+            super::thread_samples::no_samples()
+        };
         // A worker that has ended took its samples with it.
         let mut workers = Vec::new();
         for (index, session) in self.workers.iter().enumerate() {
@@ -236,9 +250,9 @@ impl CdpPage<'_> {
         if attached["targetInfo"]["type"] != "worker" {
             return;
         }
-        // V8 samples each thread from a sampler thread of its own: the
-        // page's, this worker's and those before it.
-        let threads = self.workers.len() as u32 + 2;
+        // V8 samples each thread from a sampler thread of its own: this
+        // worker's, those before it and the page's, when it is sampled.
+        let threads = self.workers.len() as u32 + 1 + u32::from(self.page_sampled);
         let paced = sampler_pace::interval_for(
             Duration::from_micros(u64::from(interval)),
             self.adapts,

@@ -51,6 +51,9 @@ pub(super) struct PageOptions {
     /// page's threads fill the machine is sampled more slowly than
     /// ([`crate::hosts::sampler_pace`]).
     pub sample_interval_adapts: bool,
+    /// The program runs on web workers the page starts, none of it on
+    /// the page's own thread (`LoadAs::BindgenThreads`).
+    pub program_on_workers: bool,
 }
 
 /// One page of a browser.

@@ -128,6 +128,7 @@ impl PageRun<'_> {
         self.driver.open(&PageOptions {
             sample_interval_micros: self.config.sample_interval_micros,
             sample_interval_adapts: !self.config.sample_interval_chosen,
+            program_on_workers: self.config.kind == crate::hosts::host::LoadAs::BindgenThreads,
         })?;
         let mut captured = Captured::default();
         let mut relay = Relay {

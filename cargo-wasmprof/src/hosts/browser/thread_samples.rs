@@ -10,6 +10,28 @@
 
 use serde_json::{Value, json};
 
+/// A profile without samples, for a page that was not sampled because it
+/// runs none of the program: its workers' are appended to it.
+pub(super) fn no_samples() -> Value {
+    json!({
+        "nodes": [{
+            "id": 1,
+            "callFrame": {
+                "functionName": "(root)",
+                "scriptId": "0",
+                "url": "",
+                "lineNumber": -1,
+                "columnNumber": -1,
+            },
+            "children": [],
+        }],
+        "startTime": 0,
+        "endTime": 0,
+        "samples": [],
+        "timeDeltas": [],
+    })
+}
+
 /// `first` (the page's profile) with each of `workers` appended, under a
 /// frame named for it. Profiles that are not of the expected shape are
 /// left out, and counted in the second value.
@@ -147,6 +169,29 @@ mod tests {
             })
             .expect("the worker's path");
         assert_eq!(profile.nodes[chunk].samples, 3);
+    }
+
+    #[test]
+    fn the_workers_of_a_page_not_sampled_are_the_whole_profile() {
+        let worker = profile(&["chunk"], &[2, 2, 2], 5_000.0, 5_300.0);
+        let (merged, left_out) = merged(no_samples(), &[("worker 1".to_owned(), worker)]);
+        assert_eq!(left_out, 0);
+        assert_eq!(merged["endTime"], 300.0);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("merged.cpuprofile");
+        std::fs::write(&path, merged.to_string()).unwrap();
+        let profile = wasmprof_profile::input::read(&path, &Default::default())
+            .unwrap()
+            .profile;
+        let chunk = (0..profile.nodes.len())
+            .find(|&i| profile.nodes[i].samples == 3)
+            .expect("the worker's samples");
+        let names: Vec<&str> = profile
+            .stack(chunk)
+            .iter()
+            .map(|&f| profile.functions[f].name.as_str())
+            .collect();
+        assert_eq!(names, ["(worker 1)", "chunk"]);
     }
 
     #[test]
