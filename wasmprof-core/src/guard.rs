@@ -71,22 +71,44 @@ pub fn enter(
                 0
             },
         },
-        _ => enter_otherwise(site, cache, self_type),
+        _ => Guard::unpack(enter_otherwise(site, cache, self_type)),
     };
     #[cfg(one_thread)]
-    enter_otherwise(site, cache, self_type)
+    Guard::unpack(enter_otherwise(site, cache, self_type))
+}
+
+impl Guard {
+    /// The guard as one integer, which an out-of-line call returns in a
+    /// register: a two-word struct would come back through memory, and
+    /// every instrumented function would make a frame on the shadow stack
+    /// (two reads and two writes of its pointer) for a call it rarely
+    /// makes.
+    #[inline(always)]
+    fn pack(self) -> u64 {
+        let packed = (u64::from(self.parent) << 32) | u64::from(self.timed_depth);
+        std::mem::forget(self);
+        packed
+    }
+
+    #[inline(always)]
+    fn unpack(packed: u64) -> Guard {
+        Guard {
+            parent: (packed >> 32) as NodeId,
+            timed_depth: packed as u32,
+        }
+    }
 }
 
 /// [`enter`] of a call whose node is not in its site's cache, on a thread
 /// that is new or asked for its record: out of line where there are
-/// threads (see `enter`).
+/// threads (see `enter`). Returns the guard packed ([`Guard::pack`]).
 #[cfg_attr(one_thread, inline(always))]
 #[cfg_attr(not(one_thread), inline(never))]
 fn enter_otherwise(
     site: &'static Site,
     cache: &SiteCache,
     self_type: Option<fn() -> &'static str>,
-) -> Guard {
+) -> u64 {
     // The paths every call takes write two words in place; a path this
     // site has not just used may make a node, which moves memory, and is
     // recorded in a section of its own.
@@ -110,7 +132,7 @@ fn enter_otherwise(
         }),
         None => None,
     };
-    match entered {
+    let guard = match entered {
         Some((parent, timed)) => Guard {
             parent,
             timed_depth: if clock::TIMED && timed {
@@ -123,7 +145,8 @@ fn enter_otherwise(
             parent: UNRECORDED,
             timed_depth: 0,
         },
-    }
+    };
+    guard.pack()
 }
 
 /// The first fast path: if the node the site's cache holds for `parent`
