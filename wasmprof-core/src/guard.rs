@@ -90,6 +90,7 @@ impl Guard {
         packed
     }
 
+    /// The guard [`Guard::pack`] gave `packed` for.
     #[inline(always)]
     fn unpack(packed: u64) -> Guard {
         Guard {

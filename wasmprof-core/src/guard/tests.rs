@@ -209,3 +209,19 @@ fn inclusive_time_covers_children() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn a_guard_comes_back_whole_from_its_packed_integer() {
+    for (parent, timed_depth) in [(0, 0), (7, 3), (UNRECORDED, 0), (u32::MAX - 1, u32::MAX)] {
+        let guard = Guard::unpack(
+            Guard {
+                parent,
+                timed_depth,
+            }
+            .pack(),
+        );
+        assert_eq!((guard.parent, guard.timed_depth), (parent, timed_depth));
+        // Not dropped: dropping would restore `parent` as the current node.
+        std::mem::forget(guard);
+    }
+}
