@@ -26,7 +26,7 @@ use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions};
 use super::page_message::{Exited, PageMessage, Settled, snapshot_bytes};
 use super::window::Recording;
 use crate::hosts::host::RunStatus;
-use crate::hosts::host::{Captured, HostConfig, HostResult};
+use crate::hosts::host::{Captured, HostConfig, HostResult, LoadAs};
 use crate::hosts::interrupt;
 
 /// How long protocol commands that should answer at once may take.
@@ -128,7 +128,7 @@ impl PageRun<'_> {
         self.driver.open(&PageOptions {
             sample_interval_micros: self.config.sample_interval_micros,
             sample_interval_adapts: !self.config.sample_interval_chosen,
-            program_on_workers: self.config.kind == crate::hosts::host::LoadAs::BindgenThreads,
+            program_on_workers: self.config.kind == LoadAs::BindgenThreads,
         })?;
         let mut captured = Captured::default();
         let mut relay = Relay {
