@@ -87,6 +87,29 @@ pub enum Error {
         /// Its keys are a Chrome trace's (`traceEvents`).
         chrome_trace: bool,
     },
+    /// A Firefox profile that the Firefox Profiler has processed, whose
+    /// tables are laid out otherwise than Gecko writes them.
+    #[error(
+        "{} is a Firefox profile as the Firefox Profiler processed it; wasmprof reads the \
+         profile as Firefox writes it: save it from about:profiling, or run Firefox with \
+         MOZ_PROFILER_STARTUP=1 and MOZ_PROFILER_SHUTDOWN=FILE",
+        path.display()
+    )]
+    ProcessedGeckoProfile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A Firefox profile in which no thread ran WebAssembly.
+    #[error(
+        "{} is a Firefox profile in which no thread ran WebAssembly: record it while the \
+         program runs, with the threads it runs on (`GeckoMain`, and `DOM Worker` for web \
+         workers) among the profiler's threads",
+        path.display()
+    )]
+    NoWasmThread {
+        /// The file.
+        path: PathBuf,
+    },
     /// A file of a kind that is read, whose content is not of that kind's
     /// shape.
     #[error("{} is {kind} that cannot be read", path.display())]

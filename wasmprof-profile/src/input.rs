@@ -1,5 +1,6 @@
 //! Any file `cargo wasmprof report --input` reads: a wasmprof profile, a
-//! Chrome DevTools or Node `.cpuprofile`, a JS Self-Profiling trace, or a
+//! Chrome DevTools or Node `.cpuprofile`, a JS Self-Profiling trace, a
+//! Firefox profile (the Gecko profiler's own format), or a
 //! runtime's raw snapshot (what a WASI 0.2 component writes under another
 //! host), told apart by their content, and converted to a profile.
 
@@ -49,7 +50,12 @@ trait Reader: Sync {
 }
 
 /// The readers, asked in this order: the first that applies reads the file.
-static READERS: [&dyn Reader; 3] = [&WasmprofReader, &CpuProfileReader, &TraceReader];
+static READERS: [&dyn Reader; 4] = [
+    &WasmprofReader,
+    &CpuProfileReader,
+    &TraceReader,
+    &GeckoReader,
+];
 
 /// The top-level keys that tell the kinds apart.
 #[derive(Deserialize)]
@@ -62,6 +68,8 @@ struct TopLevelKeys {
     stacks: Option<IgnoredAny>,
     time_deltas: Option<IgnoredAny>,
     trace_events: Option<IgnoredAny>,
+    meta: Option<IgnoredAny>,
+    threads: Option<IgnoredAny>,
 }
 
 struct WasmprofReader;
@@ -142,6 +150,56 @@ impl Reader for TraceReader {
         Ok(sampled::trace::convert(&parsed, &source, options, problems))
     }
 }
+
+struct GeckoReader;
+
+impl Reader for GeckoReader {
+    fn kind(&self) -> InputKind {
+        InputKind::GeckoProfile
+    }
+
+    fn is_applicable(&self, keys: &TopLevelKeys) -> bool {
+        keys.meta.is_some() && keys.threads.is_some()
+    }
+
+    fn read(
+        &self,
+        bytes: Vec<u8>,
+        path: &Path,
+        options: &sampled::Options,
+        problems: &mut sampled::Problems,
+    ) -> Result<(Profile, Vec<sampled::Span>)> {
+        let gecko: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| malformed(path, self.kind(), e))?;
+        drop(bytes);
+        if sampled::gecko::is_processed(&gecko) {
+            return Err(Error::ProcessedGeckoProfile {
+                path: path.to_owned(),
+            });
+        }
+        let samples = sampled::gecko::program_samples(&gecko, None)
+            .map_err(|what| malformed(path, self.kind(), GeckoShape(what)))?
+            .ok_or_else(|| Error::NoWasmThread {
+                path: path.to_owned(),
+            })?;
+        drop(gecko);
+        let parsed: sampled::cpuprofile::CpuProfile =
+            serde_json::from_value(samples).map_err(|e| malformed(path, self.kind(), e))?;
+        let source = path.display().to_string();
+        let (mut profile, timeline) =
+            sampled::cpuprofile::convert(&parsed, &source, options, problems);
+        profile.run.host = format!(
+            "Firefox's profiler (Gecko profile, {} samples)",
+            parsed.samples.len()
+        );
+        Ok((profile, timeline))
+    }
+}
+
+/// What is wrong with a Gecko profile's tables.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct GeckoShape(String);
 
 /// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
 /// telling them apart by their content.

@@ -13,6 +13,8 @@ pub enum InputKind {
     CpuProfile,
     /// A JS Self-Profiling API trace.
     SelfProfilingTrace,
+    /// A Firefox profile, as the Gecko profiler writes it.
+    GeckoProfile,
     /// The runtime's snapshot bytes (`WPRF…`), as a component writes them
     /// to `$WASMPROF_SNAPSHOT` under a host other than `cargo wasmprof run`.
     Snapshot,
@@ -25,6 +27,7 @@ impl fmt::Display for InputKind {
             InputKind::CpuProfile => "a .cpuprofile",
             InputKind::SelfProfilingTrace => "a JS Self-Profiling trace",
             InputKind::Snapshot => "a wasmprof snapshot",
+            InputKind::GeckoProfile => "a Firefox profile",
         })
     }
 }

@@ -12,10 +12,12 @@
 mod counted;
 pub(crate) mod coverage;
 pub(crate) mod cpuprofile;
+pub mod gecko;
 pub(crate) mod hybrid;
 mod matching;
 pub use matching::is_runtime;
 pub use tree::Span;
+pub mod threads;
 pub(crate) mod trace;
 pub(crate) mod tree;
 

@@ -2,9 +2,10 @@
 //! carries the page's reports, `log.entryAdded` for its console and its
 //! uncaught errors, and `script.evaluate` to read values out of it.
 //!
-//! What BiDi does not give, this says once and goes on without: the
-//! engine's sampler (Firefox's profiler is not reachable over BiDi), and
-//! stopping a script that hangs (the profile is then the one pulled last).
+//! The engine's samples come from the Gecko profiler, started in the
+//! browser's own window (`gecko_sampler.rs`). What BiDi does not give,
+//! this says once and goes on without: stopping a script that hangs (the
+//! profile is then the one pulled last).
 
 use std::time::Duration;
 
@@ -14,6 +15,8 @@ use serde_json::{Value, json};
 use super::console::Stream;
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions, REPORT_BINDING};
 use super::firefox::Firefox;
+use super::gecko_sampler::GeckoSampler;
+use wasmprof_profile::sampled::gecko::program_samples;
 use super::rpc::{DISCONNECTED, Event};
 
 /// How long commands that should answer at once may take.
@@ -42,6 +45,11 @@ pub(super) struct BidiPage<'a> {
     /// A script would not stop: the tab cannot be closed (its content
     /// process is busy for good), only the browser ended.
     stuck: bool,
+    /// The Gecko profiler, while it samples for this tab.
+    sampler: Option<GeckoSampler>,
+    /// The page's origin (`http://127.0.0.1:41977`): its threads are the
+    /// ones in the profile whose frames are of scripts from it.
+    origin: Option<String>,
 }
 
 impl<'a> BidiPage<'a> {
@@ -52,6 +60,8 @@ impl<'a> BidiPage<'a> {
             preload: None,
             subscription: None,
             stuck: false,
+            sampler: None,
+            origin: None,
         }
     }
 
@@ -99,20 +109,28 @@ impl PageDriver for BidiPage<'_> {
             json!({ "events": EVENTS, "contexts": [context] }),
         )?;
         self.subscription = subscribed["subscription"].as_str().map(str::to_owned);
-        if options.sample_interval_micros.is_some() {
-            static SAID: std::sync::Once = std::sync::Once::new();
-            SAID.call_once(|| {
-                crate::terminal::note(
-                    "Firefox's sampler cannot be reached over WebDriver BiDi: calls too short to \
-                     time keep their time in their callers' (run with --browser chromium for the \
-                     engine's samples); counts are exact and timed calls timed as ever",
-                )
-            });
+        if let Some(interval) = options.sample_interval_micros {
+            let dir = self.firefox.profile_dir();
+            match GeckoSampler::start(&self.firefox.bidi, interval, dir) {
+                Ok(sampler) => self.sampler = Some(sampler),
+                Err(e) => {
+                    static SAID: std::sync::Once = std::sync::Once::new();
+                    SAID.call_once(|| {
+                        crate::terminal::note(&format!(
+                            "Firefox's sampler could not be started ({e:#}): calls too short \
+                             to time keep their time in their callers' (run with --browser \
+                             chromium for the engine's samples); counts are exact and timed \
+                             calls timed as ever"
+                        ))
+                    });
+                }
+            }
         }
         Ok(())
     }
 
     fn navigate(&mut self, url: &str) -> Result<Option<String>> {
+        self.origin = origin_of(url);
         // Not waiting for the load: a program's start runs as the page
         // loads, and may run long.
         let navigated = self.firefox.bidi.call(
@@ -164,10 +182,25 @@ impl PageDriver for BidiPage<'_> {
     }
 
     fn stop_sampler(&mut self) -> Result<Option<Value>> {
-        Ok(None)
+        let Some(sampler) = self.sampler.take() else {
+            return Ok(None);
+        };
+        let gecko = sampler.stop(&self.firefox.bidi)?;
+        let samples = program_samples(&gecko, self.origin.as_deref())
+            .map_err(anyhow::Error::msg)
+            .context("Firefox's profile could not be read")?;
+        match samples {
+            Some(samples) => Ok(Some(samples)),
+            None => bail!("Firefox's profile has no thread that ran the page's code"),
+        }
     }
 
     fn close(&mut self) {
+        if let Some(sampler) = self.sampler.take()
+            && !self.stuck
+        {
+            sampler.abandon(&self.firefox.bidi);
+        }
         if self.stuck {
             // Each command would wait its full timeout on the busy tab.
             return;
@@ -193,6 +226,14 @@ impl PageDriver for BidiPage<'_> {
     fn browser_spent(&self) -> bool {
         self.stuck
     }
+}
+
+/// Where `url` is from: `http://127.0.0.1:41977` of
+/// `http://127.0.0.1:41977/index.html`.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    Some(format!("{scheme}://{host}"))
 }
 
 impl BidiPage<'_> {
@@ -284,6 +325,19 @@ fn evaluated_value(reply: Value) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_s_origin_is_its_scheme_host_and_port() {
+        assert_eq!(
+            origin_of("http://127.0.0.1:41977/index.html?run=1").as_deref(),
+            Some("http://127.0.0.1:41977")
+        );
+        assert_eq!(
+            origin_of("http://localhost#x").as_deref(),
+            Some("http://localhost")
+        );
+        assert_eq!(origin_of("about:blank"), None);
+    }
 
     #[test]
     fn console_calls_go_to_their_streams_and_errors_end_the_run() {

@@ -185,7 +185,7 @@ impl PageDriver for CdpPage<'_> {
                 .cloned()
                 .context("Profiler.stop gave no profile")?
         } else {
-            super::thread_samples::no_samples()
+            wasmprof_profile::sampled::threads::no_samples()
         };
         // A worker that has ended took its samples with it.
         let mut workers = Vec::new();
@@ -200,7 +200,7 @@ impl PageDriver for CdpPage<'_> {
                 workers.push((format!("worker {}", index + 1), profile));
             }
         }
-        let (merged, left_out) = super::thread_samples::merged(page, &workers);
+        let (merged, left_out) = wasmprof_profile::sampled::threads::merged(page, &workers);
         if left_out > 0 {
             crate::terminal::warning(&format!(
                 "{left_out} worker sample profile{} of an unknown shape left out",

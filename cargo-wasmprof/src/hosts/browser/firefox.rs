@@ -198,6 +198,9 @@ impl Firefox {
             .args(["--headless", "--no-remote", "--profile"])
             .arg(&profile_dir)
             .arg("--remote-debugging-port=0")
+            // The browser's own window is reachable over BiDi, where the
+            // Gecko profiler is started and stopped (`gecko_sampler.rs`).
+            .arg("--remote-allow-system-access")
             .args(extra_args)
             .arg("about:blank")
             // No crash reporter window after a crash.
@@ -238,6 +241,11 @@ impl Firefox {
             bidi,
             name,
         })
+    }
+
+    /// The browser's profile directory, removed when it closes.
+    pub(super) fn profile_dir(&self) -> &Path {
+        &self.profile_dir
     }
 
     /// What the browser last wrote to standard error, for an error message.

@@ -9,6 +9,7 @@ pub(crate) mod chromium;
 mod console;
 mod driver;
 pub(crate) mod firefox;
+mod gecko_sampler;
 pub(crate) mod locate;
 pub(crate) mod page;
 mod page_message;
@@ -16,7 +17,6 @@ mod page_run;
 pub(crate) mod rpc;
 pub(crate) mod server;
 mod thread_page;
-mod thread_samples;
 pub(crate) mod window;
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -107,10 +107,10 @@ impl Host for Browser {
         }
     }
 
-    /// Chromium's sampler is reached through the DevTools protocol;
-    /// Firefox's is not reachable over WebDriver BiDi.
+    /// Chromium's sampler is reached through the DevTools protocol,
+    /// Firefox's from the browser's own window over WebDriver BiDi.
     fn samples(&self) -> bool {
-        matches!(self.exe, Exe::Chromium(_))
+        true
     }
 
     /// A wasm-bindgen program's threads on web workers: its own, or a

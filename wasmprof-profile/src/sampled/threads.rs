@@ -1,7 +1,8 @@
-//! The samples of a page and of its workers as one `.cpuprofile`.
+//! The samples of several threads as one `.cpuprofile`.
 //!
 //! V8 samples each thread on its own: the page's and every dedicated
-//! worker's profiler give a profile each. A `.cpuprofile` has one thread,
+//! worker's profiler give a profile each; Firefox's profile holds a
+//! table of samples per thread (`gecko.rs`). A `.cpuprofile` has one thread,
 //! so the workers' are written after the page's, one after the other,
 //! each under a frame that names it (`(worker 1)`), as the wasmtime host
 //! writes its threads': the file holds the time of all the threads
@@ -12,7 +13,7 @@ use serde_json::{Value, json};
 
 /// A profile without samples, for a page that was not sampled because it
 /// runs none of the program: its workers' are appended to it.
-pub(super) fn no_samples() -> Value {
+pub fn no_samples() -> Value {
     json!({
         "nodes": [{
             "id": 1,
@@ -32,10 +33,10 @@ pub(super) fn no_samples() -> Value {
     })
 }
 
-/// `first` (the page's profile) with each of `workers` appended, under a
-/// frame named for it. Profiles that are not of the expected shape are
+/// `first` (the page's profile, or the main thread's) with each of
+/// `workers` appended, under a frame named for it (`(worker 1)`). Profiles that are not of the expected shape are
 /// left out, and counted in the second value.
-pub(super) fn merged(first: Value, workers: &[(String, Value)]) -> (Value, usize) {
+pub fn merged(first: Value, workers: &[(String, Value)]) -> (Value, usize) {
     let mut merged = first;
     let mut left_out = 0;
     for (name, worker) in workers {
@@ -156,7 +157,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("merged.cpuprofile");
         std::fs::write(&path, merged.to_string()).unwrap();
-        let read = wasmprof_profile::input::read(&path, &Default::default()).unwrap();
+        let read = crate::input::read(&path, &Default::default()).unwrap();
         let profile = read.profile;
         let chunk = (0..profile.nodes.len())
             .find(|&i| {
@@ -180,7 +181,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("merged.cpuprofile");
         std::fs::write(&path, merged.to_string()).unwrap();
-        let profile = wasmprof_profile::input::read(&path, &Default::default())
+        let profile = crate::input::read(&path, &Default::default())
             .unwrap()
             .profile;
         let chunk = (0..profile.nodes.len())
