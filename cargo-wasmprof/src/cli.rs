@@ -869,7 +869,8 @@ pub(crate) struct ReportArgs {
     ///
     /// A wasmprof profile, a Chrome DevTools or Node `.cpuprofile` (or the
     /// DevTools protocol's `Profiler.stop` result), a JS Self-Profiling API
-    /// trace, or the snapshot a WASI 0.2 component writes to
+    /// trace, a Firefox profile (as about:profiling saves it, Gecko's own
+    /// format), or the snapshot a WASI 0.2 component writes to
     /// `$WASMPROF_SNAPSHOT` under another host, told apart by their
     /// content. The engines' profiles give sampled times and no call
     /// counts; Rust names are demangled.

@@ -57,8 +57,8 @@ pub enum Error {
     },
     /// A file is not a JSON object, so of none of the kinds read.
     #[error(
-        "{} is not a wasmprof profile, a .cpuprofile nor a Self-Profiling trace: it is not a \
-         JSON object",
+        "{} is not a wasmprof profile, a .cpuprofile, a Self-Profiling trace nor a Firefox \
+         profile: it is not a JSON object",
         path.display()
     )]
     NotAnObject {
@@ -70,8 +70,8 @@ pub enum Error {
     /// A JSON object of none of the kinds read.
     #[error(
         "{} is a kind of file wasmprof does not read: neither a wasmprof profile, a \
-         Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}) nor a JS Self-Profiling \
-         trace ({{frames, stacks, samples}}){}",
+         Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}), a JS Self-Profiling \
+         trace ({{frames, stacks, samples}}) nor a Firefox profile ({{meta, threads}}){}",
         path.display(),
         if *.chrome_trace {
             "; this looks like a Chrome trace (traceEvents), which holds a .cpuprofile only \

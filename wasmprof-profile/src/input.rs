@@ -341,6 +341,47 @@ mod tests {
             kind(r#"{"stacks":[],"nodes":[]}"#),
             InputKind::SelfProfilingTrace
         );
+        assert_eq!(
+            kind(r#"{"meta":{"version":34},"threads":[]}"#),
+            InputKind::GeckoProfile
+        );
+    }
+
+    #[test]
+    fn a_firefox_profile_without_the_program_or_processed_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("firefox.json");
+        let refuse = |json: &str| {
+            std::fs::write(&path, json).unwrap();
+            read(&path, &sampled::Options::default())
+                .err()
+                .unwrap()
+                .to_string()
+        };
+        let empty = r#"{"meta":{"version":34,"interval":1},"threads":[]}"#;
+        assert!(
+            refuse(empty).contains("no thread ran WebAssembly"),
+            "{}",
+            refuse(empty)
+        );
+        let processed = r#"{"meta":{"version":34,"preprocessedProfileVersion":55},"threads":[]}"#;
+        assert!(refuse(processed).contains("save it from about:profiling"));
+        let broken = r#"{"meta":{"version":34},"threads":[{"name":"GeckoMain"}]}"#;
+        let error = refuse(broken);
+        assert!(
+            error.contains("is a Firefox profile that cannot be read"),
+            "{error}"
+        );
+        let whole = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sampled/firefox-fib.gecko.json"),
+        )
+        .unwrap();
+        std::fs::write(&path, &whole[..whole.len() / 3]).unwrap();
+        let error = read(&path, &sampled::Options::default()).err().unwrap();
+        assert!(
+            error.to_string().contains("corrupt or truncated"),
+            "{error}"
+        );
     }
 
     #[test]

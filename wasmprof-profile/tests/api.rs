@@ -44,6 +44,7 @@ fn each_recorded_file_is_told_apart_by_its_content() {
             "chromium-fib.selfprofile.json",
             InputKind::SelfProfilingTrace,
         ),
+        ("firefox-fib.gecko.json", InputKind::GeckoProfile),
     ] {
         let read = read(&recorded(name));
         assert_eq!(read.kind, kind, "{name}");
@@ -57,7 +58,32 @@ fn each_recorded_file_is_told_apart_by_its_content() {
 
 #[test]
 fn a_recorded_cpuprofile_renders_in_every_format() {
-    let read = read(&recorded("chromium-fib.cpuprofile"));
+    renders_in_every_format("chromium-fib.cpuprofile");
+}
+
+#[test]
+fn a_profile_firefox_saved_renders_in_every_format_with_the_program_s_functions() {
+    let read = read(&recorded("firefox-fib.gecko.json"));
+    let names: Vec<&str> = read
+        .profile
+        .functions
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert!(names.contains(&"fib::fib"), "{names:?}");
+    // The browser's own code is set apart, never named as the program's.
+    assert!(names.contains(&"(browser)"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("trampoline") || n.contains("js::")),
+        "{names:?}"
+    );
+    renders_in_every_format("firefox-fib.gecko.json");
+}
+
+fn renders_in_every_format(file: &str) {
+    let read = read(&recorded(file));
     for format in Format::ALL {
         // The options grow with the formats (`#[non_exhaustive]`): made,
         // then set.

@@ -44,11 +44,13 @@ const host = globalThis.__wasmprofHost;
 // What the program prints reaches the page's console, which the host
 // relays to the terminal; a worker's own console it does not see. It goes
 // by the channel the pool's workers use too (thread_page.rs), which the
-// page reads while this worker is blocked waiting for the pool.
+// page reads while this worker is blocked waiting for the pool. The
+// function's name tells the Firefox host, which also hears a worker's own
+// console, that the page relays this call (bidi_driver.rs).
 const channel = new BroadcastChannel('wasmprof');
 for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
   const original = console[level].bind(console);
-  console[level] = (...values) => {
+  console[level] = function wasmprofRelayed(...values) {
     original(...values);
     channel.postMessage({ type: 'wasmprof_console', level, text: values.map(String).join(' ') });
   };

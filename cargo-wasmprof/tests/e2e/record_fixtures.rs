@@ -170,3 +170,78 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, signal: i32) -> i32;
 }
+
+/// `firefox-fib.gecko.json`: the profile Firefox itself writes at shutdown
+/// when its profiler runs from start-up (`MOZ_PROFILER_STARTUP`, 1 ms,
+/// the main threads and web workers), while `fib_js(32)` of the plain fib
+/// build runs in it, with `--no-sample` so that wasmprof starts no
+/// profiler of its own. Only the processes and threads that ran wasm are
+/// kept, without their markers: the rest is Firefox's own and megabytes.
+#[test]
+#[ignore = "records fixtures; run by hand"]
+fn record_firefox_profile() {
+    let out = std::env::temp_dir().join(format!("wasmprof-gecko-{}.json", std::process::id()));
+    let out_text = out.display().to_string();
+    wasmprof_with_stdin(
+        &[
+            "run",
+            "-p",
+            "fib",
+            "--release",
+            "--no-instrument",
+            "--no-sample",
+            "--host",
+            "browser",
+            "--browser",
+            "firefox",
+            "--invoke",
+            "fib_js",
+            "--",
+            "32",
+        ],
+        b"",
+        &[
+            ("MOZ_PROFILER_STARTUP", "1"),
+            ("MOZ_PROFILER_STARTUP_INTERVAL", "1"),
+            ("MOZ_PROFILER_STARTUP_FEATURES", "js,cpu"),
+            ("MOZ_PROFILER_STARTUP_FILTERS", "GeckoMain,DOM Worker"),
+            ("MOZ_PROFILER_SHUTDOWN", &out_text),
+        ],
+    )
+    .assert_success();
+    let mut profile: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&out);
+    let kept = keep_wasm_threads(&mut profile);
+    assert!(kept > 0, "no thread of Firefox's profile ran wasm");
+    std::fs::write(
+        fixtures_dir().join("firefox-fib.gecko.json"),
+        serde_json::to_string(&profile).unwrap(),
+    )
+    .unwrap();
+}
+
+/// Keeps, in a Gecko profile and its processes, the threads whose strings
+/// name a wasm module, without their markers; returns how many.
+fn keep_wasm_threads(process: &mut Value) -> usize {
+    let ran_wasm = |thread: &Value| {
+        thread["stringTable"].as_array().is_some_and(|s| {
+            s.iter()
+                .any(|s| s.as_str().is_some_and(|s| s.contains(".wasm:")))
+        })
+    };
+    let mut kept = 0;
+    if let Some(threads) = process["threads"].as_array_mut() {
+        threads.retain(ran_wasm);
+        for thread in threads.iter_mut() {
+            thread["markers"]["data"] = json!([]);
+        }
+        kept += threads.len();
+    }
+    if let Some(children) = process["processes"].as_array_mut() {
+        for child in children.iter_mut() {
+            kept += keep_wasm_threads(child);
+        }
+        children.retain(|c| c["threads"].as_array().is_some_and(|t| !t.is_empty()));
+    }
+    kept
+}

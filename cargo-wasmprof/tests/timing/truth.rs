@@ -113,6 +113,11 @@ enum Host {
     /// `examples/rayon-web`'s copy of the long call, on a worker of
     /// wasm-bindgen-rayon's pool, in Chromium.
     WebWorker,
+    /// The wasm-bindgen library in headless Firefox, sampled by the Gecko
+    /// profiler.
+    Firefox,
+    /// `WebWorker` in Firefox.
+    FirefoxWorker,
 }
 
 impl Host {
@@ -122,7 +127,7 @@ impl Host {
     /// The package of the program.
     fn package(self) -> &'static str {
         match self {
-            Host::WebWorker => "rayon-web",
+            Host::WebWorker | Host::FirefoxWorker => "rayon-web",
             _ => "long-call",
         }
     }
@@ -146,6 +151,22 @@ impl Host {
                 program,
             ],
             Host::WebWorker => vec!["--host", "browser", "--invoke", "long_call_on_pool"],
+            Host::Firefox => vec![
+                "--host",
+                "browser",
+                "--browser",
+                "firefox",
+                "--invoke",
+                invoke,
+            ],
+            Host::FirefoxWorker => vec![
+                "--host",
+                "browser",
+                "--browser",
+                "firefox",
+                "--invoke",
+                "long_call_on_pool",
+            ],
             Host::Worker => vec![
                 "--target",
                 "wasm32-wasip1-threads",
@@ -253,11 +274,19 @@ const SMALLEST: LongCall = LongCall {
     callee: "long_call::smallest",
 };
 
-fn long_call_is_credited(case: LongCall, host: Host, flags: &[&str]) {
-    let _alone = timing::alone();
+/// Panics with what to install when `host`'s browser is missing.
+fn browser_of(host: Host) {
     if matches!(host, Host::Browser | Host::WebWorker) && !browser_available() {
         panic!("chromium is needed for the browser host (apt-get install chromium)");
     }
+    if matches!(host, Host::Firefox | Host::FirefoxWorker) && !firefox_available() {
+        panic!("Firefox is needed for these tests (apt-get install firefox-esr)");
+    }
+}
+
+fn long_call_is_credited(case: LongCall, host: Host, flags: &[&str]) {
+    let _alone = timing::alone();
+    browser_of(host);
     let mut seen = Vec::new();
     let all_flags = [case.flags, flags].concat();
     let what = format!("{host:?} {all_flags:?} {}", case.program);
@@ -338,6 +367,16 @@ fn a_long_call_among_short_ones_is_its_function_s_in_wasmtime() {
     }
 }
 
+/// Firefox's samples come from the Gecko profiler, which wasmprof starts
+/// in the browser's own window.
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_in_firefox() {
+    for case in [STEP, SMALLEST] {
+        long_call_is_credited(case, Host::Firefox, ATTRIBUTE);
+        long_call_is_credited(case, Host::Firefox, CRATE_WIDE);
+    }
+}
+
 /// `step`'s long call on a worker of wasm-bindgen-rayon's pool, which
 /// Chromium samples as it samples the page.
 const POOL_STEP: LongCall = LongCall {
@@ -350,6 +389,13 @@ const POOL_STEP: LongCall = LongCall {
 #[test]
 fn a_long_call_among_short_ones_is_its_function_s_on_a_web_worker_in_chromium() {
     long_call_is_credited(POOL_STEP, Host::WebWorker, ATTRIBUTE);
+}
+
+/// The same in Firefox, whose profiler samples its web workers (`DOM
+/// Worker`) beside the page.
+#[test]
+fn a_long_call_among_short_ones_is_its_function_s_on_a_web_worker_in_firefox() {
+    long_call_is_credited(POOL_STEP, Host::FirefoxWorker, ATTRIBUTE);
 }
 
 /// The same on a worker thread, which wasmtime's sampler follows as it
@@ -405,9 +451,7 @@ fn sampled_time_in(profile: &Profile, names: &[&str]) -> f64 {
 
 fn figure_6_3_keeps_heavy_under_from_a(host: Host, flags: &[&str]) {
     let _alone = timing::alone();
-    if matches!(host, Host::Browser) && !browser_available() {
-        panic!("chromium is needed for the browser host (apt-get install chromium)");
-    }
+    browser_of(host);
     let mut flags = flags.to_vec();
     flags.extend(["--timer", "none", "--sample"]);
     let heavy_path = [
@@ -485,6 +529,12 @@ fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_node() {
 fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_chromium() {
     figure_6_3_keeps_heavy_under_from_a(Host::Browser, ATTRIBUTE);
     figure_6_3_keeps_heavy_under_from_a(Host::Browser, CRATE_WIDE_ALL);
+}
+
+#[test]
+fn figure_6_3_hybrid_keeps_heavy_under_from_a_in_firefox() {
+    figure_6_3_keeps_heavy_under_from_a(Host::Firefox, ATTRIBUTE);
+    figure_6_3_keeps_heavy_under_from_a(Host::Firefox, CRATE_WIDE_ALL);
 }
 
 #[test]

@@ -126,7 +126,10 @@ fn collect(
     let meta = &process["meta"];
     // Each process's times count from its own start.
     let offset = meta["startTime"].as_f64().unwrap_or(first_start) - first_start;
-    let interval = meta["interval"].as_f64().filter(|i| *i > 0.0).unwrap_or(1.0);
+    let interval = meta["interval"]
+        .as_f64()
+        .filter(|i| *i > 0.0)
+        .unwrap_or(1.0);
     let categories = category_names(meta);
     let threads = process["threads"]
         .as_array()
@@ -272,9 +275,8 @@ impl<'a> ThreadTables<'a> {
                 continue;
             };
             let stack = self.samples.index(row, "stack");
-            let resolved = stack.and_then(|s| {
-                self.resolve(s, &frames, &mut tree, &mut node_of, &mut wasm_of)
-            });
+            let resolved =
+                stack.and_then(|s| self.resolve(s, &frames, &mut tree, &mut node_of, &mut wasm_of));
             let node = match resolved {
                 Some((node, wasm)) if node != CpuTree::ROOT => {
                     program_samples += 1;
@@ -391,7 +393,8 @@ fn classify(label: &str, origin: Option<&str>) -> FrameKind {
     // `name (URL:…)`, a script's with its realm after: `[14]`.
     let label = match label.rsplit_once('[') {
         Some((before, realm))
-            if realm.ends_with(']') && realm[..realm.len() - 1].bytes().all(|b| b.is_ascii_digit()) =>
+            if realm.ends_with(']')
+                && realm[..realm.len() - 1].bytes().all(|b| b.is_ascii_digit()) =>
         {
             before
         }

@@ -16,8 +16,8 @@ use super::console::Stream;
 use super::driver::{Evaluation, PageDriver, PageEvent, PageOptions, REPORT_BINDING};
 use super::firefox::Firefox;
 use super::gecko_sampler::GeckoSampler;
-use wasmprof_profile::sampled::gecko::program_samples;
 use super::rpc::{DISCONNECTED, Event};
+use wasmprof_profile::sampled::gecko::program_samples;
 
 /// How long commands that should answer at once may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -272,10 +272,19 @@ impl BidiPage<'_> {
     }
 }
 
+/// The name of the console functions of the program's workers, which send
+/// what they print to the page as well (`js/thread-host.js`,
+/// `thread_page.rs`): the page prints it, and Firefox, which also reports
+/// a worker's own console calls, would have it twice.
+const RELAYED_BY_THE_PAGE: &str = "wasmprofRelayed";
+
 /// A `log.entryAdded` event: a console call (`log` and `info` to standard
 /// output, the rest to standard error, as Chromium's are relayed), or an
 /// uncaught error.
 fn log_entry(params: &Value) -> PageEvent {
+    if params["stackTrace"]["callFrames"][0]["functionName"] == RELAYED_BY_THE_PAGE {
+        return PageEvent::Other;
+    }
     let text = params["text"].as_str().unwrap_or_default().to_owned();
     match params["type"].as_str() {
         Some("javascript") => PageEvent::Uncaught {
@@ -346,6 +355,10 @@ mod tests {
             log_entry(&log),
             PageEvent::Console(Stream::Stdout, "counter 1".into())
         );
+        // A worker's call, which the page prints as well: heard once.
+        let relayed = json!({ "type": "console", "method": "log", "text": "counter 1",
+            "stackTrace": { "callFrames": [{ "functionName": "wasmprofRelayed" }] } });
+        assert_eq!(log_entry(&relayed), PageEvent::Other);
         let warn = json!({ "type": "console", "method": "warn", "text": "careful" });
         assert_eq!(
             log_entry(&warn),

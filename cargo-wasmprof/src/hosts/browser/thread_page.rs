@@ -78,7 +78,7 @@ if (typeof WorkerGlobalScope !== 'undefined' && self.location.href === import.me
   const channel = new BroadcastChannel('wasmprof');\n\
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {\n\
     const original = console[level].bind(console);\n\
-    console[level] = (...values) => {\n\
+    console[level] = function wasmprofRelayed(...values) {\n\
       original(...values);\n\
       channel.postMessage({ type: 'wasmprof_console', level, text: values.map(String).join(' ') });\n\
     };\n\
@@ -98,8 +98,22 @@ fn package_by_path(snippet: &str, name: &str) -> Option<String> {
         let by_path = PACKAGE.iter().fold(snippet.to_owned(), |text, p| {
             text.replace(p, &format!("import('/{name}')"))
         });
-        format!("{POOL_WORKER_JS}{by_path}")
+        format!("{POOL_WORKER_JS}{}", rooted(&by_path))
     })
+}
+
+/// The pool's start with each worker kept reachable from the moment it
+/// is made: wasm-bindgen-rayon keeps them (against Firefox's bug 1702191,
+/// which collects a worker sharing the memory that nothing refers to)
+/// only once all of them have said they are ready, and until then a
+/// worker is referred to by the promise that waits for it alone.
+fn rooted(helpers: &str) -> String {
+    const SEND_INIT: &str = "worker.postMessage(workerInit);";
+    helpers.replacen(
+        SEND_INIT,
+        &format!("(globalThis.__wasmprofPoolWorkers ||= []).push(worker); {SEND_INIT}"),
+        1,
+    )
 }
 
 #[cfg(test)]
@@ -125,5 +139,20 @@ mod tests {
         );
         assert!(served.contains("wasmprof_pool_failed"), "{served}");
         assert!(package_by_path("export const x = 1;", "app.js").is_none());
+    }
+
+    #[test]
+    fn each_worker_of_the_pool_is_kept_reachable_from_its_start() {
+        let helpers = "const pkg = await import('../../..');\n\
+                       const worker = new Worker(url, { type: 'module' });\n\
+                       worker.postMessage(workerInit);\n";
+        let served = package_by_path(helpers, "app.js").unwrap();
+        assert!(
+            served.contains(
+                "(globalThis.__wasmprofPoolWorkers ||= []).push(worker); \
+                 worker.postMessage(workerInit);"
+            ),
+            "{served}"
+        );
     }
 }

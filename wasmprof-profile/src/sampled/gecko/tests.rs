@@ -61,7 +61,13 @@ fn stacks_of(cpuprofile: &Value) -> Vec<Vec<String>> {
     let mut name = HashMap::new();
     for node in nodes {
         let id = node["id"].as_u64().unwrap();
-        name.insert(id, node["callFrame"]["functionName"].as_str().unwrap().to_owned());
+        name.insert(
+            id,
+            node["callFrame"]["functionName"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
         for child in node["children"].as_array().unwrap() {
             parent.insert(child.as_u64().unwrap(), id);
         }
@@ -146,8 +152,14 @@ fn a_thread_s_program_frames_make_its_stacks_and_the_rest_is_set_apart() {
         ("js::RunScript", 2),
         ("go (http://127.0.0.1:41977/app.js:10:1)[3]", 2),
         ("slow entry trampoline (in wasm)", 2),
-        ("app.wasm.app::main::h0000000000000001 (http://127.0.0.1:41977/app_bg.wasm:100)", 2),
-        ("app.wasm.app::work::h0000000000000002 (http://127.0.0.1:41977/app_bg.wasm:200)", 2),
+        (
+            "app.wasm.app::main::h0000000000000001 (http://127.0.0.1:41977/app_bg.wasm:100)",
+            2,
+        ),
+        (
+            "app.wasm.app::work::h0000000000000002 (http://127.0.0.1:41977/app_bg.wasm:200)",
+            2,
+        ),
         ("CanvasRenderingContext2D.putImageData", 1),
         ("nsThread::ProcessNextEvent", 0),
         ("GC", 3),
@@ -173,7 +185,10 @@ fn a_thread_s_program_frames_make_its_stacks_and_the_rest_is_set_apart() {
         (Some(9), 15.0),
         (None, 16.0),
     ];
-    let gecko = profile(vec![thread("GeckoMain", &labels, &stacks, &samples)], vec![]);
+    let gecko = profile(
+        vec![thread("GeckoMain", &labels, &stacks, &samples)],
+        vec![],
+    );
     let threads = threads(&gecko, None).unwrap();
     assert_eq!(threads.len(), 1);
     assert_eq!(threads[0].wasm_samples, 3);
@@ -205,14 +220,26 @@ fn a_thread_s_program_frames_make_its_stacks_and_the_rest_is_set_apart() {
 
 #[test]
 fn the_program_s_threads_are_the_ones_that_ran_its_wasm_the_main_one_first() {
-    let wasm = ("app.wasm.app::work (http://127.0.0.1:41977/app_bg.wasm:200)", 2);
+    let wasm = (
+        "app.wasm.app::work (http://127.0.0.1:41977/app_bg.wasm:200)",
+        2,
+    );
     let other = ("nsThread::ProcessNextEvent", 1);
     let one = |name: &str, label| {
-        thread(name, &[label], &[(None, 0)], &[(Some(0), 5.0), (Some(0), 6.0)])
+        thread(
+            name,
+            &[label],
+            &[(None, 0)],
+            &[(Some(0), 5.0), (Some(0), 6.0)],
+        )
     };
     let parent = profile(vec![one("GeckoMain", other)], vec![]);
     let mut tab = profile(
-        vec![one("DOM Worker", wasm), one("GeckoMain", wasm), one("DOM Worker", other)],
+        vec![
+            one("DOM Worker", wasm),
+            one("GeckoMain", wasm),
+            one("DOM Worker", other),
+        ],
         vec![],
     );
     tab["meta"]["startTime"] = json!(1500.0);
@@ -245,7 +272,12 @@ fn a_profile_of_another_shape_is_told_apart_and_a_broken_one_refused() {
     assert!(!is_gecko(&processed));
     assert!(is_processed(&processed));
     assert!(!is_gecko(&json!({ "nodes": [], "samples": [] })));
-    let mut broken = thread("GeckoMain", &[("(root)", 1)], &[(None, 0)], &[(Some(0), 1.0)]);
+    let mut broken = thread(
+        "GeckoMain",
+        &[("(root)", 1)],
+        &[(None, 0)],
+        &[(Some(0), 1.0)],
+    );
     broken["stackTable"]["schema"] = json!({ "frame": 1 });
     let error = threads(&profile(vec![broken], vec![]), None).unwrap_err();
     assert!(error.contains("no `prefix` column"), "{error}");
