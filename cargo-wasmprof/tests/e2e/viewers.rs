@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::support::devtools::bottom_up_rows;
+use crate::support::firefox_profiler;
 use crate::support::shown::Row;
 use crate::support::speedscope::sandwich_rows;
 use crate::support::*;
@@ -206,4 +207,83 @@ fn speedscope_opens_a_profile_with_its_slow_frames() {
         rows.iter().any(|r| r.name == "image_kernels::draw_frame"),
         "{rows:?}"
     );
+}
+
+/// The Firefox Profiler's own loader reads `--format firefox`: the exact
+/// calls are the calls track's self weights, function by function as the
+/// profile counted them; the times are the time track's, in µs.
+#[test]
+fn the_firefox_profiler_loads_the_exact_calls_and_times_of_a_run() {
+    let run = wasmprof(&["run", "-p", "appendix-b", "--release", "--no-sample"]);
+    run.assert_success();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("appendix-b.firefox.json");
+    report_as(&run.profile_path(), "firefox", &file);
+    let loaded = firefox_profiler::Loaded::load(&file);
+    let profile = run.profile();
+    let calls = calls_by_function(&profile);
+    let track = loaded.thread("main: exact calls by call path");
+    let shown = loaded.functions(&track);
+    assert_eq!(shown.len(), calls.len(), "{shown:?}");
+    for (name, self_calls, _) in &shown {
+        assert_eq!(*self_calls as u64, calls[name.as_str()], "{name}");
+    }
+    assert!(
+        shown
+            .iter()
+            .any(|(name, calls, _)| name == "appendix_b::add" && *calls == 52_500_000.0)
+    );
+    // Time, in whole µs per path: each function's within a µs per path of
+    // the report's.
+    let expected = gprof_times(&profile);
+    let track = loaded.thread("main: time (µs) by call path");
+    for (name, self_micros, total_micros) in loaded.functions(&track) {
+        let (self_ms, total_ms) = expected[&name];
+        let paths = profile.nodes.len() as f64;
+        assert!(
+            (self_micros / 1e3 - self_ms).abs() <= paths * 1e-3,
+            "{name}: self"
+        );
+        assert!(
+            (total_micros / 1e3 - total_ms).abs() <= paths * 1e-3,
+            "{name}: total"
+        );
+    }
+}
+
+/// A page's slowest animation frames are interval markers the viewer
+/// lists, and a threaded run's threads are tracks of their own.
+#[test]
+fn the_firefox_profiler_shows_a_page_s_slowest_frames_as_markers() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "image-kernels",
+        "--release",
+        "--host",
+        "browser",
+        "--invoke",
+        "animate",
+        "--",
+        "30",
+        "0",
+    ]);
+    run.assert_success();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("frames.firefox.json");
+    report_as(&run.profile_path(), "firefox", &file);
+    let loaded = firefox_profiler::Loaded::load(&file);
+    let worst = run.profile().frames.expect("frames").worst.len();
+    assert!(worst > 0);
+    let track = loaded.thread("animation frames");
+    let markers = loaded.json(&["thread", "markers", "--thread", &track]);
+    assert_eq!(markers["totalMarkerCount"], worst, "{markers}");
+    assert_eq!(markers["byType"][0]["markerName"], "Animation frame");
+    let calls = loaded.thread("main: exact calls");
+    let draw = loaded
+        .functions(&calls)
+        .into_iter()
+        .find(|(name, ..)| name == "image_kernels::draw_frame")
+        .expect("draw_frame's calls");
+    assert_eq!(draw.1, 30.0);
 }

@@ -8,6 +8,7 @@ pub(crate) use wasmprof_profile::profile::{Profile, read_profile};
 
 pub(crate) mod browsers;
 pub(crate) mod devtools;
+pub(crate) mod firefox_profiler;
 mod page_probe;
 pub(crate) mod shown;
 pub(crate) mod speedscope;

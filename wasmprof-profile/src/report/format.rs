@@ -24,11 +24,13 @@ pub enum Format {
     Speedscope,
     /// One self-contained HTML page.
     Html,
+    /// The Firefox Profiler's processed format.
+    Firefox,
 }
 
 impl Format {
     /// Every format, in the order a list of them is shown.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Gprof,
         Format::Pprof,
         Format::Json,
@@ -38,6 +40,7 @@ impl Format {
         Format::Cpuprofile,
         Format::Speedscope,
         Format::Html,
+        Format::Firefox,
     ];
 
     /// Whether the output is binary, and so should not go to a terminal.
@@ -57,6 +60,7 @@ impl Format {
             Format::Cpuprofile => "cpuprofile",
             Format::Speedscope => "speedscope",
             Format::Html => "html",
+            Format::Firefox => "firefox",
         }
     }
 
@@ -85,6 +89,10 @@ impl Format {
             Format::Html => {
                 "One self-contained page: summary, sortable flat profile, call graph, flame graph"
             }
+            Format::Firefox => {
+                "The Firefox Profiler's format (profiler.firefox.com): time and exact calls per \
+                 call path as tracks, samples in time order, animation frames as markers"
+            }
         }
     }
 
@@ -99,6 +107,7 @@ impl Format {
             Format::Cpuprofile => "cpuprofile",
             Format::Speedscope => "speedscope.json",
             Format::Html => "html",
+            Format::Firefox => "firefox.json",
         }
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod callgraph;
 pub(crate) mod cpuprofile_out;
 mod cycles;
 pub mod diff;
+pub(crate) mod firefox;
 pub(crate) mod flamechart;
 pub(crate) mod flamegraph;
 pub(crate) mod folded;
@@ -171,6 +172,7 @@ pub fn render(
         Format::Cpuprofile => cpuprofile_out::write_cpuprofile(profile, out),
         Format::Speedscope => speedscope::write_speedscope(profile, out),
         Format::Html => html::write_html(profile, out),
+        Format::Firefox => firefox::write_firefox(profile, options.timeline, out),
     }
 }
 
@@ -284,7 +286,8 @@ mod tests {
                 "flamechart",
                 "cpuprofile",
                 "speedscope",
-                "html"
+                "html",
+                "firefox"
             ]
         );
     }

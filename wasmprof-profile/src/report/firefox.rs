@@ -1,0 +1,367 @@
+//! `--format firefox`: the Firefox Profiler's processed format, written
+//! with samply's `fxprof-processed-profile` (as wasmtime's guest profiler
+//! writes it), which profiler.firefox.com opens.
+//!
+//! The viewer has samples, weights and markers, and no field for a call
+//! count, so each thread of the profile is written as tracks whose sample
+//! weights are the figures:
+//!
+//! - **time**: one sample per call path, weighted by its self time in
+//!   microseconds (measured by the clock or estimated from samples), laid
+//!   out end to end as speedscope's file is: the stack chart shows the
+//!   calling-context tree exactly, each path where its previous sibling
+//!   ended, and the call tree's totals are the paths' inclusive times.
+//!   Not a timeline: the track's name says so.
+//! - **calls**: one sample per call path, weighted by its exact calls: the
+//!   call tree's *self* column is each path's calls (its *total* adds its
+//!   callees' calls, which is no count of anything).
+//! - **samples**, for an engine's sampling profile: its samples where they
+//!   fell in time, a real timeline.
+//!
+//! Each frame's category says what its time is: measured, partly timed,
+//! sampled, or not measured (counted only). The slowest animation frames
+//! are interval markers where they ran, on a track of their own, with
+//! their calls and time.
+
+use std::io::Write;
+use std::time::Duration;
+
+use fxprof_processed_profile::{
+    CategoryColor, CategoryHandle, CpuDelta, Frame as FxFrame, FrameFlags, FrameInfo,
+    MarkerFieldFlags, MarkerFieldFormat, MarkerTiming, Profile as FxProfile, ReferenceTimestamp,
+    SamplingInterval, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, ThreadHandle,
+    Timestamp,
+};
+
+use super::stacks::{Stacks, Unit};
+use super::time_kind::TimeKind;
+use crate::error::Error;
+use crate::profile::Profile;
+use crate::sampled::Span;
+
+pub(crate) fn write_firefox(
+    profile: &Profile,
+    timeline: &[Span],
+    out: &mut dyn Write,
+) -> crate::Result<()> {
+    let written = to_firefox(profile, timeline);
+    let mut buffered = std::io::BufWriter::new(out);
+    serde_json::to_writer(&mut buffered, &written).map_err(Error::output("Firefox profile"))?;
+    buffered
+        .write_all(b"\n")
+        .and_then(|()| buffered.flush())
+        .map_err(Error::output("Firefox profile"))
+}
+
+/// What each frame's time is, as a category of the viewer's.
+struct Categories {
+    measured: CategoryHandle,
+    partly: CategoryHandle,
+    sampled: CategoryHandle,
+    not_measured: CategoryHandle,
+    frames: CategoryHandle,
+}
+
+impl Categories {
+    fn add(fx: &mut FxProfile) -> Categories {
+        Categories {
+            measured: fx.add_category("Measured", CategoryColor::Green),
+            partly: fx.add_category("Partly timed", CategoryColor::Yellow),
+            sampled: fx.add_category("Sampled", CategoryColor::Blue),
+            not_measured: fx.add_category("Counted, not timed", CategoryColor::Gray),
+            frames: fx.add_category("Animation frame", CategoryColor::Purple),
+        }
+    }
+
+    fn of(&self, time: TimeKind) -> CategoryHandle {
+        match time {
+            TimeKind::Measured => self.measured,
+            TimeKind::PartlyTimed => self.partly,
+            TimeKind::Sampled => self.sampled,
+            TimeKind::NotMeasured => self.not_measured,
+        }
+    }
+}
+
+/// The whole profile, in the viewer's terms.
+fn to_firefox(profile: &Profile, timeline: &[Span]) -> FxProfile {
+    let name = profile
+        .run
+        .package
+        .clone()
+        .unwrap_or_else(|| "wasmprof profile".to_owned());
+    let started = Duration::from_nanos(profile.created_unix_nanos);
+    let interval = profile
+        .timer
+        .sample_interval_nanos
+        .filter(|i| *i >= 1.0)
+        .map_or(SamplingInterval::from_millis(1), |i| {
+            SamplingInterval::from_nanos(i as u64)
+        });
+    let mut fx = FxProfile::new(
+        &format!("{name} (wasmprof)"),
+        ReferenceTimestamp::from_duration_since_unix_epoch(started),
+        interval,
+    );
+    let categories = Categories::add(&mut fx);
+    let process = fx.add_process(&format!("{name} ({})", profile.run.host), 1, at(0.0));
+    let mut tid = 0;
+    // No track is the process's main thread, whose name the viewer would
+    // take from the process: each says what its weights are.
+    let mut add_thread = |fx: &mut FxProfile, title: &str| {
+        tid += 1;
+        let thread = fx.add_thread(process, tid, at(0.0), false);
+        fx.set_thread_name(thread, title);
+        thread
+    };
+    let views: Vec<(String, Profile)> = if profile.threads.is_empty() {
+        vec![("main".to_owned(), profile.clone())]
+    } else {
+        (0..profile.threads.len())
+            .map(|i| (profile.threads[i].name.clone(), profile.thread_view(i)))
+            .collect()
+    };
+    let sampled = !timeline.is_empty();
+    for (thread_name, view) in &views {
+        let stacks = Stacks::build(view).in_first_call_order();
+        if sampled {
+            let thread = add_thread(&mut fx, &format!("{thread_name}: samples"));
+            samples_in_time(&mut fx, thread, &stacks, timeline, &categories);
+        }
+        if stacks.unit == Unit::Nanoseconds {
+            let title = if sampled {
+                format!("{thread_name}: sampled time (µs) by call path, not a timeline")
+            } else {
+                format!("{thread_name}: time (µs) by call path, not a timeline")
+            };
+            let thread = add_thread(&mut fx, &title);
+            time_by_path(&mut fx, thread, &stacks, &categories);
+        }
+        if stacks.frames.iter().any(|f| f.calls.unwrap_or(0) > 0) {
+            let title = format!("{thread_name}: exact calls by call path (the Self column)");
+            let thread = add_thread(&mut fx, &title);
+            calls_by_path(&mut fx, thread, &stacks, &categories);
+        }
+    }
+    // The page's frames in real time, a track of their own: the tracks of
+    // call paths are laid out, not in time.
+    if profile.frames.as_ref().is_some_and(|f| !f.worst.is_empty()) {
+        let thread = add_thread(&mut fx, "animation frames: the slowest, when they ran");
+        frame_markers(&mut fx, thread, profile, &categories);
+    }
+    fx
+}
+
+fn at(nanos: f64) -> Timestamp {
+    Timestamp::from_nanos_since_reference(nanos.max(0.0) as u64)
+}
+
+/// The weight of `nanos` in whole microseconds, as the viewer's weights
+/// are integers.
+fn micros(nanos: f64) -> i32 {
+    (nanos / 1000.0).round().clamp(0.0, f64::from(i32::MAX)) as i32
+}
+
+/// The frames of node `node`'s call path, outermost first.
+fn path_frames(
+    fx: &mut FxProfile,
+    stacks: &Stacks,
+    node: usize,
+    categories: &Categories,
+) -> Vec<FrameInfo> {
+    let mut path = Vec::new();
+    let mut at = Some(node);
+    while let Some(n) = at.filter(|&n| n != 0) {
+        path.push(n);
+        at = stacks.frames[n].parent;
+    }
+    path.iter()
+        .rev()
+        .map(|&n| {
+            let frame = &stacks.frames[n];
+            FrameInfo {
+                frame: FxFrame::Label(fx.intern_string(&frame.name)),
+                category_pair: categories.of(frame.time).into(),
+                flags: FrameFlags::empty(),
+            }
+        })
+        .collect()
+}
+
+/// Each call path's self time at the end of the span it is laid out in,
+/// each path starting where its previous sibling ended (see the module).
+fn time_by_path(
+    fx: &mut FxProfile,
+    thread: ThreadHandle,
+    stacks: &Stacks,
+    categories: &Categories,
+) {
+    let Some(root) = stacks.frames.first() else {
+        return;
+    };
+    // (node, start), children pushed in reverse so that they come in order.
+    let mut work: Vec<(usize, f64)> = Vec::new();
+    let mut start = 0.0;
+    let mut roots = Vec::new();
+    for &child in &root.children {
+        roots.push((child, start));
+        start += stacks.frames[child].inclusive;
+    }
+    work.extend(roots.into_iter().rev());
+    let mut samples = Vec::new();
+    while let Some((node, start)) = work.pop() {
+        let frame = &stacks.frames[node];
+        let mut child_start = start;
+        let mut children = Vec::with_capacity(frame.children.len());
+        for &child in &frame.children {
+            children.push((child, child_start));
+            child_start += stacks.frames[child].inclusive;
+        }
+        work.extend(children.into_iter().rev());
+        if frame.self_weight > 0.0 {
+            samples.push((child_start, node, frame.self_weight));
+        }
+    }
+    samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (start, node, weight) in samples {
+        let frames = path_frames(fx, stacks, node, categories);
+        let stack = fx.intern_stack_frames(thread, frames.into_iter());
+        fx.add_sample(thread, at(start), stack, CpuDelta::ZERO, micros(weight));
+    }
+}
+
+/// Each call path's exact calls as the weight of one sample.
+fn calls_by_path(
+    fx: &mut FxProfile,
+    thread: ThreadHandle,
+    stacks: &Stacks,
+    categories: &Categories,
+) {
+    let mut tick = 0.0;
+    for node in stacks.depth_first() {
+        let calls = stacks.frames[node].calls.unwrap_or(0);
+        if node == 0 || calls == 0 {
+            continue;
+        }
+        let frames = path_frames(fx, stacks, node, categories);
+        let stack = fx.intern_stack_frames(thread, frames.into_iter());
+        // A weight is an `i32`: more calls take more samples.
+        let mut left = calls;
+        while left > 0 {
+            let weight = left.min(i32::MAX as u64);
+            fx.add_sample(thread, at(tick), stack, CpuDelta::ZERO, weight as i32);
+            tick += 1000.0;
+            left -= weight;
+        }
+    }
+}
+
+/// An engine's samples where they fell in time, each weighing 1; a span's
+/// node is the frame of the same index (see `Stacks`).
+fn samples_in_time(
+    fx: &mut FxProfile,
+    thread: ThreadHandle,
+    stacks: &Stacks,
+    timeline: &[Span],
+    categories: &Categories,
+) {
+    let mut handles = std::collections::HashMap::new();
+    for span in timeline {
+        if span.node >= stacks.frames.len() {
+            continue;
+        }
+        let stack = *handles.entry(span.node).or_insert_with(|| {
+            let frames = path_frames(fx, stacks, span.node, categories);
+            fx.intern_stack_frames(thread, frames.into_iter())
+        });
+        let busy = CpuDelta::from_nanos(span.nanos.max(0.0) as u64);
+        fx.add_sample(thread, at(span.start_nanos), stack, busy, 1);
+    }
+}
+
+/// One of the page's slowest animation frames, with what ran in it.
+struct AnimationFrame {
+    name: StringHandle,
+    category: CategoryHandle,
+    index: u64,
+    calls: u64,
+    duration_ms: f64,
+}
+
+impl StaticSchemaMarker for AnimationFrame {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "WasmprofAnimationFrame";
+    const DESCRIPTION: Option<&'static str> =
+        Some("One of the page's slowest animation frames, measured by wasmprof");
+    const CHART_LABEL: Option<&'static str> = Some("frame {marker.data.index}");
+    const TOOLTIP_LABEL: Option<&'static str> =
+        Some("frame {marker.data.index}: {marker.data.calls} calls");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField {
+            key: "index",
+            label: "Frame",
+            format: MarkerFieldFormat::Integer,
+            flags: MarkerFieldFlags::SEARCHABLE,
+        },
+        StaticSchemaMarkerField {
+            key: "calls",
+            label: "Instrumented calls (exact)",
+            format: MarkerFieldFormat::Integer,
+            flags: MarkerFieldFlags::empty(),
+        },
+        StaticSchemaMarkerField {
+            key: "duration",
+            label: "Callback time (measured)",
+            format: MarkerFieldFormat::Milliseconds,
+            flags: MarkerFieldFlags::empty(),
+        },
+    ];
+
+    fn name(&self, _: &mut FxProfile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut FxProfile) -> CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, _: u32) -> StringHandle {
+        self.name
+    }
+
+    fn number_field_value(&self, field_index: u32) -> f64 {
+        match field_index {
+            0 => self.index as f64,
+            1 => self.calls as f64,
+            _ => self.duration_ms,
+        }
+    }
+}
+
+/// The slowest animation frames as interval markers, where they ran.
+fn frame_markers(
+    fx: &mut FxProfile,
+    thread: ThreadHandle,
+    profile: &Profile,
+    categories: &Categories,
+) {
+    let Some(frames) = &profile.frames else {
+        return;
+    };
+    for frame in &frames.worst {
+        let marker = AnimationFrame {
+            name: fx.intern_string("Animation frame"),
+            category: categories.frames,
+            index: frame.index,
+            calls: frame.calls.iter().map(|c| c.calls).sum(),
+            duration_ms: frame.duration_nanos / 1e6,
+        };
+        let timing = MarkerTiming::Interval(
+            at(frame.start_nanos),
+            at(frame.start_nanos + frame.duration_nanos),
+        );
+        fx.add_marker(thread, timing, marker);
+    }
+}
+
+#[cfg(test)]
+mod tests;

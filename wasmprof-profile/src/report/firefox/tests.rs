@@ -1,0 +1,117 @@
+use serde_json::Value;
+
+use super::*;
+use crate::fixtures::{appendix_b, two_workers};
+
+fn written(profile: &Profile, timeline: &[Span]) -> Value {
+    let mut out = Vec::new();
+    write_firefox(profile, timeline, &mut out).unwrap();
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// Each sample of `thread`: the names of its stack, outermost first, and
+/// its weight.
+fn samples(thread: &Value) -> Vec<(Vec<String>, i64)> {
+    let strings = thread["stringArray"].as_array().unwrap();
+    let funcs = &thread["funcTable"]["name"];
+    let frame_func = &thread["frameTable"]["func"];
+    let stacks = &thread["stackTable"];
+    let samples = &thread["samples"];
+    (0..samples["length"].as_u64().unwrap() as usize)
+        .map(|i| {
+            let mut names = Vec::new();
+            let mut at = samples["stack"][i].as_u64();
+            while let Some(stack) = at {
+                let frame = stacks["frame"][stack as usize].as_u64().unwrap() as usize;
+                let func = frame_func[frame].as_u64().unwrap() as usize;
+                let name = funcs[func].as_u64().unwrap() as usize;
+                names.push(strings[name].as_str().unwrap().to_owned());
+                at = stacks["prefix"][stack as usize].as_u64();
+            }
+            names.reverse();
+            (names, samples["weight"][i].as_i64().unwrap_or(1))
+        })
+        .collect()
+}
+
+fn thread<'a>(file: &'a Value, name_starts: &str) -> &'a Value {
+    file["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"].as_str().unwrap().starts_with(name_starts))
+        .unwrap_or_else(|| panic!("no track {name_starts}"))
+}
+
+#[test]
+fn a_profile_s_times_and_exact_calls_are_the_weights_of_a_track_each() {
+    let profile = appendix_b(true);
+    let file = written(&profile, &[]);
+    assert_eq!(file["meta"]["product"], "appendix_b (wasmprof)");
+    let calls = samples(thread(&file, "main: exact calls"));
+    // Every path's calls, once: the Self column is the count.
+    let total: i64 = calls.iter().map(|(_, w)| w).sum();
+    let counted: u64 = profile.nodes.iter().map(|n| n.calls).sum();
+    assert_eq!(total as u64, counted);
+    let quarter_add = calls
+        .iter()
+        .find(|(path, _)| path == &["main", "f_main_4", "f_quarter", "add"])
+        .unwrap();
+    assert_eq!(quarter_add.1, 10_000_000);
+    // Time: each path's self time in µs; laid out in first-call order.
+    let time = samples(thread(&file, "main: time (µs) by call path"));
+    let add = time
+        .iter()
+        .find(|(path, _)| path == &["main", "f_main_1", "add"])
+        .unwrap();
+    assert_eq!(add.1, 20_000);
+    let self_total: i64 = time.iter().map(|(_, w)| w).sum();
+    let measured: f64 = profile.self_nanos().iter().sum();
+    assert_eq!(self_total, (measured / 1000.0).round() as i64);
+    // Each frame's category says its time is measured.
+    let categories = file["meta"]["categories"].as_array().unwrap();
+    let category = thread(&file, "main: time")["frameTable"]["category"][0]
+        .as_u64()
+        .unwrap() as usize;
+    assert_eq!(categories[category]["name"], "Measured");
+}
+
+#[test]
+fn each_thread_has_tracks_of_its_own() {
+    let file = written(&two_workers(), &[]);
+    let names: Vec<&str> = file["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"worker-1: exact calls by call path (the Self column)"));
+    let worker = samples(thread(&file, "worker-1: exact calls"));
+    assert_eq!(worker, vec![(vec!["work".to_owned()], 5)]);
+}
+
+#[test]
+fn an_engine_s_samples_are_a_track_in_time_order() {
+    let profile = appendix_b(true);
+    let add = crate::fixtures::node_at(&profile, &["main", "f_half", "add"]);
+    let timeline: Vec<Span> = (0..3)
+        .map(|i| Span {
+            node: add,
+            start_nanos: f64::from(i) * 100_000.0,
+            nanos: 100_000.0,
+        })
+        .collect();
+    let file = written(&profile, &timeline);
+    let track = thread(&file, "main: samples");
+    let sampled = samples(track);
+    assert_eq!(sampled.len(), 3);
+    assert!(
+        sampled
+            .iter()
+            .all(|(path, w)| path == &["main", "f_half", "add"] && *w == 1)
+    );
+    assert_eq!(
+        track["samples"]["timeDeltas"],
+        serde_json::json!([0.0, 0.1, 0.1])
+    );
+}
