@@ -895,6 +895,14 @@ pub(crate) struct ReportArgs {
     /// written in place, as the shell's `>` would; `-` is standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// With --format firefox: serve the file on 127.0.0.1 and print the link that opens it in the Firefox Profiler
+    ///
+    /// The Firefox Profiler (profiler.firefox.com) opens a profile from a
+    /// URL; the file is served there until Ctrl-C, only to the profiler's
+    /// origin and under a path nobody else knows. Without -o the file goes
+    /// beside the profile read (`NAME.firefox.json`).
+    #[arg(long)]
+    pub open: bool,
     /// One thread of a threaded program alone, by its name or number (the run's summary lists them)
     ///
     /// By default every report merges the threads' calls, as gprof and
@@ -1085,6 +1093,7 @@ impl ReportArgs {
             module: self.module.clone(),
             format: self.format.0,
             output: self.output.clone(),
+            open: self.open,
             thread: self.thread.clone(),
             explain: self.explain,
             icicle: self.icicle,

@@ -13,6 +13,7 @@ use wasmprof_profile::report::{self, Format, RenderOptions, diff};
 use wasmprof_profile::sampled;
 
 mod flag_errors;
+mod open_in_firefox_profiler;
 use flag_errors::{more_memory_error, render_error, slower_error, thread_error};
 
 /// What `cargo wasmprof report` is asked for, as plain data; each field is
@@ -24,6 +25,7 @@ pub(crate) struct ReportOptions {
     pub module: Option<PathBuf>,
     pub format: Format,
     pub output: Option<PathBuf>,
+    pub open: bool,
     pub thread: Option<String>,
     pub explain: bool,
     pub icicle: bool,
@@ -51,11 +53,31 @@ fn warn_if_unbalanced(new_runs: usize, base_runs: usize) {
 
 /// Renders the report; the exit status is 1 when `--fail-if-slower` fails.
 pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
+    if args.open && (args.format != Format::Firefox || !args.diff.is_empty()) {
+        bail!(
+            "--open serves a file for the Firefox Profiler: it goes with --format firefox, \
+             without --diff"
+        );
+    }
     let inputs = if args.input.is_empty() {
         vec![latest_in_workspace(args)?]
     } else {
         args.input.clone()
     };
+    if args.open {
+        let output = match args.output.as_deref().filter(|p| p.as_os_str() != "-") {
+            Some(output) => output.to_owned(),
+            None => beside(&inputs[0], "firefox.json"),
+        };
+        let with_file = ReportOptions {
+            output: Some(output.clone()),
+            open: false,
+            ..args.clone()
+        };
+        let status = report(&with_file)?;
+        open_in_firefox_profiler::serve(&output)?;
+        return Ok(status);
+    }
     let mut options = sampled::Options::default();
     options.hide_idle = args.hide_idle;
     let options = match &args.module {
@@ -251,6 +273,21 @@ fn write_file(
 }
 
 /// `new.pb.gz` → `new.base.pb.gz`.
+/// `dir/NAME.EXTENSION` for `dir/NAME.wasmprof.json` (or any other
+/// extension of `input`).
+fn beside(input: &Path, extension: &str) -> PathBuf {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name
+        .split('.')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("profile");
+    input.with_file_name(format!("{stem}.{extension}"))
+}
+
 fn base_path_for(output: &Path) -> PathBuf {
     let name = output
         .file_name()
@@ -289,6 +326,18 @@ fn latest_in_workspace(args: &ReportOptions) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_to_open_goes_beside_the_profile_read() {
+        assert_eq!(
+            beside(Path::new("p/app-17.wasmprof.json"), "firefox.json"),
+            Path::new("p/app-17.firefox.json")
+        );
+        assert_eq!(
+            beside(Path::new("samples.cpuprofile"), "firefox.json"),
+            Path::new("samples.firefox.json")
+        );
+    }
 
     #[test]
     fn the_base_goes_beside_the_new_file() {

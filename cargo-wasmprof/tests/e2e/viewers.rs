@@ -287,3 +287,96 @@ fn the_firefox_profiler_shows_a_page_s_slowest_frames_as_markers() {
         .expect("draw_frame's calls");
     assert_eq!(draw.1, 30.0);
 }
+
+/// `--open` serves the file for the Firefox Profiler, which opens it from
+/// the link printed: to the profiler's origin only, at a path nobody else
+/// knows, to requests addressed to the server alone, until Ctrl-C. Any
+/// profile goes: here one Firefox itself recorded.
+#[test]
+fn open_serves_the_firefox_profiler_s_file_until_ctrl_c() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let input = repo_root().join("wasmprof-profile/tests/data/sampled/firefox-fib.gecko.json");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fib.firefox.json");
+    let mut child = spawn_wasmprof(&[
+        "report",
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "firefox",
+        "--open",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let link = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "no link printed: {said}"
+        );
+        said.push_str(&line);
+        if let Some(rest) = line.split("https://profiler.firefox.com/from-url/").nth(1) {
+            break rest.split('/').next().unwrap().to_owned();
+        }
+    };
+    let url = percent_decoded(&link);
+    let (addr, path) = url
+        .strip_prefix("http://")
+        .and_then(|u| u.split_once('/'))
+        .expect("a loopback URL");
+    let get = |host: &str| {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            stream,
+            "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+    };
+    let reply = get(addr);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply:.200}");
+    assert!(
+        reply.contains("Access-Control-Allow-Origin: https://profiler.firefox.com"),
+        "{reply:.300}"
+    );
+    let body = reply.split("\r\n\r\n").nth(1).unwrap();
+    let served: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(served["meta"]["product"], "wasmprof profile (wasmprof)");
+    assert!(get("rebound.example").starts_with("HTTP/1.1 421"));
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    // Not with another format: the flag says what it goes with.
+    let refused = wasmprof(&["report", "--input", input.to_str().unwrap(), "--open"]);
+    assert_eq!(refused.code(), Some(1), "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("--open serves a file for the Firefox Profiler")
+    );
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push(u8::from_str_radix(&text[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}

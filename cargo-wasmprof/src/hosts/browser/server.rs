@@ -15,7 +15,7 @@
 //! `performance.now()` has its fine resolution, and allows the JS
 //! Self-Profiling API (`Document-Policy: js-profiling`).
 
-mod http;
+pub(crate) mod http;
 mod integrity;
 
 use std::collections::HashMap;

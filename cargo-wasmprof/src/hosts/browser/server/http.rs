@@ -25,7 +25,7 @@ const MAX_HEADERS: usize = 64;
 const IDLE_CHECK: Duration = Duration::from_millis(250);
 
 /// One request: its head, and its body still to be read.
-pub(super) struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub method: String,
     /// The request target as sent (`/pkg/app.js?v=1`).
     pub target: String,
@@ -38,7 +38,7 @@ pub(super) struct Request<'a> {
 
 impl Request<'_> {
     /// The value of the first header named `name`, any case.
-    pub(super) fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -47,14 +47,14 @@ impl Request<'_> {
 }
 
 /// A complete response.
-pub(super) struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: Vec<(&'static str, String)>,
     pub body: Vec<u8>,
 }
 
 impl Reply {
-    pub(super) fn new(status: u16, content_type: &str, body: Vec<u8>) -> Reply {
+    pub(crate) fn new(status: u16, content_type: &str, body: Vec<u8>) -> Reply {
         Reply {
             status,
             headers: vec![("Content-Type", content_type.to_owned())],
@@ -64,26 +64,26 @@ impl Reply {
 }
 
 /// What answers requests; called from every connection's thread.
-pub(super) type Handle = dyn Fn(&mut Request) -> Reply + Send + Sync;
+pub(crate) type Handle = dyn Fn(&mut Request) -> Reply + Send + Sync;
 
 /// A bound socket, not yet serving: its address is known before the
 /// handler that needs it is made.
-pub(super) struct Bound(TcpListener);
+pub(crate) struct Bound(TcpListener);
 
 impl Bound {
-    pub(super) fn new(addr: SocketAddr) -> Result<Bound> {
+    pub(crate) fn new(addr: SocketAddr) -> Result<Bound> {
         TcpListener::bind(addr)
             .map(Bound)
             .with_context(|| format!("could not listen on {addr}"))
     }
 
-    pub(super) fn addr(&self) -> Result<SocketAddr> {
+    pub(crate) fn addr(&self) -> Result<SocketAddr> {
         self.0.local_addr().context("the server has no address")
     }
 
     /// Accepts connections, each served on a thread of its own, until the
     /// returned listener is dropped.
-    pub(super) fn serve(self, handle: Arc<Handle>) -> Result<Listener> {
+    pub(crate) fn serve(self, handle: Arc<Handle>) -> Result<Listener> {
         let addr = self.addr()?;
         let listener = self.0;
         let stopping = Arc::new(AtomicBool::new(false));
@@ -113,14 +113,14 @@ impl Bound {
 }
 
 /// Accepts connections until dropped.
-pub(super) struct Listener {
+pub(crate) struct Listener {
     addr: SocketAddr,
     stopping: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Listener {
-    pub(super) fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 }
