@@ -168,10 +168,8 @@ fn speedscope_sandwich_shows_the_report_s_times() {
     }
 }
 
-/// A page's slowest frames come as profiles of their own after the whole
-/// run's; speedscope opens the file at the whole run, with every function.
-#[test]
-fn speedscope_opens_a_profile_with_its_slow_frames() {
+/// image-kernels drawing 30 animation frames in Chromium.
+fn thirty_frames() -> Run {
     let run = wasmprof(&[
         "run",
         "-p",
@@ -186,6 +184,14 @@ fn speedscope_opens_a_profile_with_its_slow_frames() {
         "0",
     ]);
     run.assert_success();
+    run
+}
+
+/// A page's slowest frames come as profiles of their own after the whole
+/// run's; speedscope opens the file at the whole run, with every function.
+#[test]
+fn speedscope_opens_a_profile_with_its_slow_frames() {
+    let run = thirty_frames();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("frames.speedscope.json");
     report_as(&run.profile_path(), "speedscope", &file);
@@ -252,23 +258,10 @@ fn the_firefox_profiler_loads_the_exact_calls_and_times_of_a_run() {
 }
 
 /// A page's slowest animation frames are interval markers the viewer
-/// lists, and a threaded run's threads are tracks of their own.
+/// lists, on a track of their own; each frame's `draw_frame` is counted.
 #[test]
 fn the_firefox_profiler_shows_a_page_s_slowest_frames_as_markers() {
-    let run = wasmprof(&[
-        "run",
-        "-p",
-        "image-kernels",
-        "--release",
-        "--host",
-        "browser",
-        "--invoke",
-        "animate",
-        "--",
-        "30",
-        "0",
-    ]);
-    run.assert_success();
+    let run = thirty_frames();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("frames.firefox.json");
     report_as(&run.profile_path(), "firefox", &file);
