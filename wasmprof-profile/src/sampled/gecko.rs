@@ -421,30 +421,33 @@ fn classify(label: &str, origin: Option<&str>) -> FrameKind {
             Some(rest) => format!("{rest}:{url}"),
             None => url.to_owned(),
         };
-        if let Some(offset) = number(offset)
-            && is_wasm_url(&url_of_wasm)
-        {
-            return FrameKind::Program {
-                name: wasm_function_name(name).to_owned(),
-                url: url_of_wasm,
-                line: 0,
-                column: offset,
-                wasm: true,
-            };
+        match number(offset) {
+            Some(offset) if is_wasm_url(&url_of_wasm) => {
+                return FrameKind::Program {
+                    name: wasm_function_name(name).to_owned(),
+                    url: url_of_wasm,
+                    line: 0,
+                    column: offset,
+                    wasm: true,
+                };
+            }
+            _ => {}
         }
     }
     // `URL:line:column`, a script's.
-    if let [column, line, url] = numbers[..]
-        && let (Some(line), Some(column)) = (number(line), number(column))
-        && of_the_program(url)
-    {
-        return FrameKind::Program {
-            name: if name.is_empty() { "(anonymous)" } else { name }.to_owned(),
-            url: url.to_owned(),
-            line: line - 1,
-            column: column - 1,
-            wasm: false,
-        };
+    if let [column, line, url] = numbers[..] {
+        match (number(line), number(column)) {
+            (Some(line), Some(column)) if of_the_program(url) => {
+                return FrameKind::Program {
+                    name: if name.is_empty() { "(anonymous)" } else { name }.to_owned(),
+                    url: url.to_owned(),
+                    line: line - 1,
+                    column: column - 1,
+                    wasm: false,
+                };
+            }
+            _ => {}
+        }
     }
     FrameKind::Browser
 }
