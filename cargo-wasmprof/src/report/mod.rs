@@ -114,9 +114,14 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
     if args.format == Format::Flamechart && inputs.len() > 1 {
         bail!("a flame chart shows one run in time order: give one --input");
     }
+    let run_samples = match args.format {
+        Format::Firefox if timeline.is_empty() => run_samples(&profile, &options),
+        _ => None,
+    };
     let mut options = RenderOptions::format(args.format);
     options.icicle = args.icicle;
     options.timeline = &timeline;
+    options.run_samples = run_samples.as_ref().map(|(p, t)| (p, t.as_slice()));
     options.base = base.as_ref();
     options.weight = args.weight;
     if args.fail_if_more_memory.is_some() && (base.is_none() || args.format != Format::Gprof) {
@@ -232,6 +237,25 @@ fn load(inputs: &[PathBuf], options: &sampled::Options) -> Result<(Profile, Vec<
     }
     let merged = profile::merge(profiles).context("no profile to report")?;
     Ok((merged, timeline))
+}
+
+/// The engine's samples saved beside an instrumented run (its
+/// `.cpuprofile`), read with their timeline; a file that is gone or cannot
+/// be read is said, and the report goes on without it.
+fn run_samples(
+    profile: &Profile,
+    options: &sampled::Options,
+) -> Option<(Profile, Vec<sampled::Span>)> {
+    let path = Path::new(profile.run.samples_file.as_deref()?);
+    match wasmprof_profile::input::read(path, options) {
+        Ok(read) => Some((read.profile, read.timeline)),
+        Err(e) => {
+            crate::terminal::warning(&format!(
+                "the run's samples are left out: {e} (its instrumented figures are all there)"
+            ));
+            None
+        }
+    }
 }
 
 /// Writes the report to `-o FILE` or standard output (no `-o`, or `-o -`).

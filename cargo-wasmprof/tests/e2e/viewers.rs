@@ -258,7 +258,8 @@ fn the_firefox_profiler_loads_the_exact_calls_and_times_of_a_run() {
 }
 
 /// A page's slowest animation frames are interval markers the viewer
-/// lists, on a track of their own; each frame's `draw_frame` is counted.
+/// lists, on a track of their own; each frame's `draw_frame` is counted;
+/// the run's own samples are a track in time.
 #[test]
 fn the_firefox_profiler_shows_a_page_s_slowest_frames_as_markers() {
     let run = thirty_frames();
@@ -279,6 +280,9 @@ fn the_firefox_profiler_shows_a_page_s_slowest_frames_as_markers() {
         .find(|(name, ..)| name == "image_kernels::draw_frame")
         .expect("draw_frame's calls");
     assert_eq!(draw.1, 30.0);
+    // The run was sampled: its samples are a track in time beside.
+    let samples = loaded.thread("the engine's samples of the run");
+    assert!(!loaded.functions(&samples).is_empty());
 }
 
 /// `--open` serves the file for the Firefox Profiler, which opens it from

@@ -15,8 +15,9 @@
 //! - **calls**: one sample per call path, weighted by its exact calls: the
 //!   call tree's *self* column is each path's calls (its *total* adds its
 //!   callees' calls, which is no count of anything).
-//! - **samples**, for an engine's sampling profile: its samples where they
-//!   fell in time, a real timeline.
+//! - **samples**, for an engine's sampling profile, or the engine's
+//!   samples saved beside an instrumented run: its samples where they fell
+//!   in time, a real timeline.
 //!
 //! Each frame's category says what its time is: measured, partly timed,
 //! sampled, or not measured (counted only). The slowest animation frames
@@ -42,9 +43,10 @@ use crate::sampled::Span;
 pub(crate) fn write_firefox(
     profile: &Profile,
     timeline: &[Span],
+    run_samples: Option<(&Profile, &[Span])>,
     out: &mut dyn Write,
 ) -> crate::Result<()> {
-    let written = to_firefox(profile, timeline);
+    let written = to_firefox(profile, timeline, run_samples);
     let mut buffered = std::io::BufWriter::new(out);
     serde_json::to_writer(&mut buffered, &written).map_err(Error::output("Firefox profile"))?;
     buffered
@@ -83,8 +85,13 @@ impl Categories {
     }
 }
 
-/// The whole profile, in the viewer's terms.
-fn to_firefox(profile: &Profile, timeline: &[Span]) -> FxProfile {
+/// The whole profile, in the viewer's terms; `run_samples`, the engine's
+/// samples of an instrumented run, as a track in time beside it.
+fn to_firefox(
+    profile: &Profile,
+    timeline: &[Span],
+    run_samples: Option<(&Profile, &[Span])>,
+) -> FxProfile {
     let name = profile
         .run
         .package
@@ -142,6 +149,11 @@ fn to_firefox(profile: &Profile, timeline: &[Span]) -> FxProfile {
             let thread = add_thread(&mut fx, &title);
             calls_by_path(&mut fx, thread, &stacks, &categories);
         }
+    }
+    if let Some((samples, timeline)) = run_samples.filter(|(_, t)| !t.is_empty()) {
+        let stacks = Stacks::build(samples);
+        let thread = add_thread(&mut fx, "the engine's samples of the run, in time");
+        samples_in_time(&mut fx, thread, &stacks, timeline, &categories);
     }
     // The page's frames in real time, a track of their own: the tracks of
     // call paths are laid out, not in time.

@@ -87,6 +87,10 @@ pub struct RenderOptions<'a> {
     pub base: Option<&'a Profile>,
     /// `--weight`: flame graphs and folded stacks by a memory figure.
     pub weight: Option<crate::profile::MemoryWeight>,
+    /// The engine's samples of the same run (the `.cpuprofile` saved
+    /// beside an instrumented profile), read, with their timeline: the
+    /// Firefox Profiler format shows them as a track in time.
+    pub run_samples: Option<(&'a Profile, &'a [crate::sampled::Span])>,
 }
 
 impl RenderOptions<'_> {
@@ -172,7 +176,9 @@ pub fn render(
         Format::Cpuprofile => cpuprofile_out::write_cpuprofile(profile, out),
         Format::Speedscope => speedscope::write_speedscope(profile, out),
         Format::Html => html::write_html(profile, out),
-        Format::Firefox => firefox::write_firefox(profile, options.timeline, out),
+        Format::Firefox => {
+            firefox::write_firefox(profile, options.timeline, options.run_samples, out)
+        }
     }
 }
 

@@ -4,14 +4,22 @@ use super::*;
 use crate::fixtures::{appendix_b, two_workers};
 
 fn written(profile: &Profile, timeline: &[Span]) -> Value {
+    written_with(profile, timeline, None)
+}
+
+fn written_with(
+    profile: &Profile,
+    timeline: &[Span],
+    run_samples: Option<(&Profile, &[Span])>,
+) -> Value {
     let mut out = Vec::new();
-    write_firefox(profile, timeline, &mut out).unwrap();
+    write_firefox(profile, timeline, run_samples, &mut out).unwrap();
     serde_json::from_slice(&out).unwrap()
 }
 
 /// Each sample of `thread`: the names of its stack, outermost first, and
 /// its weight.
-fn samples(thread: &Value) -> Vec<(Vec<String>, i64)> {
+fn samples_of(thread: &Value) -> Vec<(Vec<String>, i64)> {
     let strings = thread["stringArray"].as_array().unwrap();
     let funcs = &thread["funcTable"]["name"];
     let frame_func = &thread["frameTable"]["func"];
@@ -48,7 +56,7 @@ fn a_profile_s_times_and_exact_calls_are_the_weights_of_a_track_each() {
     let profile = appendix_b(true);
     let file = written(&profile, &[]);
     assert_eq!(file["meta"]["product"], "appendix_b (wasmprof)");
-    let calls = samples(thread(&file, "main: exact calls"));
+    let calls = samples_of(thread(&file, "main: exact calls"));
     // Every path's calls, once: the Self column is the count.
     let total: i64 = calls.iter().map(|(_, w)| w).sum();
     let counted: u64 = profile.nodes.iter().map(|n| n.calls).sum();
@@ -59,7 +67,7 @@ fn a_profile_s_times_and_exact_calls_are_the_weights_of_a_track_each() {
         .unwrap();
     assert_eq!(quarter_add.1, 10_000_000);
     // Time: each path's self time in µs; laid out in first-call order.
-    let time = samples(thread(&file, "main: time (µs) by call path"));
+    let time = samples_of(thread(&file, "main: time (µs) by call path"));
     let add = time
         .iter()
         .find(|(path, _)| path == &["main", "f_main_1", "add"])
@@ -86,7 +94,7 @@ fn each_thread_has_tracks_of_its_own() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"worker-1: exact calls by call path (the Self column)"));
-    let worker = samples(thread(&file, "worker-1: exact calls"));
+    let worker = samples_of(thread(&file, "worker-1: exact calls"));
     assert_eq!(worker, vec![(vec!["work".to_owned()], 5)]);
 }
 
@@ -103,7 +111,7 @@ fn an_engine_s_samples_are_a_track_in_time_order() {
         .collect();
     let file = written(&profile, &timeline);
     let track = thread(&file, "main: samples");
-    let sampled = samples(track);
+    let sampled = samples_of(track);
     assert_eq!(sampled.len(), 3);
     assert!(
         sampled
@@ -114,4 +122,27 @@ fn an_engine_s_samples_are_a_track_in_time_order() {
         track["samples"]["timeDeltas"],
         serde_json::json!([0.0, 0.1, 0.1])
     );
+}
+
+#[test]
+fn a_run_s_own_samples_are_a_track_in_time_beside_its_exact_tracks() {
+    let run = appendix_b(true);
+    let samples = appendix_b(true);
+    let add = crate::fixtures::node_at(&samples, &["main", "f_main_1", "add"]);
+    let timeline = [Span {
+        node: add,
+        start_nanos: 0.0,
+        nanos: 100_000.0,
+    }];
+    let file = written_with(&run, &[], Some((&samples, &timeline)));
+    let track = thread(&file, "the engine's samples of the run");
+    assert_eq!(
+        samples_of(track),
+        vec![(
+            vec!["main".to_owned(), "f_main_1".to_owned(), "add".to_owned()],
+            1
+        )]
+    );
+    // The exact tracks are there as ever.
+    thread(&file, "main: exact calls");
 }
