@@ -69,6 +69,18 @@ pub(crate) fn report(args: &ReportOptions) -> Result<i32> {
             Some(output) => output.to_owned(),
             None => beside(&inputs[0], "firefox.json"),
         };
+        // What is served is read back from the file: a device or a FIFO
+        // would give nothing back.
+        if !matches!(
+            crate::output::Destination::of(&output)?,
+            crate::output::Destination::Replace(_)
+        ) {
+            bail!(
+                "--open serves the file it writes: {} is not a regular file; give -o a file, \
+                 or no -o to write it beside the profile",
+                output.display()
+            );
+        }
         let with_file = ReportOptions {
             output: Some(output.clone()),
             open: false,

@@ -355,6 +355,23 @@ fn open_serves_the_firefox_profiler_s_file_until_ctrl_c() {
             .stderr
             .contains("--open serves a file for the Firefox Profiler")
     );
+    // A device gives nothing back to serve.
+    let device = wasmprof(&[
+        "report",
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "firefox",
+        "--open",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(device.code(), Some(1), "{}", device.stderr);
+    assert!(
+        device.stderr.contains("/dev/null is not a regular file"),
+        "{}",
+        device.stderr
+    );
 }
 
 fn percent_decoded(text: &str) -> String {
