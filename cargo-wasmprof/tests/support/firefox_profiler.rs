@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -28,8 +29,11 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
-    /// Loads `file`; the first load of a fresh install can fail while the
-    /// tool sets itself up, so a failed load is tried once more.
+    /// Loads `file`. The tool gives its daemon half a second to start and
+    /// fails the load when a busy machine takes longer, while the daemon
+    /// goes on loading the file; so a failed load is waited for (the
+    /// session answering `thread list`), and only a session that never
+    /// answers is stopped and loaded again.
     pub(crate) fn load(file: &Path) -> Loaded {
         let session = format!(
             "wasmprof-{}-{}",
@@ -39,24 +43,41 @@ impl Loaded {
                 .to_string_lossy()
                 .replace('.', "-")
         );
-        let load = || {
-            Command::new(cli())
-                .args(["load", "--session", &session])
+        let loaded = Loaded { session };
+        let mut failures = Vec::new();
+        for _attempt in 0..2 {
+            let output = Command::new(cli())
+                .args(["load", "--session", &loaded.session])
                 .arg(file)
                 .output()
-                .unwrap()
-        };
-        let mut output = load();
-        if !output.status.success() {
-            output = load();
+                .unwrap();
+            if output.status.success() || loaded.answers_within(Duration::from_secs(60)) {
+                return loaded;
+            }
+            failures.push(String::from_utf8_lossy(&output.stderr).into_owned());
+            let _ = Command::new(cli()).args(["stop", &loaded.session]).output();
         }
-        assert!(
-            output.status.success(),
+        panic!(
             "profiler-cli could not load {}: {}",
             file.display(),
-            String::from_utf8_lossy(&output.stderr)
+            failures.join("\n--- then ---\n")
         );
-        Loaded { session }
+    }
+
+    /// Whether the session answers a question before `patience` runs out.
+    fn answers_within(&self, patience: Duration) -> bool {
+        let deadline = Instant::now() + patience;
+        while Instant::now() < deadline {
+            let asked = Command::new(cli())
+                .args(["thread", "list", "--session", &self.session, "--json"])
+                .output()
+                .unwrap();
+            if asked.status.success() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        false
     }
 
     /// `profiler-cli ARGS --json` in the session.
