@@ -55,6 +55,19 @@ pub enum Error {
         /// The column where the JSON ends.
         column: usize,
     },
+    /// A gzip-compressed file (the Firefox Profiler's "Download" is one)
+    /// that does not decompress.
+    #[error(
+        "{} is gzip-compressed but does not decompress (is it truncated? save or download it \
+         again)",
+        path.display()
+    )]
+    Gzip {
+        /// The file.
+        path: PathBuf,
+        /// What the decoder found.
+        source: std::io::Error,
+    },
     /// A file is not a JSON object, so of none of the kinds read.
     #[error(
         "{} is not a wasmprof profile, a .cpuprofile, a Self-Profiling trace nor a Firefox \
@@ -71,7 +84,7 @@ pub enum Error {
     #[error(
         "{} is a kind of file wasmprof does not read: neither a wasmprof profile, a \
          Chrome/Node .cpuprofile ({{nodes, samples, timeDeltas}}), a JS Self-Profiling \
-         trace ({{frames, stacks, samples}}) nor a Firefox profile ({{meta, threads}}){}",
+         trace ({{frames, stacks, samples}}) nor a Firefox profile ({{meta, threads}}, Gecko's or the Firefox Profiler's){}",
         path.display(),
         if *.chrome_trace {
             "; this looks like a Chrome trace (traceEvents), which holds a .cpuprofile only \
@@ -87,15 +100,32 @@ pub enum Error {
         /// Its keys are a Chrome trace's (`traceEvents`).
         chrome_trace: bool,
     },
-    /// A Firefox profile that the Firefox Profiler has processed, whose
-    /// tables are laid out otherwise than Gecko writes them.
+    /// A Firefox Profiler profile of a format version this reader does
+    /// not know.
     #[error(
-        "{} is a Firefox profile as the Firefox Profiler processed it; wasmprof reads the \
-         profile as Firefox writes it: save it from about:profiling, or run Firefox with \
-         MOZ_PROFILER_STARTUP=1 and MOZ_PROFILER_SHUTDOWN=FILE",
+        "{} is a Firefox Profiler profile of format version {version}, which wasmprof does \
+         not read (it reads versions {} to {}): open it in the Firefox Profiler and download \
+         it again, which saves it in the newest version; a version above {} needs a newer \
+         wasmprof",
+        path.display(),
+        crate::sampled::processed::OLDEST_VERSION,
+        crate::sampled::processed::NEWEST_VERSION,
+        crate::sampled::processed::NEWEST_VERSION
+    )]
+    ProcessedVersion {
+        /// The file.
+        path: PathBuf,
+        /// Its `meta.preprocessedProfileVersion`.
+        version: u64,
+    },
+    /// The file `report --format firefox` wrote, given back to it.
+    #[error(
+        "{} is a file wasmprof wrote for the Firefox Profiler (`--format firefox`): its \
+         weights are calls and microseconds, not samples, so it is not read back; report on \
+         the profile it was written from",
         path.display()
     )]
-    ProcessedGeckoProfile {
+    OwnFirefoxProfile {
         /// The file.
         path: PathBuf,
     },

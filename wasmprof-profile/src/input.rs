@@ -50,10 +50,11 @@ trait Reader: Sync {
 }
 
 /// The readers, asked in this order: the first that applies reads the file.
-static READERS: [&dyn Reader; 4] = [
+static READERS: [&dyn Reader; 5] = [
     &WasmprofReader,
     &CpuProfileReader,
     &TraceReader,
+    &ProcessedReader,
     &GeckoReader,
 ];
 
@@ -68,8 +69,18 @@ struct TopLevelKeys {
     stacks: Option<IgnoredAny>,
     time_deltas: Option<IgnoredAny>,
     trace_events: Option<IgnoredAny>,
-    meta: Option<IgnoredAny>,
+    /// Small, and what tells Gecko's format from the Firefox Profiler's.
+    meta: Option<serde_json::Value>,
     threads: Option<IgnoredAny>,
+}
+
+impl TopLevelKeys {
+    /// `meta.preprocessedProfileVersion`: the Firefox Profiler's format.
+    fn is_processed(&self) -> bool {
+        self.meta
+            .as_ref()
+            .is_some_and(|meta| meta["preprocessedProfileVersion"].is_number())
+    }
 }
 
 struct WasmprofReader;
@@ -172,11 +183,6 @@ impl Reader for GeckoReader {
         let gecko: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|e| malformed(path, self.kind(), e))?;
         drop(bytes);
-        if sampled::gecko::is_processed(&gecko) {
-            return Err(Error::ProcessedGeckoProfile {
-                path: path.to_owned(),
-            });
-        }
         let samples = sampled::gecko::program_samples(&gecko, None)
             .map_err(|what| malformed(path, self.kind(), GeckoShape(what)))?
             .ok_or_else(|| Error::NoWasmThread {
@@ -196,18 +202,76 @@ impl Reader for GeckoReader {
     }
 }
 
+struct ProcessedReader;
+
+impl Reader for ProcessedReader {
+    fn kind(&self) -> InputKind {
+        InputKind::FirefoxProfilerProfile
+    }
+
+    fn is_applicable(&self, keys: &TopLevelKeys) -> bool {
+        keys.threads.is_some() && keys.is_processed()
+    }
+
+    fn read(
+        &self,
+        bytes: Vec<u8>,
+        path: &Path,
+        options: &sampled::Options,
+        problems: &mut sampled::Problems,
+    ) -> Result<(Profile, Vec<sampled::Span>)> {
+        use sampled::processed::Refusal;
+        let processed: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| malformed(path, self.kind(), e))?;
+        drop(bytes);
+        let samples = sampled::processed::program_samples(&processed)
+            .map_err(|refusal| match refusal {
+                Refusal::Version(version) => Error::ProcessedVersion {
+                    path: path.to_owned(),
+                    version,
+                },
+                Refusal::WrittenByWasmprof => Error::OwnFirefoxProfile {
+                    path: path.to_owned(),
+                },
+                Refusal::NotSampled(what) | Refusal::Shape(what) => {
+                    malformed(path, self.kind(), GeckoShape(what))
+                }
+            })?
+            .ok_or_else(|| Error::NoWasmThread {
+                path: path.to_owned(),
+            })?;
+        let product = processed["meta"]["product"]
+            .as_str()
+            .filter(|p| !p.is_empty())
+            .unwrap_or("Firefox")
+            .to_owned();
+        drop(processed);
+        let parsed: sampled::cpuprofile::CpuProfile =
+            serde_json::from_value(samples).map_err(|e| malformed(path, self.kind(), e))?;
+        let source = path.display().to_string();
+        let (mut profile, timeline) =
+            sampled::cpuprofile::convert(&parsed, &source, options, problems);
+        profile.run.host = format!(
+            "{product} (a Firefox Profiler profile, {} samples)",
+            parsed.samples.len()
+        );
+        Ok((profile, timeline))
+    }
+}
+
 /// What is wrong with a Gecko profile's tables.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 struct GeckoShape(String);
 
-/// Reads a wasmprof profile, a `.cpuprofile` or a Self-Profiling trace,
-/// telling them apart by their content.
+/// Reads any file [`InputKind`] names, gzip-compressed or not, telling
+/// them apart by their content.
 pub fn read(path: &Path, options: &sampled::Options) -> Result<Input> {
     let bytes = std::fs::read(path).map_err(|source| Error::Read {
         path: path.to_owned(),
         source,
     })?;
+    let bytes = gunzipped(bytes, path)?;
     let reader = reader_for(&bytes, path)?;
     let mut problems = sampled::Problems::default();
     let (profile, timeline) = reader.read(bytes, path, options, &mut problems)?;
@@ -221,6 +285,23 @@ pub fn read(path: &Path, options: &sampled::Options) -> Result<Input> {
         problems,
         timeline,
     })
+}
+
+/// `bytes` decompressed when they are gzip's (`profile.json.gz`, as the
+/// Firefox Profiler downloads a profile), as they are otherwise.
+fn gunzipped(bytes: Vec<u8>, path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len() * 4);
+    flate2::read::MultiGzDecoder::new(&bytes[..])
+        .read_to_end(&mut out)
+        .map_err(|source| Error::Gzip {
+            path: path.to_owned(),
+            source,
+        })?;
+    Ok(out)
 }
 
 /// A snapshot, written by the runtime itself: nothing says how the run
@@ -365,7 +446,13 @@ mod tests {
             refuse(empty)
         );
         let processed = r#"{"meta":{"version":34,"preprocessedProfileVersion":55},"threads":[]}"#;
-        assert!(refuse(processed).contains("save it from about:profiling"));
+        assert!(refuse(processed).contains("no thread ran WebAssembly"));
+        let old = r#"{"meta":{"preprocessedProfileVersion":40},"threads":[]}"#;
+        let error = refuse(old);
+        assert!(
+            error.contains("format version 40") && error.contains("download it again"),
+            "{error}"
+        );
         let broken = r#"{"meta":{"version":34},"threads":[{"name":"GeckoMain"}]}"#;
         let error = refuse(broken);
         assert!(
@@ -380,6 +467,31 @@ mod tests {
         let error = read(&path, &sampled::Options::default()).err().unwrap();
         assert!(
             error.to_string().contains("corrupt or truncated"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_gzip_compressed_file_is_read_as_its_content_and_a_cut_one_is_refused() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/sampled/node-appendix-b.cpuprofile");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&std::fs::read(&plain).unwrap()).unwrap();
+        let gz = gz.finish().unwrap();
+        let path = dir.path().join("profile.json.gz");
+        std::fs::write(&path, &gz).unwrap();
+        let read_gz = read(&path, &sampled::Options::default()).unwrap();
+        let read_plain = read(&plain, &sampled::Options::default()).unwrap();
+        assert_eq!(read_gz.kind, InputKind::CpuProfile);
+        assert_eq!(read_gz.profile.nodes, read_plain.profile.nodes);
+        std::fs::write(&path, &gz[..gz.len() / 2]).unwrap();
+        let error = read(&path, &sampled::Options::default()).err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("is gzip-compressed but does not decompress"),
             "{error}"
         );
     }

@@ -15,6 +15,9 @@ pub enum InputKind {
     SelfProfilingTrace,
     /// A Firefox profile, as the Gecko profiler writes it.
     GeckoProfile,
+    /// A profile in the Firefox Profiler's own format: its "Download",
+    /// wasmtime's guest profiler's, samply's.
+    FirefoxProfilerProfile,
     /// The runtime's snapshot bytes (`WPRF…`), as a component writes them
     /// to `$WASMPROF_SNAPSHOT` under a host other than `cargo wasmprof run`.
     Snapshot,
@@ -28,6 +31,7 @@ impl fmt::Display for InputKind {
             InputKind::SelfProfilingTrace => "a JS Self-Profiling trace",
             InputKind::Snapshot => "a wasmprof snapshot",
             InputKind::GeckoProfile => "a Firefox profile",
+            InputKind::FirefoxProfilerProfile => "a Firefox Profiler profile",
         })
     }
 }

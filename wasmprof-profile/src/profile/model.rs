@@ -179,6 +179,10 @@ pub struct Requests {
     pub latency_nanos: Vec<u64>,
     /// Each request's response status (0 when it set none).
     pub statuses: Vec<u16>,
+    /// When each request's handler was called, from the start of serving
+    /// (empty in profiles from before it was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_nanos: Vec<u64>,
 }
 
 impl Requests {

@@ -19,10 +19,16 @@
 //!   samples saved beside an instrumented run: its samples where they fell
 //!   in time, a real timeline.
 //!
+//! - **memory**, for a run with `--memory`: each call path's bytes
+//!   allocated, and still live at the end, as one allocation each, which
+//!   the viewer's "native allocations" call tree sums (exact figures, laid
+//!   out, not in time).
+//!
 //! Each frame's category says what its time is: measured, partly timed,
-//! sampled, or not measured (counted only). The slowest animation frames
-//! are interval markers where they ran, on a track of their own, with
-//! their calls and time.
+//! sampled, or not measured (counted only). Interval markers carry what
+//! has a span: the slowest animation frames and an HTTP handler's requests
+//! where they ran, on tracks of their own, and a test run's tests over
+//! their paths on the time track.
 
 use std::io::Write;
 use std::time::Duration;
@@ -37,7 +43,7 @@ use fxprof_processed_profile::{
 use super::stacks::{Stacks, Unit};
 use super::time_kind::TimeKind;
 use crate::error::Error;
-use crate::profile::Profile;
+use crate::profile::{MemoryProfile, PathMemory, Profile};
 use crate::sampled::Span;
 
 pub(crate) fn write_firefox(
@@ -143,6 +149,7 @@ fn to_firefox(
             };
             let thread = add_thread(&mut fx, &title);
             time_by_path(&mut fx, thread, &stacks, &categories);
+            test_markers(&mut fx, thread, &stacks, view, &categories);
         }
         if stacks.frames.iter().any(|f| f.calls.unwrap_or(0) > 0) {
             let title = format!("{thread_name}: exact calls by call path (the Self column)");
@@ -154,6 +161,30 @@ fn to_firefox(
         let stacks = Stacks::build(samples);
         let thread = add_thread(&mut fx, "the engine's samples of the run, in time");
         samples_in_time(&mut fx, thread, &stacks, timeline, &categories);
+    }
+    if let Some(requests) = (profile.run.requests.as_ref()).filter(|r| !r.start_nanos.is_empty()) {
+        let thread = add_thread(&mut fx, "HTTP requests, when they were served");
+        request_markers(&mut fx, thread, requests, &categories);
+    }
+    if let Some(memory) = profile.memory.as_ref().filter(|m| !m.paths.is_empty()) {
+        let stacks = Stacks::build(profile);
+        let figures: [(&str, fn(&PathMemory) -> u64); 2] = [
+            ("memory: bytes allocated by call path (exact)", |p| {
+                p.alloc_bytes
+            }),
+            (
+                "memory: bytes still live at the end by call path (exact)",
+                |p| p.live_bytes,
+            ),
+        ];
+        // The viewer's allocations are a process's (its first thread's):
+        // each figure is a process of its own.
+        for (pid, (title, figure)) in (2..).zip(figures) {
+            let process = fx.add_process(title, pid, at(0.0));
+            let thread = fx.add_thread(process, pid, at(0.0), false);
+            fx.set_thread_name(thread, title);
+            allocations_by_path(&mut fx, thread, &stacks, memory, figure, &categories);
+        }
     }
     // The page's frames in real time, a track of their own: the tracks of
     // call paths are laid out, not in time.
@@ -208,18 +239,9 @@ fn time_by_path(
     stacks: &Stacks,
     categories: &Categories,
 ) {
-    let Some(root) = stacks.frames.first() else {
-        return;
-    };
     // (node, start), children pushed in reverse so that they come in order.
-    let mut work: Vec<(usize, f64)> = Vec::new();
-    let mut start = 0.0;
-    let mut roots = Vec::new();
-    for &child in &root.children {
-        roots.push((child, start));
-        start += stacks.frames[child].inclusive;
-    }
-    work.extend(roots.into_iter().rev());
+    let mut work: Vec<(usize, f64)> = laid_out_roots(stacks);
+    work.reverse();
     let mut samples = Vec::new();
     while let Some((node, start)) = work.pop() {
         let frame = &stacks.frames[node];
@@ -239,6 +261,204 @@ fn time_by_path(
         let frames = path_frames(fx, stacks, node, categories);
         let stack = fx.intern_stack_frames(thread, frames.into_iter());
         fx.add_sample(thread, at(start), stack, CpuDelta::ZERO, micros(weight));
+    }
+}
+
+/// The root's children, each where its previous sibling ended (ns).
+fn laid_out_roots(stacks: &Stacks) -> Vec<(usize, f64)> {
+    let Some(root) = stacks.frames.first() else {
+        return Vec::new();
+    };
+    let mut start = 0.0;
+    root.children
+        .iter()
+        .map(|&child| {
+            let laid = (child, start);
+            start += stacks.frames[child].inclusive;
+            laid
+        })
+        .collect()
+}
+
+/// Each test of a test run (a test function, entered at the root) as an
+/// interval marker over its path on the time track, where it is laid out.
+fn test_markers(
+    fx: &mut FxProfile,
+    thread: ThreadHandle,
+    stacks: &Stacks,
+    view: &Profile,
+    categories: &Categories,
+) {
+    for (node, start) in laid_out_roots(stacks) {
+        let frame = &stacks.frames[node];
+        let is_test = frame
+            .function
+            .and_then(|f| view.functions.get(f))
+            .is_some_and(|f| f.is_test);
+        if !is_test {
+            continue;
+        }
+        let marker = TestCase {
+            name: fx.intern_string(if frame.open {
+                "Test (did not return)"
+            } else {
+                "Test"
+            }),
+            test: fx.intern_string(&frame.name),
+            category: categories.of(frame.time),
+            calls: frame.calls.unwrap_or(0),
+            duration_ms: frame.inclusive / 1e6,
+        };
+        let timing = MarkerTiming::Interval(at(start), at(start + frame.inclusive));
+        fx.add_marker(thread, timing, marker);
+    }
+}
+
+/// One test of a test run, with its calls and time.
+struct TestCase {
+    name: StringHandle,
+    test: StringHandle,
+    category: CategoryHandle,
+    calls: u64,
+    duration_ms: f64,
+}
+
+impl StaticSchemaMarker for TestCase {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "WasmprofTestCase";
+    const DESCRIPTION: Option<&'static str> =
+        Some("A test of the run, over its calls on the time track (laid out, not in time)");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.test}");
+    const TOOLTIP_LABEL: Option<&'static str> =
+        Some("{marker.data.test}: {marker.data.calls} calls");
+    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.test}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField {
+            key: "test",
+            label: "Test",
+            format: MarkerFieldFormat::String,
+            flags: MarkerFieldFlags::SEARCHABLE,
+        },
+        StaticSchemaMarkerField {
+            key: "calls",
+            label: "Instrumented calls (exact)",
+            format: MarkerFieldFormat::Integer,
+            flags: MarkerFieldFlags::empty(),
+        },
+        StaticSchemaMarkerField {
+            key: "duration",
+            label: "Time (as the track's category says)",
+            format: MarkerFieldFormat::Milliseconds,
+            flags: MarkerFieldFlags::empty(),
+        },
+    ];
+
+    fn name(&self, _: &mut FxProfile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut FxProfile) -> CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, _: u32) -> StringHandle {
+        self.test
+    }
+
+    fn number_field_value(&self, field_index: u32) -> f64 {
+        match field_index {
+            1 => self.calls as f64,
+            _ => self.duration_ms,
+        }
+    }
+}
+
+/// One request an HTTP handler was served.
+struct Request {
+    name: StringHandle,
+    path: StringHandle,
+    category: CategoryHandle,
+    number: u64,
+    status: u16,
+    latency_ms: f64,
+}
+
+impl StaticSchemaMarker for Request {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "WasmprofHttpRequest";
+    const DESCRIPTION: Option<&'static str> =
+        Some("A request the handler was served, from its call to its response's last byte");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.number}: {marker.data.status}");
+    const TOOLTIP_LABEL: Option<&'static str> =
+        Some("request {marker.data.number} to {marker.data.path}: {marker.data.status}");
+    const TABLE_LABEL: Option<&'static str> =
+        Some("request {marker.data.number} to {marker.data.path}: {marker.data.status}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField {
+            key: "path",
+            label: "Path",
+            format: MarkerFieldFormat::String,
+            flags: MarkerFieldFlags::SEARCHABLE,
+        },
+        StaticSchemaMarkerField {
+            key: "number",
+            label: "Request",
+            format: MarkerFieldFormat::Integer,
+            flags: MarkerFieldFlags::empty(),
+        },
+        StaticSchemaMarkerField {
+            key: "status",
+            label: "Status",
+            format: MarkerFieldFormat::Integer,
+            flags: MarkerFieldFlags::empty(),
+        },
+        StaticSchemaMarkerField {
+            key: "latency",
+            label: "Latency (measured)",
+            format: MarkerFieldFormat::Milliseconds,
+            flags: MarkerFieldFlags::empty(),
+        },
+    ];
+
+    fn name(&self, _: &mut FxProfile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut FxProfile) -> CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, _: u32) -> StringHandle {
+        self.path
+    }
+
+    fn number_field_value(&self, field_index: u32) -> f64 {
+        match field_index {
+            1 => self.number as f64,
+            2 => f64::from(self.status),
+            _ => self.latency_ms,
+        }
+    }
+}
+
+/// Each request as an interval marker, from its handler's call (from the
+/// start of serving) for its latency.
+fn request_markers(
+    fx: &mut FxProfile,
+    thread: ThreadHandle,
+    requests: &crate::profile::Requests,
+    categories: &Categories,
+) {
+    let served = requests.start_nanos.iter().zip(&requests.latency_nanos);
+    for (index, (&start, &latency)) in served.enumerate() {
+        let marker = Request {
+            name: fx.intern_string("HTTP request"),
+            path: fx.intern_string(&requests.path),
+            category: categories.measured,
+            number: index as u64 + 1,
+            status: requests.statuses.get(index).copied().unwrap_or(0),
+            latency_ms: latency as f64 / 1e6,
+        };
+        let timing = MarkerTiming::Interval(at(start as f64), at((start + latency) as f64));
+        fx.add_marker(thread, timing, marker);
     }
 }
 
@@ -265,6 +485,32 @@ fn calls_by_path(
             tick += 1000.0;
             left -= weight;
         }
+    }
+}
+
+/// Each call path's `figure` of memory as one allocation of that size,
+/// which the viewer's "native allocations" call tree sums by path. Each at
+/// an address of its own, and none freed: the viewer pairs an allocation
+/// with its free by address, and a path's frees are other paths' blocks.
+fn allocations_by_path(
+    fx: &mut FxProfile,
+    thread: ThreadHandle,
+    stacks: &Stacks,
+    memory: &MemoryProfile,
+    figure: fn(&PathMemory) -> u64,
+    categories: &Categories,
+) {
+    let mut tick = 0.0;
+    for (address, path) in memory.paths.iter().enumerate() {
+        let bytes = figure(path);
+        if bytes == 0 || path.node >= stacks.frames.len() {
+            continue;
+        }
+        let frames = path_frames(fx, stacks, path.node, categories);
+        let stack = fx.intern_stack_frames(thread, frames.into_iter());
+        let size = i64::try_from(bytes).unwrap_or(i64::MAX);
+        fx.add_allocation_sample(thread, at(tick), stack, address as u64, size);
+        tick += 1000.0;
     }
 }
 

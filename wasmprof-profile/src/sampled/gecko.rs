@@ -78,12 +78,22 @@ pub fn threads(profile: &Value, origin: Option<&str>) -> Result<Vec<GeckoThread>
 /// under a frame each (`(worker 1)`, in the order they started). `None`
 /// when no thread ran the program.
 pub fn program_samples(profile: &Value, origin: Option<&str>) -> Result<Option<Value>, String> {
-    let mut threads: Vec<GeckoThread> = threads(profile, origin)?
+    Ok(merged_program_threads(
+        threads(profile, origin)?,
+        origin.is_some(),
+    ))
+}
+
+/// The threads that ran the program (any wasm, or with `by_origin` a
+/// script of its origin) merged into one `.cpuprofile`, as
+/// [`program_samples`] says.
+pub(super) fn merged_program_threads(threads: Vec<GeckoThread>, by_origin: bool) -> Option<Value> {
+    let mut threads: Vec<GeckoThread> = threads
         .into_iter()
-        .filter(|t| t.wasm_samples > 0 || (origin.is_some() && t.program_samples > 0))
+        .filter(|t| t.wasm_samples > 0 || (by_origin && t.program_samples > 0))
         .collect();
     if threads.is_empty() {
-        return Ok(None);
+        return None;
     }
     threads.sort_by(|a, b| {
         let main = |t: &GeckoThread| t.name != "GeckoMain";
@@ -106,7 +116,7 @@ pub fn program_samples(profile: &Value, origin: Option<&str>) -> Result<Option<V
         })
         .collect();
     let (merged, _) = super::threads::merged(first, &others);
-    Ok(Some(merged))
+    Some(merged)
 }
 
 /// How deep `processes[]` may nest: a profile is a tree of processes one
@@ -148,7 +158,7 @@ fn collect(
 }
 
 /// Each category's name, by its index (`meta.categories`).
-fn category_names(meta: &Value) -> Vec<String> {
+pub(super) fn category_names(meta: &Value) -> Vec<String> {
     meta["categories"]
         .as_array()
         .map(|all| {
@@ -198,7 +208,7 @@ impl<'a> Table<'a> {
     }
 }
 
-/// One thread's tables.
+/// One thread's tables, as Gecko writes them.
 struct ThreadTables<'a> {
     samples: Table<'a>,
     stacks: Table<'a>,
@@ -208,7 +218,7 @@ struct ThreadTables<'a> {
 
 /// What a frame is.
 #[derive(Debug, Clone, PartialEq)]
-enum FrameKind {
+pub(super) enum FrameKind {
     /// The program's: wasm or a script's function.
     Program {
         name: String,
@@ -221,6 +231,89 @@ enum FrameKind {
     },
     /// The browser's own.
     Browser,
+}
+
+/// A thread's samples, stacks and frames, in whichever layout its file
+/// keeps them: Gecko's tables here, the Firefox Profiler's columns in
+/// [`super::processed`].
+pub(super) trait SampleTables {
+    /// How many stacks there are.
+    fn stack_count(&self) -> usize;
+    /// Stack `stack`'s caller's stack, `None` at a root.
+    fn prefix(&self, stack: usize) -> Option<usize>;
+    /// Stack `stack`'s innermost frame.
+    fn frame(&self, stack: usize) -> Option<usize>;
+    /// Frame `frame`'s category, by its index in `meta.categories`.
+    fn category(&self, frame: usize) -> Option<usize>;
+    /// How many samples there are.
+    fn sample_count(&self) -> usize;
+    /// Sample `row`: its stack, its time (ms) and the CPU time since the
+    /// one before (`None` when unrecorded); `None` for a sample without a
+    /// time.
+    fn sample(&self, row: usize) -> Option<(Option<usize>, f64, Option<f64>)>;
+}
+
+impl SampleTables for ThreadTables<'_> {
+    fn stack_count(&self) -> usize {
+        self.stacks.rows.len()
+    }
+
+    fn prefix(&self, stack: usize) -> Option<usize> {
+        self.stacks.index(stack, "prefix")
+    }
+
+    fn frame(&self, stack: usize) -> Option<usize> {
+        self.stacks.index(stack, "frame")
+    }
+
+    fn category(&self, frame: usize) -> Option<usize> {
+        (frame < self.frames.rows.len())
+            .then(|| self.frames.index(frame, "category"))
+            .flatten()
+    }
+
+    fn sample_count(&self) -> usize {
+        self.samples.rows.len()
+    }
+
+    fn sample(&self, row: usize) -> Option<(Option<usize>, f64, Option<f64>)> {
+        let time = self.samples.cell(row, "time").as_f64()?;
+        Some((
+            self.samples.index(row, "stack"),
+            time,
+            self.samples.cell(row, "threadCPUDelta").as_f64(),
+        ))
+    }
+}
+
+/// What names a thread, apart from its samples.
+pub(super) struct ThreadInfo {
+    pub name: String,
+    pub process: String,
+    pub tid: String,
+    /// When it started, from the first process's start (ms).
+    pub registered_ms: f64,
+}
+
+impl ThreadInfo {
+    /// A thread's name, process and id, as both formats write them.
+    pub(super) fn of(thread: &Value, offset_ms: f64) -> ThreadInfo {
+        let text = |key: &str| match &thread[key] {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            _ => String::new(),
+        };
+        let process = match text("processName") {
+            name if name.is_empty() => text("processType"),
+            name => name,
+        };
+        ThreadInfo {
+            name: text("name"),
+            process,
+            tid: text("tid"),
+            registered_ms: thread["registerTime"].as_f64().unwrap_or(0.0) + offset_ms,
+        }
+    }
 }
 
 impl<'a> ThreadTables<'a> {
@@ -264,132 +357,133 @@ impl<'a> ThreadTables<'a> {
                 classify(label, origin)
             })
             .collect();
-        let mut tree = CpuTree::new();
-        let mut node_of: Vec<Option<u64>> = vec![None; self.stacks.rows.len()];
-        let mut wasm_of: Vec<bool> = vec![false; self.stacks.rows.len()];
-        let mut samples = Vec::with_capacity(self.samples.rows.len());
-        let mut times = Vec::with_capacity(self.samples.rows.len());
-        let (mut wasm_samples, mut program_samples) = (0, 0);
-        for row in 0..self.samples.rows.len() {
-            let Some(time) = self.samples.cell(row, "time").as_f64() else {
-                continue;
-            };
-            let stack = self.samples.index(row, "stack");
-            let resolved =
-                stack.and_then(|s| self.resolve(s, &frames, &mut tree, &mut node_of, &mut wasm_of));
-            let node = match resolved {
-                Some((node, wasm)) if node != CpuTree::ROOT => {
-                    program_samples += 1;
-                    wasm_samples += usize::from(wasm);
-                    node
-                }
-                _ => {
-                    let idle = self.samples.cell(row, "threadCPUDelta").as_f64() == Some(0.0);
-                    let leaf = stack.and_then(|s| self.category(s, categories));
-                    tree.pseudo(match leaf.as_deref() {
-                        Some("Idle") => "(idle)",
-                        Some("GC / CC") => "(garbage collector)",
-                        _ if idle || stack.is_none() => "(idle)",
-                        _ => "(browser)",
-                    })
-                }
-            };
-            samples.push(node);
-            times.push(time + offset_ms);
-        }
-        let micros = |ms: f64| (ms * 1000.0).round();
-        let start = times.first().map_or(0.0, |t| micros(*t));
-        let end = times.last().map_or(0.0, |t| micros(*t + interval_ms));
-        let mut last = start;
-        let deltas: Vec<f64> = times
-            .iter()
-            .map(|t| {
-                let at = micros(*t);
-                let delta = at - last;
-                last = at;
-                delta
-            })
-            .collect();
-        let text = |key: &str| match &thread[key] {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            _ => String::new(),
-        };
-        let process = match text("processName") {
-            name if name.is_empty() => text("processType"),
-            name => name,
-        };
-        GeckoThread {
-            name: text("name"),
-            process,
-            tid: text("tid"),
-            registered_ms: thread["registerTime"].as_f64().unwrap_or(0.0) + offset_ms,
-            wasm_samples,
-            program_samples,
-            cpuprofile: json!({
-                "nodes": tree.nodes,
-                "startTime": start,
-                "endTime": end,
-                "samples": samples,
-                "timeDeltas": deltas,
-            }),
-        }
-    }
-
-    /// The node of stack `stack` (its program frames, outermost first),
-    /// and whether it has a wasm frame; `None` for a stack the tables do
-    /// not hold or whose prefixes go round.
-    fn resolve(
-        &self,
-        stack: usize,
-        frames: &[FrameKind],
-        tree: &mut CpuTree,
-        node_of: &mut [Option<u64>],
-        wasm_of: &mut [bool],
-    ) -> Option<(u64, bool)> {
-        let mut chain = Vec::new();
-        let mut at = Some(stack);
-        let (mut node, mut wasm) = (CpuTree::ROOT, false);
-        while let Some(s) = at {
-            if let Some(known) = *node_of.get(s)? {
-                (node, wasm) = (known, wasm_of[s]);
-                break;
-            }
-            if chain.len() > node_of.len() {
-                return None;
-            }
-            chain.push(s);
-            at = self.stacks.index(s, "prefix");
-        }
-        for &s in chain.iter().rev() {
-            let frame = self.stacks.index(s, "frame")?;
-            if let Some(FrameKind::Program {
-                name,
-                url,
-                line,
-                column,
-                wasm: is_wasm,
-            }) = frames.get(frame)
-            {
-                node = tree.child(node, name, url, *line, *column);
-                wasm |= is_wasm;
-            }
-            node_of[s] = Some(node);
-            wasm_of[s] = wasm;
-        }
-        Some((node, wasm))
-    }
-
-    /// The category of stack `stack`'s innermost frame, by name.
-    fn category(&self, stack: usize, categories: &[String]) -> Option<String> {
-        let frame = self.stacks.index(stack, "frame")?;
-        let category = self.frames.index(frame, "category")?;
-        categories.get(category).cloned()
+        let info = ThreadInfo::of(thread, offset_ms);
+        to_cpuprofile(self, &frames, info, offset_ms, interval_ms, categories)
     }
 }
 
+/// A thread's samples as a `.cpuprofile`: each sample's program frames
+/// make its stack, and a sample with none is `(idle)`, `(garbage
+/// collector)` or `(browser)` (module documentation).
+pub(super) fn to_cpuprofile(
+    tables: &impl SampleTables,
+    frames: &[FrameKind],
+    info: ThreadInfo,
+    offset_ms: f64,
+    interval_ms: f64,
+    categories: &[String],
+) -> GeckoThread {
+    let mut tree = CpuTree::new();
+    let mut node_of: Vec<Option<u64>> = vec![None; tables.stack_count()];
+    let mut wasm_of: Vec<bool> = vec![false; tables.stack_count()];
+    let mut samples = Vec::with_capacity(tables.sample_count());
+    let mut times = Vec::with_capacity(tables.sample_count());
+    let (mut wasm_samples, mut program_samples) = (0, 0);
+    for row in 0..tables.sample_count() {
+        let Some((stack, time, cpu_delta)) = tables.sample(row) else {
+            continue;
+        };
+        let resolved =
+            stack.and_then(|s| resolve(tables, s, frames, &mut tree, &mut node_of, &mut wasm_of));
+        let node = match resolved {
+            Some((node, wasm)) if node != CpuTree::ROOT => {
+                program_samples += 1;
+                wasm_samples += usize::from(wasm);
+                node
+            }
+            _ => {
+                let idle = cpu_delta == Some(0.0);
+                let leaf = stack
+                    .and_then(|s| tables.frame(s))
+                    .and_then(|f| tables.category(f))
+                    .and_then(|c| categories.get(c));
+                tree.pseudo(match leaf.map(String::as_str) {
+                    Some("Idle") => "(idle)",
+                    Some("GC / CC") => "(garbage collector)",
+                    _ if idle || stack.is_none() => "(idle)",
+                    _ => "(browser)",
+                })
+            }
+        };
+        samples.push(node);
+        times.push(time + offset_ms);
+    }
+    let micros = |ms: f64| (ms * 1000.0).round();
+    let start = times.first().map_or(0.0, |t| micros(*t));
+    let end = times.last().map_or(0.0, |t| micros(*t + interval_ms));
+    let mut last = start;
+    let deltas: Vec<f64> = times
+        .iter()
+        .map(|t| {
+            let at = micros(*t);
+            let delta = at - last;
+            last = at;
+            delta
+        })
+        .collect();
+    GeckoThread {
+        name: info.name,
+        process: info.process,
+        tid: info.tid,
+        registered_ms: info.registered_ms,
+        wasm_samples,
+        program_samples,
+        cpuprofile: json!({
+            "nodes": tree.nodes,
+            "startTime": start,
+            "endTime": end,
+            "samples": samples,
+            "timeDeltas": deltas,
+        }),
+    }
+}
+
+/// The node of stack `stack` (its program frames, outermost first), and
+/// whether it has a wasm frame; `None` for a stack the tables do not hold
+/// or whose prefixes go round.
+fn resolve(
+    tables: &impl SampleTables,
+    stack: usize,
+    frames: &[FrameKind],
+    tree: &mut CpuTree,
+    node_of: &mut [Option<u64>],
+    wasm_of: &mut [bool],
+) -> Option<(u64, bool)> {
+    let mut chain = Vec::new();
+    let mut at = Some(stack);
+    let (mut node, mut wasm) = (CpuTree::ROOT, false);
+    while let Some(s) = at {
+        if let Some(known) = *node_of.get(s)? {
+            (node, wasm) = (known, wasm_of[s]);
+            break;
+        }
+        if chain.len() > node_of.len() {
+            return None;
+        }
+        chain.push(s);
+        at = tables.prefix(s);
+    }
+    for &s in chain.iter().rev() {
+        let frame = tables.frame(s)?;
+        if let Some(FrameKind::Program {
+            name,
+            url,
+            line,
+            column,
+            wasm: is_wasm,
+        }) = frames.get(frame)
+        {
+            node = tree.child(node, name, url, *line, *column);
+            wasm |= is_wasm;
+        }
+        node_of[s] = Some(node);
+        wasm_of[s] = wasm;
+    }
+    Some((node, wasm))
+}
+
 /// What the label of a frame says it is.
-fn classify(label: &str, origin: Option<&str>) -> FrameKind {
+pub(super) fn classify(label: &str, origin: Option<&str>) -> FrameKind {
     // `name (URL:…)`, a script's with its realm after: `[14]`.
     let label = match label.rsplit_once('[') {
         Some((before, realm))
@@ -459,7 +553,7 @@ fn is_wasm_url(url: &str) -> bool {
 /// A wasm frame's function name without the module's name Firefox puts
 /// before it (`image_kernels.wasm.image_kernels::start::h47b1…`): rustc
 /// names a module after its file, so the name ends at `.wasm.`.
-fn wasm_function_name(label: &str) -> &str {
+pub(super) fn wasm_function_name(label: &str) -> &str {
     match label.split_once(".wasm.") {
         Some((module, name)) if !module.contains("::") && !module.contains('<') => name,
         _ => label,
@@ -517,4 +611,4 @@ fn node(id: u64, name: &str, url: &str, line: i64, column: i64) -> Value {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

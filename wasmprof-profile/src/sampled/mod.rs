@@ -15,6 +15,7 @@ pub(crate) mod cpuprofile;
 pub mod gecko;
 pub(crate) mod hybrid;
 mod matching;
+pub mod processed;
 pub use matching::is_runtime;
 pub use tree::Span;
 pub mod threads;

@@ -251,6 +251,7 @@ fn serve(
         path: requests.path.clone(),
         latency_nanos: Vec::new(),
         statuses: Vec::new(),
+        start_nanos: Vec::new(),
     };
     let mut snapshots = Vec::new();
     let mut outcome = Ok(());
@@ -263,6 +264,8 @@ fn serve(
             }
         };
         served.latency_nanos.push(request.latency.as_nanos() as u64);
+        let since_start = request.started.saturating_duration_since(wall);
+        served.start_nanos.push(since_start.as_nanos() as u64);
         served.statuses.push(request.status.unwrap_or(0));
         if let Some(bytes) = request.snapshot {
             match wasmprof_wire::Snapshot::decode(&bytes) {

@@ -57,6 +57,8 @@ impl WasiHttpView for RequestState {
 pub(super) struct Served {
     /// The response's status, if the handler set one.
     pub status: Option<u16>,
+    /// When the handler was called.
+    pub started: Instant,
     pub latency: Duration,
     /// The request's snapshot, if its instance left one.
     pub snapshot: Option<Vec<u8>>,
@@ -234,6 +236,7 @@ async fn serve_one(
     }
     Ok(Served {
         status,
+        started,
         latency,
         snapshot,
         failure,

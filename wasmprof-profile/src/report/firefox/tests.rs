@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::fixtures::{appendix_b, two_workers};
+use crate::fixtures::{appendix_b, memory_profile, two_workers};
 
 fn written(profile: &Profile, timeline: &[Span]) -> Value {
     written_with(profile, timeline, None)
@@ -20,11 +20,16 @@ fn written_with(
 /// Each sample of `thread`: the names of its stack, outermost first, and
 /// its weight.
 fn samples_of(thread: &Value) -> Vec<(Vec<String>, i64)> {
+    rows_of(thread, "samples")
+}
+
+/// The same of the thread's table `table` (`nativeAllocations`).
+fn rows_of(thread: &Value, table: &str) -> Vec<(Vec<String>, i64)> {
     let strings = thread["stringArray"].as_array().unwrap();
     let funcs = &thread["funcTable"]["name"];
     let frame_func = &thread["frameTable"]["func"];
     let stacks = &thread["stackTable"];
-    let samples = &thread["samples"];
+    let samples = &thread[table];
     (0..samples["length"].as_u64().unwrap() as usize)
         .map(|i| {
             let mut names = Vec::new();
@@ -145,4 +150,31 @@ fn a_run_s_own_samples_are_a_track_in_time_beside_its_exact_tracks() {
     );
     // The exact tracks are there as ever.
     thread(&file, "main: exact calls");
+}
+
+#[test]
+fn memory_is_each_path_s_bytes_as_allocations_on_tracks_of_its_own() {
+    let profile = memory_profile();
+    let file = written(&profile, &[]);
+    let allocated = rows_of(
+        thread(&file, "memory: bytes allocated by call path"),
+        "nativeAllocations",
+    );
+    let memory = profile.memory.as_ref().unwrap();
+    let total: i64 = allocated.iter().map(|(_, bytes)| bytes).sum();
+    assert_eq!(
+        total as u64,
+        memory.paths.iter().map(|p| p.alloc_bytes).sum::<u64>()
+    );
+    assert!(allocated.contains(&(vec!["outer".to_owned(), "inner".to_owned()], 1000)));
+    // Outside any instrumented call: the root's own.
+    assert!(allocated.contains(&(vec![], 7)), "{allocated:?}");
+    let live = rows_of(
+        thread(&file, "memory: bytes still live at the end"),
+        "nativeAllocations",
+    );
+    assert_eq!(
+        live,
+        vec![(vec!["outer".to_owned(), "inner".to_owned()], 400)]
+    );
 }

@@ -55,7 +55,7 @@ fn profile(threads: Vec<Value>, processes: Vec<Value>) -> Value {
 }
 
 /// The names of each sample's stack in a `.cpuprofile`, outermost first.
-fn stacks_of(cpuprofile: &Value) -> Vec<Vec<String>> {
+pub(in crate::sampled) fn stacks_of(cpuprofile: &Value) -> Vec<Vec<String>> {
     let nodes = cpuprofile["nodes"].as_array().unwrap();
     let mut parent = HashMap::new();
     let mut name = HashMap::new();
