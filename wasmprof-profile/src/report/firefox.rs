@@ -168,7 +168,7 @@ fn to_firefox(
     }
     if let Some(memory) = profile.memory.as_ref().filter(|m| !m.paths.is_empty()) {
         let stacks = Stacks::build(profile);
-        let figures: [(&str, fn(&PathMemory) -> u64); 2] = [
+        let figures: [(&str, MemoryFigure); 2] = [
             ("memory: bytes allocated by call path (exact)", |p| {
                 p.alloc_bytes
             }),
@@ -488,6 +488,9 @@ fn calls_by_path(
     }
 }
 
+/// A figure of each call path's memory.
+type MemoryFigure = fn(&PathMemory) -> u64;
+
 /// Each call path's `figure` of memory as one allocation of that size,
 /// which the viewer's "native allocations" call tree sums by path. Each at
 /// an address of its own, and none freed: the viewer pairs an allocation
@@ -497,7 +500,7 @@ fn allocations_by_path(
     thread: ThreadHandle,
     stacks: &Stacks,
     memory: &MemoryProfile,
-    figure: fn(&PathMemory) -> u64,
+    figure: MemoryFigure,
     categories: &Categories,
 ) {
     let mut tick = 0.0;
