@@ -20,7 +20,9 @@
 //! browser's code called from the program is the program's caller's time,
 //! as a V8 profile has it. A sample with no program frame at all is
 //! `(idle)`, `(garbage collector)` or `(browser)`, by the category of its
-//! innermost frame.
+//! innermost frame. A sample of a thread that used no CPU since the one
+//! before is `(idle)` whatever its stack: a sleeping thread's samples
+//! repeat the stack it fell asleep in.
 
 use std::collections::HashMap;
 
@@ -383,8 +385,13 @@ pub(super) fn to_cpuprofile(
         let Some((stack, time, cpu_delta)) = tables.sample(row) else {
             continue;
         };
-        let resolved =
-            stack.and_then(|s| resolve(tables, s, frames, &mut tree, &mut node_of, &mut wasm_of));
+        // A thread that used no CPU since the sample before was asleep:
+        // Gecko repeats its last stack while it sleeps (in `Atomics.wait`,
+        // say), which is not time in that stack.
+        let asleep = cpu_delta == Some(0.0);
+        let resolved = stack
+            .filter(|_| !asleep)
+            .and_then(|s| resolve(tables, s, frames, &mut tree, &mut node_of, &mut wasm_of));
         let node = match resolved {
             Some((node, wasm)) if node != CpuTree::ROOT => {
                 program_samples += 1;
@@ -392,15 +399,14 @@ pub(super) fn to_cpuprofile(
                 node
             }
             _ => {
-                let idle = cpu_delta == Some(0.0);
                 let leaf = stack
                     .and_then(|s| tables.frame(s))
                     .and_then(|f| tables.category(f))
                     .and_then(|c| categories.get(c));
                 tree.pseudo(match leaf.map(String::as_str) {
+                    _ if asleep || stack.is_none() => "(idle)",
                     Some("Idle") => "(idle)",
                     Some("GC / CC") => "(garbage collector)",
-                    _ if idle || stack.is_none() => "(idle)",
                     _ => "(browser)",
                 })
             }

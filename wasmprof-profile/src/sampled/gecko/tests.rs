@@ -291,3 +291,31 @@ fn a_profile_of_another_shape_is_told_apart_and_a_broken_one_refused() {
     let threads = threads(&profile(vec![looped], vec![]), None).unwrap();
     assert_eq!(stacks_of(&threads[0].cpuprofile), vec![vec!["(browser)"]]);
 }
+
+#[test]
+fn a_sleeping_thread_s_repeated_stack_is_idle_time() {
+    let labels = [(
+        "app.wasm.app::main (http://127.0.0.1:41977/app_bg.wasm:100)",
+        2,
+    )];
+    let mut gecko = profile(
+        vec![thread(
+            "DOM Worker",
+            &labels,
+            &[(None, 0)],
+            &[(Some(0), 10.0), (Some(0), 11.0), (Some(0), 12.0)],
+        )],
+        vec![],
+    );
+    // Asleep from the second sample on: no CPU used since the one before,
+    // and Gecko repeats the stack the thread fell asleep in.
+    for sample in 1..3 {
+        gecko["threads"][0]["samples"]["data"][sample][2] = json!(0);
+    }
+    let threads = threads(&gecko, None).unwrap();
+    assert_eq!(threads[0].wasm_samples, 1);
+    assert_eq!(
+        stacks_of(&threads[0].cpuprofile),
+        vec![vec!["app::main"], vec!["(idle)"], vec!["(idle)"]]
+    );
+}
