@@ -870,10 +870,12 @@ pub(crate) struct ReportArgs {
     /// A wasmprof profile, a Chrome DevTools or Node `.cpuprofile` (or the
     /// DevTools protocol's `Profiler.stop` result), a JS Self-Profiling API
     /// trace, a Firefox profile (as about:profiling saves it, Gecko's own
-    /// format), or the snapshot a WASI 0.2 component writes to
-    /// `$WASMPROF_SNAPSHOT` under another host, told apart by their
-    /// content. The engines' profiles give sampled times and no call
-    /// counts; Rust names are demangled.
+    /// format), a profile in the Firefox Profiler's format (its
+    /// "Download", `wasmtime run --profile=guest`, samply), or the
+    /// snapshot a WASI 0.2 component writes to `$WASMPROF_SNAPSHOT` under
+    /// another host, told apart by their content, gzip-compressed or not.
+    /// The engines' profiles give sampled times and no call counts; Rust
+    /// names are demangled.
     #[arg(short, long, value_name = "FILE")]
     pub input: Vec<PathBuf>,
     /// Leave the engine's idle time (`(idle)`, samples without a stack) out of a sampling profile

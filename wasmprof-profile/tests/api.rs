@@ -45,6 +45,14 @@ fn each_recorded_file_is_told_apart_by_its_content() {
             InputKind::SelfProfilingTrace,
         ),
         ("firefox-fib.gecko.json", InputKind::GeckoProfile),
+        (
+            "firefox-fib.processed.json.gz",
+            InputKind::FirefoxProfilerProfile,
+        ),
+        (
+            "wasmtime-appendix-b.guest.json",
+            InputKind::FirefoxProfilerProfile,
+        ),
     ] {
         let read = read(&recorded(name));
         assert_eq!(read.kind, kind, "{name}");
@@ -80,6 +88,63 @@ fn a_profile_firefox_saved_renders_in_every_format_with_the_program_s_functions(
         "{names:?}"
     );
     renders_in_every_format("firefox-fib.gecko.json");
+}
+
+/// The same run as the Firefox Profiler's "Download" saved it: processed
+/// (format 75), its URLs removed, gzip-compressed. It reads into the same
+/// functions and the same samples as the profile Firefox wrote.
+#[test]
+fn the_firefox_profiler_s_download_reads_as_the_profile_firefox_saved() {
+    let downloaded = read(&recorded("firefox-fib.processed.json.gz"));
+    let saved = read(&recorded("firefox-fib.gecko.json"));
+    let names = |read: &wasmprof_profile::input::Input| -> Vec<String> {
+        let mut names: Vec<String> = (read.profile.functions.iter())
+            .map(|f| f.name.clone())
+            .filter(|n| !n.contains('('))
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(names(&downloaded).contains(&"fib::fib".to_owned()));
+    assert_eq!(names(&downloaded), names(&saved));
+    let fib_samples = |read: &wasmprof_profile::input::Input| {
+        let fib = (read.profile.functions.iter())
+            .position(|f| f.name == "fib::fib")
+            .unwrap();
+        let own = read.profile.self_nanos();
+        (read.profile.nodes.iter().enumerate())
+            .filter(|(_, n)| n.function == Some(fib))
+            .map(|(i, _)| own[i])
+            .sum::<f64>()
+    };
+    assert_eq!(fib_samples(&downloaded), fib_samples(&saved));
+    renders_in_every_format("firefox-fib.processed.json.gz");
+}
+
+/// wasmtime's guest profiler writes the Firefox Profiler's format (55),
+/// without JavaScript: every frame is the program's, named from the module
+/// it says, demangled.
+#[test]
+fn wasmtime_s_guest_profile_reads_with_the_program_s_functions_demangled() {
+    let read = read(&recorded("wasmtime-appendix-b.guest.json"));
+    let names: Vec<&str> = (read.profile.functions.iter())
+        .map(|f| f.name.as_str())
+        .collect();
+    for expected in [
+        "appendix_b::add",
+        "appendix_b::f_quarter",
+        "appendix_b::main",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    assert!(!names.iter().any(|n| n.starts_with("_ZN")), "{names:?}");
+    // `add` is where the program spends its time.
+    let own = read.profile.self_nanos();
+    let heaviest = (0..own.len())
+        .max_by(|&a, &b| own[a].total_cmp(&own[b]))
+        .and_then(|n| read.profile.nodes[n].function)
+        .map(|f| read.profile.functions[f].name.as_str());
+    assert_eq!(heaviest, Some("appendix_b::add"));
 }
 
 fn renders_in_every_format(file: &str) {

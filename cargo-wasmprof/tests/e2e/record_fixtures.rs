@@ -245,3 +245,79 @@ fn keep_wasm_threads(process: &mut Value) -> usize {
     }
     kept
 }
+
+/// `wasmtime-appendix-b.guest.json`: what `wasmtime run --profile=guest`
+/// writes (the Firefox Profiler's format, by wasmtime's `GuestProfiler`,
+/// which the CLI drives the same way: a sample at each epoch tick, here
+/// every millisecond), on the plain appendix-b build. wasmtime's profiler
+/// is in the crate's `profiling` feature, which only `jitdump` turns on:
+///
+/// ```sh
+/// cargo test -p cargo-wasmprof --features jitdump --test e2e \
+///     record_wasmtime_guest_profile -- --ignored
+/// ```
+#[cfg(feature = "jitdump")]
+#[test]
+#[ignore = "records fixtures; run by hand"]
+fn record_wasmtime_guest_profile() {
+    use std::sync::{Arc, Mutex};
+    use wasmtime::{Config, Engine, GuestProfiler, Linker, Module, Store, UpdateDeadline};
+    use wasmtime_wasi::p1::{self, WasiP1Ctx};
+
+    wasmprof(&["build", "-p", "appendix-b", "--release", "--no-instrument"]).assert_success();
+    let wasm =
+        repo_root().join("examples/target/wasmprof/plain/wasm32-wasip1/release/appendix-b.wasm");
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    let engine = Engine::new(&config).unwrap();
+    let module = Module::from_file(&engine, &wasm).unwrap();
+    let interval = Duration::from_millis(1);
+    let profiler = Arc::new(Mutex::new(
+        GuestProfiler::new(
+            &engine,
+            "appendix-b.wasm",
+            interval,
+            [("appendix-b.wasm".to_owned(), module.clone())],
+        )
+        .unwrap(),
+    ));
+    let wasi = wasmtime_wasi::WasiCtxBuilder::new()
+        .inherit_stdio()
+        .build_p1();
+    let mut store: Store<WasiP1Ctx> = Store::new(&engine, wasi);
+    store.set_epoch_deadline(1);
+    let sampler = Arc::clone(&profiler);
+    let mut last = Instant::now();
+    store.epoch_deadline_callback(move |context| {
+        let now = Instant::now();
+        sampler.lock().unwrap().sample(&context, now - last);
+        last = now;
+        Ok(UpdateDeadline::Continue(1))
+    });
+    let ticker_engine = engine.clone();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ticking = Arc::clone(&done);
+    let ticker = std::thread::spawn(move || {
+        while !ticking.load(std::sync::atomic::Ordering::Relaxed) {
+            std::thread::sleep(interval);
+            ticker_engine.increment_epoch();
+        }
+    });
+    let mut linker: Linker<WasiP1Ctx> = Linker::new(&engine);
+    p1::add_to_linker_sync(&mut linker, |wasi| wasi).unwrap();
+    let instance = linker.instantiate(&mut store, &module).unwrap();
+    let start = instance
+        .get_typed_func::<(), ()>(&mut store, "_start")
+        .unwrap();
+    start.call(&mut store, ()).unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    ticker.join().unwrap();
+    drop(store);
+    let profiler = Arc::try_unwrap(profiler)
+        .ok()
+        .expect("the store, and its sampler, are gone")
+        .into_inner()
+        .unwrap();
+    let out = std::fs::File::create(fixtures_dir().join("wasmtime-appendix-b.guest.json")).unwrap();
+    profiler.finish(std::io::BufWriter::new(out)).unwrap();
+}

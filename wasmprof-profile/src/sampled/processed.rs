@@ -188,10 +188,13 @@ struct Funcs<'a> {
     file: &'a [Value],
     line: &'a [Value],
     column: &'a [Value],
+    resource: &'a [Value],
+    resource_name: &'a [Value],
 }
 
 /// Function flags from version 75.
 const FUNC_IS_JS: u64 = 1;
+const FUNC_HAS_RESOURCE: u64 = 4;
 const FUNC_HAS_SOURCE: u64 = 8;
 const FUNC_HAS_LINE: u64 = 16;
 const FUNC_HAS_COLUMN: u64 = 32;
@@ -217,6 +220,10 @@ impl<'a> Funcs<'a> {
             file: optional(file_column),
             line: optional("lineNumber"),
             column: optional("columnNumber"),
+            resource: optional("resource"),
+            resource_name: tables["resourceTable"]["name"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice),
         })
     }
 
@@ -246,6 +253,15 @@ impl<'a> Funcs<'a> {
             return None;
         }
         cells.get(func)?.as_i64()
+    }
+
+    /// The name of the function's resource: its library, or the module
+    /// wasmtime's guest profiler named (`app.wasm`).
+    fn resource_name(&self, func: usize, strings: &'a [Value]) -> Option<&'a str> {
+        // Before 75, -1 is none, which is no index.
+        let resource = self.number(self.resource, func, FUNC_HAS_RESOURCE)?;
+        let name = self.resource_name.get(usize::try_from(resource).ok()?)?;
+        strings.get(name.as_u64()? as usize)?.as_str()
     }
 
     /// The function's file: a URL for a browser's JavaScript and wasm.
@@ -385,10 +401,14 @@ impl<'a> ProcessedThread<'a> {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 if !browser {
-                    // wasmtime's and samply's: every frame is the program's.
+                    // wasmtime's and samply's: every frame is the program's,
+                    // and its resource (a `.wasm` for wasmtime's) its URL.
                     return FrameKind::Program {
                         name: name.to_owned(),
-                        url: String::new(),
+                        url: funcs
+                            .resource_name(func, strings)
+                            .unwrap_or_default()
+                            .to_owned(),
                         line: -1,
                         column: -1,
                         wasm: true,
@@ -407,9 +427,15 @@ impl<'a> ProcessedThread<'a> {
                     || url.ends_with(".wasm");
                 if wasm {
                     // Gecko's `name (URL:offset)`: the offset is the line.
+                    // A URL the download replaced (`http://<URL>`) no longer
+                    // says wasm; `wasm://` does, as in V8's profiles.
+                    let url = match url.ends_with(".wasm") {
+                        true => url.to_owned(),
+                        false => format!("wasm://{}", url.split_once("://").map_or(url, |u| u.1)),
+                    };
                     return FrameKind::Program {
                         name: gecko::wasm_function_name(name).to_owned(),
-                        url: url.to_owned(),
+                        url,
                         line: 0,
                         column: line.unwrap_or(0),
                         wasm: true,

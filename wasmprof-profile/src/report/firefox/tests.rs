@@ -178,3 +178,79 @@ fn memory_is_each_path_s_bytes_as_allocations_on_tracks_of_its_own() {
         vec![(vec!["outer".to_owned(), "inner".to_owned()], 400)]
     );
 }
+
+/// The interval markers of the track whose name starts with `track`: each
+/// one's name, start and end (ms) and data.
+fn markers_of(file: &Value, track: &str) -> Vec<(String, f64, f64, Value)> {
+    let thread = thread(file, track);
+    let strings = thread["stringArray"].as_array().unwrap();
+    let markers = &thread["markers"];
+    (0..markers["length"].as_u64().unwrap() as usize)
+        .map(|i| {
+            let name = strings[markers["name"][i].as_u64().unwrap() as usize]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            (
+                name,
+                markers["startTime"][i].as_f64().unwrap(),
+                markers["endTime"][i].as_f64().unwrap(),
+                markers["data"][i].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_http_handler_s_requests_are_markers_when_they_were_served() {
+    let mut profile = appendix_b(true);
+    profile.run.requests = Some(crate::profile::Requests {
+        path: "/items?page=2".into(),
+        latency_nanos: vec![3_000_000, 1_500_000],
+        statuses: vec![200, 404],
+        start_nanos: vec![1_000_000, 5_000_000],
+    });
+    let file = written(&profile, &[]);
+    let markers = markers_of(&file, "HTTP requests");
+    assert_eq!(markers.len(), 2);
+    let (name, start, end, data) = &markers[1];
+    assert_eq!(name, "HTTP request");
+    assert_eq!((*start, *end), (5.0, 6.5));
+    assert_eq!(data["number"], 2.0);
+    assert_eq!(data["status"], 404.0);
+    assert_eq!(data["latency"], 1.5);
+    // A profile from before the start times were kept has no such track.
+    profile.run.requests.as_mut().unwrap().start_nanos.clear();
+    let file = written(&profile, &[]);
+    assert!(
+        (file["threads"].as_array().unwrap().iter())
+            .all(|t| !t["name"].as_str().unwrap().starts_with("HTTP"))
+    );
+}
+
+#[test]
+fn a_test_run_s_tests_are_markers_over_their_paths_on_the_time_track() {
+    let mut profile = appendix_b(true);
+    // appendix-b's four `f_main_N`, entered from `main`: as if `main`'s
+    // callees were tests, make `main` itself the test.
+    let main = (profile.functions.iter())
+        .position(|f| f.name == "main")
+        .unwrap();
+    profile.functions[main].is_test = true;
+    let file = written(&profile, &[]);
+    let markers = markers_of(&file, "main: time (µs) by call path");
+    assert_eq!(markers.len(), 1, "{markers:?}");
+    let (name, start, end, data) = &markers[0];
+    assert_eq!(name, "Test");
+    // A string field is an index into the thread's strings.
+    let strings = &thread(&file, "main: time (µs) by call path")["stringArray"];
+    assert_eq!(strings[data["test"].as_u64().unwrap() as usize], "main");
+    assert_eq!(data["calls"], 1.0);
+    // Over its path, laid out from 0 for its inclusive time.
+    let main_node = (profile.nodes.iter())
+        .position(|n| n.function == Some(main))
+        .unwrap();
+    let inclusive_ms = profile.nodes[main_node].inclusive_nanos / 1e6;
+    assert_eq!(*start, 0.0);
+    assert!((end - inclusive_ms).abs() < 1e-6, "{end} {inclusive_ms}");
+}
