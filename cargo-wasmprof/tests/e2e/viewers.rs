@@ -285,6 +285,101 @@ fn the_firefox_profiler_shows_a_page_s_slowest_frames_as_markers() {
     assert!(!loaded.functions(&samples).is_empty());
 }
 
+/// An HTTP handler's run with `--memory`: each request is an interval
+/// marker where it was served, with its status, and each call path's bytes
+/// allocated are the viewer's "native allocations" call tree.
+#[test]
+fn the_firefox_profiler_shows_requests_as_markers_and_memory_as_allocations() {
+    let run = wasmprof(&[
+        "run",
+        "-p",
+        "http-handler",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--memory",
+        "--requests",
+        "4",
+        "--path",
+        "/fib/12",
+    ]);
+    run.assert_success();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("handler.firefox.json");
+    report_as(&run.profile_path(), "firefox", &file);
+    let loaded = firefox_profiler::Loaded::load(&file);
+    let track = loaded.thread("HTTP requests");
+    let markers = loaded.json(&["thread", "markers", "--thread", &track]);
+    assert_eq!(markers["totalMarkerCount"], 4, "{markers}");
+    let requests = &markers["byType"][0];
+    assert_eq!(requests["markerName"], "HTTP request");
+    let labels: Vec<&str> = (requests["topMarkers"].as_array().unwrap().iter())
+        .map(|m| m["label"].as_str().unwrap())
+        .collect();
+    assert!(labels.contains(&"request 1 to /fib/12: 200"), "{labels:?}");
+    // Bytes allocated, by function, as the profile has them.
+    let profile = run.profile();
+    let memory = profile.memory.as_ref().expect("--memory");
+    let mut expected: BTreeMap<String, f64> = BTreeMap::new();
+    for path in &memory.paths {
+        if let Some(function) = profile.nodes[path.node].function {
+            *expected
+                .entry(profile.functions[function].name.clone())
+                .or_default() += path.alloc_bytes as f64;
+        }
+    }
+    expected.retain(|_, bytes| *bytes > 0.0);
+    assert!(!expected.is_empty(), "the handler allocates");
+    let allocations = loaded.thread("memory: bytes allocated");
+    let functions = loaded.json(&[
+        "thread",
+        "functions",
+        "--thread",
+        &allocations,
+        "--limit",
+        "0",
+    ]);
+    // Asked of a track without samples of time, the viewer sums its
+    // allocations (the summary's strategy).
+    assert_eq!(functions["callTreeSummaryStrategy"], "native-allocations");
+    let shown: BTreeMap<String, f64> = (functions["functions"].as_array().unwrap().iter())
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_owned(),
+                f["selfSamples"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(shown, expected);
+}
+
+/// A test run's tests are interval markers over their paths on the time
+/// track, named, one per test.
+#[test]
+fn the_firefox_profiler_shows_a_test_run_s_tests_as_markers() {
+    let run = wasmprof(&["test", "-p", "memory"]);
+    run.assert_success();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tests.firefox.json");
+    report_as(&run.profile_path(), "firefox", &file);
+    let loaded = firefox_profiler::Loaded::load(&file);
+    let track = loaded.thread("main: time (µs) by call path");
+    let markers = loaded.json(&["thread", "markers", "--thread", &track]);
+    let tests = &markers["byType"][0];
+    assert_eq!(tests["markerName"], "Test", "{markers}");
+    let mut names: Vec<&str> = (tests["topMarkers"].as_array().unwrap().iter())
+        .map(|m| m["label"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "memory::tests::a_kilobyte_is_leaked",
+            "memory::tests::a_vec_grows_to_a_hundred"
+        ]
+    );
+}
+
 /// `--open` serves the file for the Firefox Profiler, which opens it from
 /// the link printed: to the profiler's origin only, at a path nobody else
 /// knows, to requests addressed to the server alone, until Ctrl-C. Any
