@@ -155,3 +155,33 @@ fn a_named_firefox_that_is_not_installed_or_too_old_is_refused_with_what_to_do()
     assert!(run.stderr.contains("115"), "{}", run.stderr);
     assert!(run.stderr.contains("128"), "{}", run.stderr);
 }
+
+/// A recording window in Firefox: its sampler restarts as the window
+/// opens, so the samples are the window's, as the counts are.
+#[test]
+fn a_window_s_samples_in_firefox_are_the_window_s_own() {
+    let run = in_firefox(&[
+        "run",
+        "-p",
+        "image-kernels",
+        "--release",
+        "--host",
+        "browser",
+        "--invoke",
+        "animate",
+        "--timeout",
+        "120s",
+        "--after",
+        "1s",
+        "--duration",
+        "1500ms",
+        "--",
+        "1000000",
+        "0",
+    ]);
+    run.assert_success();
+    let profile = run.profile();
+    let window = profile.run.window.expect("the window");
+    assert!(window.start_nanos >= 1_000_000_000, "{window:?}");
+    crate::render_loops::samples_are_the_window_s(&profile, window);
+}

@@ -98,6 +98,31 @@ fn after_leaves_start_up_out_and_the_window_holds_its_own_frames() {
     let frames = profile.frames.clone().expect("the frames");
     assert_eq!(frames.count, calls[DRAW]);
     assert!(frames.count >= 30, "{} frames", frames.count);
+    samples_are_the_window_s(&profile, window);
+}
+
+/// The engine's samples saved beside a windowed run are the window's: none
+/// of the start-up's kernels, and no more time than the window's and the
+/// reading of its profile.
+pub(crate) fn samples_are_the_window_s(
+    profile: &wasmprof_profile::profile::Profile,
+    window: wasmprof_profile::profile::Window,
+) {
+    let saved = profile.run.samples_file.as_deref().expect("sampled");
+    let samples = wasmprof_profile::input::read(std::path::Path::new(saved), &Default::default())
+        .unwrap()
+        .profile;
+    let names: Vec<&str> = (samples.functions.iter())
+        .map(|f| f.name.as_str())
+        .collect();
+    assert!(names.contains(&DRAW), "{names:?}");
+    assert!(!names.contains(&"image_kernels::sobel"), "{names:?}");
+    let sampled: f64 = samples.self_nanos().iter().sum();
+    let window_nanos = (window.end_nanos - window.start_nanos) as f64;
+    assert!(
+        sampled <= window_nanos + 1e9,
+        "{sampled} ns sampled in a window of {window_nanos} ns"
+    );
 }
 
 #[test]

@@ -195,6 +195,13 @@ impl PageDriver for BidiPage<'_> {
         }
     }
 
+    fn restart_sampler(&mut self) -> Result<()> {
+        match &self.sampler {
+            Some(sampler) => sampler.restart(&self.firefox.bidi),
+            None => Ok(()),
+        }
+    }
+
     fn close(&mut self) {
         if let Some(sampler) = self.sampler.take()
             && !self.stuck

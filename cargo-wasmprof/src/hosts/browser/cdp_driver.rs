@@ -210,6 +210,23 @@ impl PageDriver for CdpPage<'_> {
         Ok(Some(merged))
     }
 
+    fn restart_sampler(&mut self) -> Result<()> {
+        if self.sampling.is_none() {
+            return Ok(());
+        }
+        if self.page_sampled {
+            self.call("Profiler.stop", json!({}))?;
+            self.call("Profiler.start", json!({}))?;
+        }
+        // In order on each worker's session, not waited for.
+        for session in &self.workers {
+            for method in ["Profiler.stop", "Profiler.start"] {
+                let _ = self.chromium.cdp.send(Some(session), method, json!({}));
+            }
+        }
+        Ok(())
+    }
+
     fn sampler_slowed_to_micros(&self) -> Option<u64> {
         self.slowed_to.map(u64::from)
     }

@@ -86,6 +86,10 @@ pub(super) trait PageDriver {
     /// [`PageOptions::sample_interval_micros`] started one.
     fn stop_sampler(&mut self) -> Result<Option<Value>>;
 
+    /// Drops the samples taken so far and samples on, so that a recording
+    /// window's samples (`--after`) are its own. Nothing without a sampler.
+    fn restart_sampler(&mut self) -> Result<()>;
+
     /// The interval some of the page's threads were sampled at instead of
     /// the default, because they filled the machine (µs).
     fn sampler_slowed_to_micros(&self) -> Option<u64> {

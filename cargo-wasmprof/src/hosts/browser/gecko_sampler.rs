@@ -36,6 +36,8 @@ pub(super) struct GeckoSampler {
     chrome: String,
     /// Where the profile is written when it stops.
     file: PathBuf,
+    /// What starts it, again when it restarts.
+    start: String,
 }
 
 impl GeckoSampler {
@@ -61,7 +63,17 @@ impl GeckoSampler {
         );
         evaluate(bidi, &chrome, &expression, START_TIMEOUT)?;
         let file = dir.join(format!("gecko-profile-{}.json", super::chromium::unique()));
-        Ok(GeckoSampler { chrome, file })
+        Ok(GeckoSampler {
+            chrome,
+            file,
+            start: expression,
+        })
+    }
+
+    /// Drops the samples so far and samples on (`--after`'s window opens).
+    pub(super) fn restart(&self, bidi: &Rpc) -> Result<()> {
+        let expression = format!("Services.profiler.StopProfiler(), {}", self.start);
+        evaluate(bidi, &self.chrome, &expression, START_TIMEOUT)
     }
 
     /// Stops the profiler and gives the profile Gecko wrote.

@@ -58,6 +58,14 @@ impl Recording {
                 }
             }
             if self.opened.is_none() && self.opening.is_none() && into_run >= self.spec.after {
+                // The engine's samples start with the window, just before
+                // its opening snapshot.
+                if let Err(e) = driver.restart_sampler() {
+                    crate::terminal::warning(&format!(
+                        "the engine's sampler could not be restarted as the window opened \
+                         ({e:#}): its samples include the run before the window"
+                    ));
+                }
                 self.opening = driver.evaluate(OPENING_EXPRESSION).ok();
             }
             return false;
