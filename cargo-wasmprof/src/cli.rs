@@ -740,11 +740,21 @@ pub(crate) struct HostArgs {
     /// every place looked at. Chromium, Chrome and Edge are driven through
     /// the DevTools protocol, with the engine's sampler; Firefox (`firefox`
     /// or Debian's `firefox-esr`, 128 or newer) through WebDriver BiDi,
-    /// which it speaks itself: counts and times are as exact, but its
-    /// sampler is out of reach, and a script that hangs cannot be stopped
-    /// (the profile is then the one pulled last, at most a second old).
+    /// which it speaks itself, with Firefox's own profiler started in its
+    /// window for the samples: counts and times are as exact, but a script
+    /// that hangs cannot be stopped (the profile is then the one pulled
+    /// last, at most a second old).
     #[arg(long, value_name = "NAME|PATH", help_heading = "Browser")]
     pub browser: Option<PathBuf>,
+    /// Show the browser's window instead of running it headless (needs a display)
+    ///
+    /// For a page you want to watch, and for WebGL in Firefox, which a
+    /// headless Firefox on Linux does not give a page (its context fails
+    /// with FEATURE_FAILURE_WEBGL_EXHAUSTED_DRIVERS). On a machine without
+    /// a screen, run under a virtual one: `xvfb-run cargo wasmprof run
+    /// --headed …`.
+    #[arg(long, help_heading = "Browser")]
+    pub headed: bool,
     /// An extra flag for the browser (repeatable), e.g. `--browser-arg=--js-flags=--liftoff-only`
     ///
     /// A `--js-flags=…` replaces wasmprof's own, `--js-flags=--no-liftoff
@@ -824,6 +834,7 @@ impl HostArgs {
             env: self.env.clone(),
             browser: self.browser.clone(),
             browser_arg: self.browser_arg.clone(),
+            headed: self.headed,
             page: self.page.clone(),
             grace: self.grace,
             duration: self.duration,

@@ -52,6 +52,7 @@ impl Node {
         let browser_only = [
             (args.browser.is_some(), "--browser"),
             (!args.browser_arg.is_empty(), "--browser-arg"),
+            (args.headed, "--headed"),
             (args.page.is_some(), "--page"),
             (args.duration.is_some(), "--duration"),
             (args.after.is_some(), "--after"),

@@ -26,6 +26,8 @@ pub(crate) struct HostOptions {
     pub env: Vec<String>,
     pub browser: Option<PathBuf>,
     pub browser_arg: Vec<String>,
+    #[serde(default)]
+    pub headed: bool,
     pub page: Option<PathBuf>,
     pub grace: Duration,
     pub duration: Option<Duration>,

@@ -30,8 +30,11 @@ fn wasmtime(args: &HostOptions) -> Result<Box<dyn Host>> {
             "--node and --node-arg",
         ),
         (
-            args.browser.is_some() || !args.browser_arg.is_empty() || args.page.is_some(),
-            "--browser, --browser-arg and --page",
+            args.browser.is_some()
+                || !args.browser_arg.is_empty()
+                || args.page.is_some()
+                || args.headed,
+            "--browser, --browser-arg, --headed and --page",
         ),
         (
             args.duration.is_some() || args.after.is_some(),

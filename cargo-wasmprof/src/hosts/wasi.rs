@@ -87,6 +87,7 @@ mod tests {
             env: Vec::new(),
             browser: None,
             browser_arg: Vec::new(),
+            headed: false,
             page: None,
             grace: Duration::ZERO,
             duration: None,

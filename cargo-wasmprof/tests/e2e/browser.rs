@@ -237,7 +237,7 @@ fn serve_saves_a_profile_when_a_person_presses_the_button() {
         .to_owned();
 
     // A person's browser: not one wasmprof launched.
-    let chromium = Chromium::launch(&ChromiumExe::find().unwrap(), &[]).unwrap();
+    let chromium = Chromium::launch(&ChromiumExe::find().unwrap(), &[], false).unwrap();
     let cdp = &chromium.cdp;
     let wait = Duration::from_secs(30);
     let target = cdp
@@ -556,4 +556,25 @@ fn chromium_driven_over_a_port_as_on_windows_counts_the_same() {
     run.assert_success();
     assert_eq!(calls_by_function(&run.profile())["fib::fib"], 4_378_200);
     assert_no_browser_left(pid);
+}
+
+/// `--headed` shows the browser's window: without a display it is refused
+/// before anything is built, saying how to get one; other hosts refuse it.
+#[test]
+fn headed_without_a_display_is_refused_with_how_to_get_one() {
+    let run = wasmprof_with_stdin(
+        &["run", "-p", "fib", "--host", "browser", "--headed"],
+        b"",
+        &[("DISPLAY", ""), ("WAYLAND_DISPLAY", "")],
+    );
+    assert_ne!(run.code(), Some(0), "{}", run.stderr);
+    assert!(run.stderr.contains("no display"), "{}", run.stderr);
+    assert!(run.stderr.contains("xvfb-run"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Building"), "{}", run.stderr);
+    let run = wasmprof(&["run", "-p", "fib", "--host", "node", "--headed"]);
+    assert!(
+        run.stderr.contains("--headed is for the browser host"),
+        "{}",
+        run.stderr
+    );
 }

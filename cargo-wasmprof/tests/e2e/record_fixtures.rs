@@ -82,7 +82,7 @@ fn record_chromium_profiles() {
         })
         .expect("the Serving line");
 
-    let chromium = Chromium::launch(&ChromiumExe::find().unwrap(), &[]).unwrap();
+    let chromium = Chromium::launch(&ChromiumExe::find().unwrap(), &[], false).unwrap();
     let cdp = &chromium.cdp;
     let wait = Duration::from_secs(60);
     let target = cdp

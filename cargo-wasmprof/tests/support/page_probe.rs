@@ -31,7 +31,7 @@ impl PageProbe {
     /// pages that lay out by the window, such as DevTools' own front end.
     pub(crate) fn open_sized(url: &str, size: Option<(u32, u32)>) -> PageProbe {
         let exe = ChromiumExe::find().expect("chromium");
-        let chromium = Chromium::launch(&exe, &[]).expect("launch chromium");
+        let chromium = Chromium::launch(&exe, &[], false).expect("launch chromium");
         let cdp = &chromium.cdp;
         let target = cdp
             .call(

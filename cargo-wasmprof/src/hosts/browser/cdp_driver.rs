@@ -71,7 +71,12 @@ impl PageDriver for CdpPage<'_> {
             .map(|v| v["product"].as_str().unwrap_or_default().to_owned())
             .unwrap_or_default();
         let number = version.split('/').nth(1).unwrap_or("unknown version");
-        format!("chromium {number} (headless)")
+        let how = if self.chromium.headed {
+            ""
+        } else {
+            " (headless)"
+        };
+        format!("chromium {number}{how}")
     }
 
     fn open(&mut self, options: &PageOptions) -> Result<()> {

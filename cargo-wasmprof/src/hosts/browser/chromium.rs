@@ -19,8 +19,8 @@ use crate::hosts::process_tree::ProcessTree;
 
 /// What a launch must not do: show anything, reach the network, touch the
 /// user's own profile, or update itself.
+/// (`--headless` but with `--headed`.)
 const FLAGS: &[&str] = &[
-    "--headless",
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--no-first-run",
@@ -138,6 +138,8 @@ pub struct Chromium {
     profile_dir: PathBuf,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     pub cdp: Rpc,
+    /// Its window shown (`--headed`).
+    pub headed: bool,
 }
 
 /// The last lines Chromium wrote to its standard error, for when it dies.
@@ -145,7 +147,7 @@ const STDERR_LINES_KEPT: usize = 20;
 
 impl Chromium {
     /// Starts the browser with the protocol on a pipe or a port.
-    pub fn launch(exe: &ChromiumExe, extra_args: &[String]) -> Result<Chromium> {
+    pub fn launch(exe: &ChromiumExe, extra_args: &[String], headed: bool) -> Result<Chromium> {
         let profile_dir = std::env::temp_dir().join(format!(
             "wasmprof-chromium-{}-{}",
             std::process::id(),
@@ -156,6 +158,7 @@ impl Chromium {
         let transport = Transport::for_this_os();
         let mut command = Command::new(&exe.path);
         command
+            .args((!headed).then_some("--headless"))
             .args(FLAGS)
             .arg(match transport {
                 Transport::Pipe => "--remote-debugging-pipe",
@@ -219,6 +222,7 @@ impl Chromium {
             profile_dir,
             stderr_tail,
             cdp,
+            headed,
         };
         // The first answer says the browser is up and speaking.
         chromium

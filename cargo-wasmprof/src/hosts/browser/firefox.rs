@@ -184,7 +184,7 @@ pub(crate) struct Firefox {
 const STDERR_LINES_KEPT: usize = 20;
 
 impl Firefox {
-    pub(crate) fn launch(exe: &FirefoxExe, extra_args: &[String]) -> Result<Firefox> {
+    pub(crate) fn launch(exe: &FirefoxExe, extra_args: &[String], headed: bool) -> Result<Firefox> {
         let profile_dir = std::env::temp_dir().join(format!(
             "wasmprof-firefox-{}-{}",
             std::process::id(),
@@ -195,7 +195,8 @@ impl Firefox {
         write_preferences(&profile_dir)?;
         let mut command = Command::new(&exe.path);
         command
-            .args(["--headless", "--no-remote", "--profile"])
+            .args((!headed).then_some("--headless"))
+            .args(["--no-remote", "--profile"])
             .arg(&profile_dir)
             .arg("--remote-debugging-port=0")
             // The browser's own window is reachable over BiDi, where the
@@ -223,6 +224,7 @@ impl Firefox {
         }
         let started = connect(&address, &mut tree);
         let (bidi, name) = match started {
+            Ok((bidi, name)) if headed => (bidi, name.replace(" (headless)", "")),
             Ok(started) => started,
             Err(e) => {
                 tree.end(Duration::ZERO);

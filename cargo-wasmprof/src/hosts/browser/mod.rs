@@ -37,6 +37,8 @@ pub(crate) use firefox::{Firefox, FirefoxExe};
 pub(crate) struct Browser {
     exe: Exe,
     extra_args: Vec<String>,
+    /// `--headed`: the browser's window shown.
+    headed: bool,
     user_page: Option<PathBuf>,
     grace: Duration,
     running: Option<Running>,
@@ -78,9 +80,13 @@ impl Browser {
                 page.display()
             );
         }
+        if args.headed {
+            check_display()?;
+        }
         Ok(Browser {
             exe,
             extra_args: args.browser_arg.clone(),
+            headed: args.headed,
             user_page: args.page.clone(),
             grace: args.grace,
             running: None,
@@ -91,19 +97,41 @@ impl Browser {
         if self.running.is_none() {
             super::interrupt::catch_ctrl_c();
             self.running = Some(match &self.exe {
-                Exe::Chromium(exe) => Running::Chromium(Chromium::launch(exe, &self.extra_args)?),
-                Exe::Firefox(exe) => Running::Firefox(Firefox::launch(exe, &self.extra_args)?),
+                Exe::Chromium(exe) => {
+                    Running::Chromium(Chromium::launch(exe, &self.extra_args, self.headed)?)
+                }
+                Exe::Firefox(exe) => {
+                    Running::Firefox(Firefox::launch(exe, &self.extra_args, self.headed)?)
+                }
             });
         }
         Ok(self.running.as_ref().expect("launched above"))
     }
 }
 
+/// `--headed` needs a screen to show the window on: on Linux and the
+/// BSDs, an X or Wayland display (macOS and Windows always have one).
+fn check_display() -> Result<()> {
+    let unix_desktop = cfg!(unix) && !cfg!(target_os = "macos");
+    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()));
+    if unix_desktop && !display {
+        bail!(
+            "--headed shows the browser's window, and there is no display to show it on \
+             (neither DISPLAY nor WAYLAND_DISPLAY is set): run under a virtual one, \
+             `xvfb-run cargo wasmprof run --headed …` (Debian's xvfb), or leave --headed out"
+        );
+    }
+    Ok(())
+}
+
 impl Host for Browser {
     fn describe(&self) -> String {
+        let how = if self.headed { "" } else { "headless " };
         match &self.exe {
-            Exe::Chromium(exe) => format!("headless Chromium {}", exe.short_version()),
-            Exe::Firefox(exe) => format!("headless Firefox {}", exe.short_version()),
+            Exe::Chromium(exe) => format!("{how}Chromium {}", exe.short_version()),
+            Exe::Firefox(exe) => format!("{how}Firefox {}", exe.short_version()),
         }
     }
 
