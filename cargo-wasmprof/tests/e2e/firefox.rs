@@ -165,8 +165,6 @@ fn a_window_s_samples_in_firefox_are_the_window_s_own() {
         "-p",
         "image-kernels",
         "--release",
-        "--host",
-        "browser",
         "--invoke",
         "animate",
         "--timeout",
