@@ -229,22 +229,53 @@ fn an_egui_app_from_the_registry_has_its_own_counts_and_its_frames() {
     // (45 s bounds it on a slow machine; the frames take a few seconds).
     // A workspace of its own (see its Cargo.toml). egui itself is
     // instrumented crate-wide, every count held against the oracle's.
-    let run = wasmprof_in(
+    let run = wasmprof_in(&examples_dir().join("egui-rows"), &egui_rows_args(&[]));
+    egui_rows_counted_with_its_frames(&run);
+}
+
+/// The same app in Firefox, whose WebGL needs a window (`--headed`, on a
+/// virtual display): the same counts, and Firefox's samples give the time
+/// of egui's calls too short to time.
+#[test]
+fn an_egui_app_from_the_registry_runs_in_firefox_with_its_counts_and_samples() {
+    let run = wasmprof_on_a_virtual_display(
         &examples_dir().join("egui-rows"),
-        &[
-            "run",
-            "-p",
-            "egui-rows",
-            "--release",
-            "--host",
-            "browser",
-            "--instrument-crate",
-            "egui",
-            "--verify-counts",
-            "--duration",
-            "45s",
-        ],
+        &egui_rows_args(&["--browser", "firefox", "--headed"]),
     );
+    egui_rows_counted_with_its_frames(&run);
+    let profile = run.profile();
+    assert!(
+        profile.run.host.starts_with("firefox"),
+        "{}",
+        profile.run.host
+    );
+    let coverage = profile.timer.coverage.expect("Firefox's samples");
+    assert!(
+        coverage.nodes > 0 && coverage.added_nanos > 0.0,
+        "{coverage:?}"
+    );
+}
+
+/// egui-rows, egui instrumented crate-wide, every count verified.
+fn egui_rows_args<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "-p",
+        "egui-rows",
+        "--release",
+        "--host",
+        "browser",
+        "--instrument-crate",
+        "egui",
+        "--verify-counts",
+        "--duration",
+        "45s",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
+fn egui_rows_counted_with_its_frames(run: &Run) {
     run.assert_success();
     assert!(
         run.stderr

@@ -123,6 +123,27 @@ pub(crate) fn wasmprof_in(dir: &Path, args: &[&str]) -> Run {
     Run::from_output(output)
 }
 
+/// Runs `cargo wasmprof ARGS` in `dir` on a display of its own, a virtual
+/// one (`xvfb-run`, Debian's xvfb, which `.ci/run` installs), for
+/// `--headed` browsers.
+pub(crate) fn wasmprof_on_a_virtual_display(dir: &Path, args: &[&str]) -> Run {
+    let wasmprof = wasmprof_command(dir);
+    let mut command = Command::new("xvfb-run");
+    command
+        .args(["-a", "-s", "-screen 0 1280x1024x24"])
+        .arg(wasmprof.get_program())
+        .args(wasmprof.get_args())
+        .args(args)
+        .current_dir(dir);
+    for (key, value) in wasmprof.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    Run::from_output(command.output().expect("run xvfb-run (Debian's xvfb)"))
+}
+
 /// Runs `cargo wasmprof ARGS` in the examples workspace with `input` on
 /// its standard input and `env` in its environment.
 pub(crate) fn wasmprof_with_stdin(args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
