@@ -104,13 +104,16 @@ pub enum Error {
     /// not know.
     #[error(
         "{} is a Firefox Profiler profile of format version {version}, which wasmprof does \
-         not read (it reads versions {} to {}): open it in the Firefox Profiler and download \
-         it again, which saves it in the newest version; a version above {} needs a newer \
-         wasmprof",
+         not read (it reads versions {} to {}): {}",
         path.display(),
         crate::sampled::processed::OLDEST_VERSION,
         crate::sampled::processed::NEWEST_VERSION,
-        crate::sampled::processed::NEWEST_VERSION
+        if *version > crate::sampled::processed::NEWEST_VERSION {
+            "a newer wasmprof reads it"
+        } else {
+            "open it in the Firefox Profiler and download it again, which saves it in the \
+             newest version"
+        }
     )]
     ProcessedVersion {
         /// The file.

@@ -453,6 +453,12 @@ mod tests {
             error.contains("format version 40") && error.contains("download it again"),
             "{error}"
         );
+        let new = r#"{"meta":{"preprocessedProfileVersion":80},"threads":[]}"#;
+        assert!(
+            refuse(new).ends_with("a newer wasmprof reads it"),
+            "{}",
+            refuse(new)
+        );
         let broken = r#"{"meta":{"version":34},"threads":[{"name":"GeckoMain"}]}"#;
         let error = refuse(broken);
         assert!(
