@@ -35,9 +35,7 @@ use std::time::Duration;
 
 use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CpuDelta, Frame as FxFrame, FrameFlags, FrameInfo,
-    MarkerFieldFlags, MarkerFieldFormat, MarkerTiming, Profile as FxProfile, ReferenceTimestamp,
-    SamplingInterval, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, ThreadHandle,
-    Timestamp,
+    Profile as FxProfile, ReferenceTimestamp, SamplingInterval, ThreadHandle, Timestamp,
 };
 
 use super::stacks::{Stacks, Unit};
@@ -62,12 +60,12 @@ pub(crate) fn write_firefox(
 }
 
 /// What each frame's time is, as a category of the viewer's.
-struct Categories {
-    measured: CategoryHandle,
+pub(super) struct Categories {
+    pub(super) measured: CategoryHandle,
     partly: CategoryHandle,
     sampled: CategoryHandle,
     not_measured: CategoryHandle,
-    frames: CategoryHandle,
+    pub(super) frames: CategoryHandle,
 }
 
 impl Categories {
@@ -81,7 +79,7 @@ impl Categories {
         }
     }
 
-    fn of(&self, time: TimeKind) -> CategoryHandle {
+    pub(super) fn of(&self, time: TimeKind) -> CategoryHandle {
         match time {
             TimeKind::Measured => self.measured,
             TimeKind::PartlyTimed => self.partly,
@@ -149,7 +147,7 @@ fn to_firefox(
             };
             let thread = add_thread(&mut fx, &title);
             time_by_path(&mut fx, thread, &stacks, &categories);
-            test_markers(&mut fx, thread, &stacks, view, &categories);
+            markers::tests(&mut fx, thread, &stacks, view, &categories);
         }
         if stacks.frames.iter().any(|f| f.calls.unwrap_or(0) > 0) {
             let title = format!("{thread_name}: exact calls by call path (the Self column)");
@@ -164,7 +162,7 @@ fn to_firefox(
     }
     if let Some(requests) = (profile.run.requests.as_ref()).filter(|r| !r.start_nanos.is_empty()) {
         let thread = add_thread(&mut fx, "HTTP requests, when they were served");
-        request_markers(&mut fx, thread, requests, &categories);
+        markers::requests(&mut fx, thread, requests, &categories);
     }
     if let Some(memory) = profile.memory.as_ref().filter(|m| !m.paths.is_empty()) {
         let stacks = Stacks::build(profile);
@@ -190,12 +188,12 @@ fn to_firefox(
     // call paths are laid out, not in time.
     if profile.frames.as_ref().is_some_and(|f| !f.worst.is_empty()) {
         let thread = add_thread(&mut fx, "animation frames: the slowest, when they ran");
-        frame_markers(&mut fx, thread, profile, &categories);
+        markers::animation_frames(&mut fx, thread, profile, &categories);
     }
     fx
 }
 
-fn at(nanos: f64) -> Timestamp {
+pub(super) fn at(nanos: f64) -> Timestamp {
     Timestamp::from_nanos_since_reference(nanos.max(0.0) as u64)
 }
 
@@ -265,7 +263,7 @@ fn time_by_path(
 }
 
 /// The root's children, each where its previous sibling ended (ns).
-fn laid_out_roots(stacks: &Stacks) -> Vec<(usize, f64)> {
+pub(super) fn laid_out_roots(stacks: &Stacks) -> Vec<(usize, f64)> {
     let Some(root) = stacks.frames.first() else {
         return Vec::new();
     };
@@ -278,188 +276,6 @@ fn laid_out_roots(stacks: &Stacks) -> Vec<(usize, f64)> {
             laid
         })
         .collect()
-}
-
-/// Each test of a test run (a test function, entered at the root) as an
-/// interval marker over its path on the time track, where it is laid out.
-fn test_markers(
-    fx: &mut FxProfile,
-    thread: ThreadHandle,
-    stacks: &Stacks,
-    view: &Profile,
-    categories: &Categories,
-) {
-    for (node, start) in laid_out_roots(stacks) {
-        let frame = &stacks.frames[node];
-        let is_test = frame
-            .function
-            .and_then(|f| view.functions.get(f))
-            .is_some_and(|f| f.is_test);
-        if !is_test {
-            continue;
-        }
-        let marker = TestCase {
-            name: fx.intern_string(if frame.open {
-                "Test (did not return)"
-            } else {
-                "Test"
-            }),
-            test: fx.intern_string(&frame.name),
-            category: categories.of(frame.time),
-            calls: frame.calls.unwrap_or(0),
-            duration_ms: frame.inclusive / 1e6,
-        };
-        let timing = MarkerTiming::Interval(at(start), at(start + frame.inclusive));
-        fx.add_marker(thread, timing, marker);
-    }
-}
-
-/// One test of a test run, with its calls and time.
-struct TestCase {
-    name: StringHandle,
-    test: StringHandle,
-    category: CategoryHandle,
-    calls: u64,
-    duration_ms: f64,
-}
-
-impl StaticSchemaMarker for TestCase {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "WasmprofTestCase";
-    const DESCRIPTION: Option<&'static str> =
-        Some("A test of the run, over its calls on the time track (laid out, not in time)");
-    const CHART_LABEL: Option<&'static str> = Some("{marker.data.test}");
-    const TOOLTIP_LABEL: Option<&'static str> =
-        Some("{marker.data.test}: {marker.data.calls} calls");
-    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.test}");
-    const FIELDS: &'static [StaticSchemaMarkerField] = &[
-        StaticSchemaMarkerField {
-            key: "test",
-            label: "Test",
-            format: MarkerFieldFormat::String,
-            flags: MarkerFieldFlags::SEARCHABLE,
-        },
-        StaticSchemaMarkerField {
-            key: "calls",
-            label: "Instrumented calls (exact)",
-            format: MarkerFieldFormat::Integer,
-            flags: MarkerFieldFlags::empty(),
-        },
-        StaticSchemaMarkerField {
-            key: "duration",
-            label: "Time (as the track's category says)",
-            format: MarkerFieldFormat::Milliseconds,
-            flags: MarkerFieldFlags::empty(),
-        },
-    ];
-
-    fn name(&self, _: &mut FxProfile) -> StringHandle {
-        self.name
-    }
-
-    fn category(&self, _: &mut FxProfile) -> CategoryHandle {
-        self.category
-    }
-
-    fn string_field_value(&self, _: u32) -> StringHandle {
-        self.test
-    }
-
-    fn number_field_value(&self, field_index: u32) -> f64 {
-        match field_index {
-            1 => self.calls as f64,
-            _ => self.duration_ms,
-        }
-    }
-}
-
-/// One request an HTTP handler was served.
-struct Request {
-    name: StringHandle,
-    path: StringHandle,
-    category: CategoryHandle,
-    number: u64,
-    status: u16,
-    latency_ms: f64,
-}
-
-impl StaticSchemaMarker for Request {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "WasmprofHttpRequest";
-    const DESCRIPTION: Option<&'static str> =
-        Some("A request the handler was served, from its call to its response's last byte");
-    const CHART_LABEL: Option<&'static str> = Some("{marker.data.number}: {marker.data.status}");
-    const TOOLTIP_LABEL: Option<&'static str> =
-        Some("request {marker.data.number} to {marker.data.path}: {marker.data.status}");
-    const TABLE_LABEL: Option<&'static str> =
-        Some("request {marker.data.number} to {marker.data.path}: {marker.data.status}");
-    const FIELDS: &'static [StaticSchemaMarkerField] = &[
-        StaticSchemaMarkerField {
-            key: "path",
-            label: "Path",
-            format: MarkerFieldFormat::String,
-            flags: MarkerFieldFlags::SEARCHABLE,
-        },
-        StaticSchemaMarkerField {
-            key: "number",
-            label: "Request",
-            format: MarkerFieldFormat::Integer,
-            flags: MarkerFieldFlags::empty(),
-        },
-        StaticSchemaMarkerField {
-            key: "status",
-            label: "Status",
-            format: MarkerFieldFormat::Integer,
-            flags: MarkerFieldFlags::empty(),
-        },
-        StaticSchemaMarkerField {
-            key: "latency",
-            label: "Latency (measured)",
-            format: MarkerFieldFormat::Milliseconds,
-            flags: MarkerFieldFlags::empty(),
-        },
-    ];
-
-    fn name(&self, _: &mut FxProfile) -> StringHandle {
-        self.name
-    }
-
-    fn category(&self, _: &mut FxProfile) -> CategoryHandle {
-        self.category
-    }
-
-    fn string_field_value(&self, _: u32) -> StringHandle {
-        self.path
-    }
-
-    fn number_field_value(&self, field_index: u32) -> f64 {
-        match field_index {
-            1 => self.number as f64,
-            2 => f64::from(self.status),
-            _ => self.latency_ms,
-        }
-    }
-}
-
-/// Each request as an interval marker, from its handler's call (from the
-/// start of serving) for its latency.
-fn request_markers(
-    fx: &mut FxProfile,
-    thread: ThreadHandle,
-    requests: &crate::profile::Requests,
-    categories: &Categories,
-) {
-    let served = requests.start_nanos.iter().zip(&requests.latency_nanos);
-    for (index, (&start, &latency)) in served.enumerate() {
-        let marker = Request {
-            name: fx.intern_string("HTTP request"),
-            path: fx.intern_string(&requests.path),
-            category: categories.measured,
-            number: index as u64 + 1,
-            status: requests.statuses.get(index).copied().unwrap_or(0),
-            latency_ms: latency as f64 / 1e6,
-        };
-        let timing = MarkerTiming::Interval(at(start as f64), at((start + latency) as f64));
-        fx.add_marker(thread, timing, marker);
-    }
 }
 
 /// Each call path's exact calls as the weight of one sample.
@@ -540,89 +356,7 @@ fn samples_in_time(
     }
 }
 
-/// One of the page's slowest animation frames, with what ran in it.
-struct AnimationFrame {
-    name: StringHandle,
-    category: CategoryHandle,
-    index: u64,
-    calls: u64,
-    duration_ms: f64,
-}
-
-impl StaticSchemaMarker for AnimationFrame {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "WasmprofAnimationFrame";
-    const DESCRIPTION: Option<&'static str> =
-        Some("One of the page's slowest animation frames, measured by wasmprof");
-    const CHART_LABEL: Option<&'static str> = Some("frame {marker.data.index}");
-    const TOOLTIP_LABEL: Option<&'static str> =
-        Some("frame {marker.data.index}: {marker.data.calls} calls");
-    const FIELDS: &'static [StaticSchemaMarkerField] = &[
-        StaticSchemaMarkerField {
-            key: "index",
-            label: "Frame",
-            format: MarkerFieldFormat::Integer,
-            flags: MarkerFieldFlags::SEARCHABLE,
-        },
-        StaticSchemaMarkerField {
-            key: "calls",
-            label: "Instrumented calls (exact)",
-            format: MarkerFieldFormat::Integer,
-            flags: MarkerFieldFlags::empty(),
-        },
-        StaticSchemaMarkerField {
-            key: "duration",
-            label: "Callback time (measured)",
-            format: MarkerFieldFormat::Milliseconds,
-            flags: MarkerFieldFlags::empty(),
-        },
-    ];
-
-    fn name(&self, _: &mut FxProfile) -> StringHandle {
-        self.name
-    }
-
-    fn category(&self, _: &mut FxProfile) -> CategoryHandle {
-        self.category
-    }
-
-    fn string_field_value(&self, _: u32) -> StringHandle {
-        self.name
-    }
-
-    fn number_field_value(&self, field_index: u32) -> f64 {
-        match field_index {
-            0 => self.index as f64,
-            1 => self.calls as f64,
-            _ => self.duration_ms,
-        }
-    }
-}
-
-/// The slowest animation frames as interval markers, where they ran.
-fn frame_markers(
-    fx: &mut FxProfile,
-    thread: ThreadHandle,
-    profile: &Profile,
-    categories: &Categories,
-) {
-    let Some(frames) = &profile.frames else {
-        return;
-    };
-    for frame in &frames.worst {
-        let marker = AnimationFrame {
-            name: fx.intern_string("Animation frame"),
-            category: categories.frames,
-            index: frame.index,
-            calls: frame.calls.iter().map(|c| c.calls).sum(),
-            duration_ms: frame.duration_nanos / 1e6,
-        };
-        let timing = MarkerTiming::Interval(
-            at(frame.start_nanos),
-            at(frame.start_nanos + frame.duration_nanos),
-        );
-        fx.add_marker(thread, timing, marker);
-    }
-}
+mod markers;
 
 #[cfg(test)]
 mod tests;
