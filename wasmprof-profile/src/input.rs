@@ -189,16 +189,8 @@ impl Reader for GeckoReader {
                 path: path.to_owned(),
             })?;
         drop(gecko);
-        let parsed: sampled::cpuprofile::CpuProfile =
-            serde_json::from_value(samples).map_err(|e| malformed(path, self.kind(), e))?;
-        let source = path.display().to_string();
-        let (mut profile, timeline) =
-            sampled::cpuprofile::convert(&parsed, &source, options, problems);
-        profile.run.host = format!(
-            "Firefox's profiler (Gecko profile, {} samples)",
-            parsed.samples.len()
-        );
-        Ok((profile, timeline))
+        let host = |samples| format!("Firefox's profiler (Gecko profile, {samples} samples)");
+        firefox_samples(samples, path, self.kind(), host, options, problems)
     }
 }
 
@@ -246,17 +238,27 @@ impl Reader for ProcessedReader {
             .unwrap_or("Firefox")
             .to_owned();
         drop(processed);
-        let parsed: sampled::cpuprofile::CpuProfile =
-            serde_json::from_value(samples).map_err(|e| malformed(path, self.kind(), e))?;
-        let source = path.display().to_string();
-        let (mut profile, timeline) =
-            sampled::cpuprofile::convert(&parsed, &source, options, problems);
-        profile.run.host = format!(
-            "{product} (a Firefox Profiler profile, {} samples)",
-            parsed.samples.len()
-        );
-        Ok((profile, timeline))
+        let host = |samples| format!("{product} (a Firefox Profiler profile, {samples} samples)");
+        firefox_samples(samples, path, self.kind(), host, options, problems)
     }
+}
+
+/// A Firefox profile's samples, as the `.cpuprofile` its reader made of
+/// them, read as one; `host` names the profiler from the count of samples.
+fn firefox_samples(
+    samples: serde_json::Value,
+    path: &Path,
+    kind: InputKind,
+    host: impl Fn(usize) -> String,
+    options: &sampled::Options,
+    problems: &mut sampled::Problems,
+) -> Result<(Profile, Vec<sampled::Span>)> {
+    let parsed: sampled::cpuprofile::CpuProfile =
+        serde_json::from_value(samples).map_err(|e| malformed(path, kind, e))?;
+    let source = path.display().to_string();
+    let (mut profile, timeline) = sampled::cpuprofile::convert(&parsed, &source, options, problems);
+    profile.run.host = host(parsed.samples.len());
+    Ok((profile, timeline))
 }
 
 /// What is wrong with a Gecko profile's tables.
