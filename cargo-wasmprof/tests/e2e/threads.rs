@@ -363,10 +363,19 @@ fn rayon_pool_on_web_workers(browser: Option<&str>, extra: &[&str]) {
     if let Some(browser) = browser {
         args.extend(["--browser", browser]);
     }
-    args.extend(["--verify-counts", "--timeout", "300s"]);
+    // Firefox sometimes never returns from a worker's `new Worker` (about
+    // once in 30 runs on a loaded machine; see tests/timing/truth.rs): the
+    // run says its pool never started, and is taken once more.
+    let firefox = browser == Some("firefox");
+    args.extend(["--verify-counts", "--timeout"]);
+    args.push(if firefox { "60s" } else { "300s" });
     args.extend_from_slice(extra);
     args.extend(["--invoke", "hash_all", "--", "400"]);
-    let run = wasmprof(&args);
+    let mut run = wasmprof(&args);
+    if firefox && run.stderr.contains("thread pool never started") {
+        eprintln!("Firefox never started the pool; once more");
+        run = wasmprof(&args);
+    }
     run.assert_success();
     assert!(
         run.stdout.contains("rayon-web: 400 chunk, 400000 mix on "),
@@ -414,9 +423,9 @@ fn a_wasm_bindgen_rayon_pool_in_firefox_is_counted_exactly_per_worker() {
 }
 
 /// A thread pool that never finishes starting (`initThreadPool`'s promise
-/// never settles, as when a worker of the pool cannot load): the run ends
-/// at its timeout and says the pool never started, rather than only that
-/// it timed out.
+/// never settles, as when a worker of the pool cannot load): the run says
+/// so after 15 s, and ends at its timeout saying the pool never started,
+/// rather than only that it timed out.
 #[test]
 fn a_thread_pool_that_never_starts_is_named_when_the_run_times_out() {
     let run = wasmprof(&[
@@ -429,7 +438,7 @@ fn a_thread_pool_that_never_starts_is_named_when_the_run_times_out() {
         "--features",
         "pool-never-starts",
         "--timeout",
-        "10s",
+        "20s",
         "--invoke",
         "hash_all",
         "--",
@@ -438,7 +447,7 @@ fn a_thread_pool_that_never_starts_is_named_when_the_run_times_out() {
     assert_eq!(run.code(), Some(124), "{}", run.stderr);
     assert!(
         run.stderr.contains(
-            "timed out after 10000 ms: the program's thread pool never started \
+            "timed out after 20000 ms: the program's thread pool never started \
              (initThreadPool("
         ),
         "{}",
@@ -446,6 +455,13 @@ fn a_thread_pool_that_never_starts_is_named_when_the_run_times_out() {
     );
     // The program never ran, and its profile says so.
     assert!(!run.stdout.contains("rayon-web: "), "{}", run.stdout);
+    // Before that, the run said the pool was late, and what ends the wait.
+    assert!(
+        run.stderr
+            .contains("the program's thread pool has not started after 15 s"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// The same crate instrumented crate-wide with every function fully

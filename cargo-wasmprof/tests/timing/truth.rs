@@ -28,6 +28,9 @@ const CREDITED: f64 = 0.9;
 /// Runs whose engine samples saw none of the program, tried again beside
 /// the `RUNS` checked (see [`sampler_was_blind`]).
 const BLIND_RUNS_ALLOWED: usize = 3;
+/// Series ended by a Firefox pool that never started, taken again (see
+/// [`pool_never_started`]).
+const POOLS_STUCK_ALLOWED: usize = 2;
 
 /// Whether the engine's sampler saw none of the program: no sample's stack
 /// has a frame of `long-call`. Chromium at times counts every sample of a
@@ -70,14 +73,29 @@ fn checked_runs(
     mut check: impl FnMut(usize, &OneRun),
 ) {
     let mut blind = 0;
+    let mut pools_stuck = 0;
     let mut checked = 0;
     while checked < RUNS {
         let wanted = RUNS - checked;
         let run = series(wanted);
         let paths = run.profile_paths();
-        assert_eq!(paths.len(), wanted, "{what}: {}", run.stderr);
+        let stuck = pool_never_started(&run);
+        if stuck {
+            pools_stuck += 1;
+            eprintln!("{what}: Firefox never started the pool of one run; the rest again");
+            assert!(
+                pools_stuck <= POOLS_STUCK_ALLOWED,
+                "{what}: the pool never started in {pools_stuck} series:\n{}",
+                run.stderr
+            );
+        } else {
+            assert_eq!(paths.len(), wanted, "{what}: {}", run.stderr);
+        }
         for (index, path) in paths.iter().enumerate() {
             let profile = read_profile(path).expect("read profile");
+            if stuck && !profile.run.complete {
+                continue;
+            }
             if sampler_was_blind(&profile, program_prefix) {
                 blind += 1;
                 eprintln!("{what}: the engine's samples saw none of the program; run again");
@@ -159,11 +177,15 @@ impl Host {
                 "--invoke",
                 invoke,
             ],
+            // A pool that never starts (`pool_never_started`) ends its
+            // run here, not the test's.
             Host::FirefoxWorker => vec![
                 "--host",
                 "browser",
                 "--browser",
                 "firefox",
+                "--timeout",
+                "60s",
                 "--invoke",
                 "long_call_on_pool",
             ],
@@ -199,8 +221,21 @@ fn run(host: Host, program: &str, flags: &[&str], runs: usize) -> Run {
     args.extend(before.iter().map(String::as_str));
     args.extend(after.iter().map(String::as_str));
     let run = wasmprof(&args);
-    run.assert_success();
+    // A series that ended at a pool that never started is taken again by
+    // `checked_runs`.
+    if !pool_never_started(&run) {
+        run.assert_success();
+    }
     run
+}
+
+/// The series ended at a run whose wasm-bindgen-rayon pool never started:
+/// Firefox sometimes never returns from a worker's `new Worker` (about once
+/// in 30 runs on a loaded machine, with or without its profiler; the
+/// program's worker was seen in the constructor to the end), and the run's
+/// `--timeout` ended it, saying so.
+fn pool_never_started(run: &Run) -> bool {
+    run.stderr.contains("thread pool never started")
 }
 
 /// The nodes whose path from the root ends with `suffix`: the entry point

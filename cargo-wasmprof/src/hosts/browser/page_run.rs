@@ -51,6 +51,10 @@ pub(super) const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wa
 const BUSY_AFTER: Duration = Duration::from_millis(250);
 /// When a program that keeps working is told how the run will end.
 const STILL_AT_WORK: Duration = Duration::from_secs(10);
+
+/// How long a thread pool may take to start before the run says it has
+/// not: a pool starts in well under a second.
+const POOL_PATIENCE: Duration = Duration::from_secs(15);
 /// For tests of that: crash the page this many milliseconds into the run.
 const CRASH_AFTER_VAR: &str = "WASMPROF_TEST_CRASH_PAGE_AFTER_MS";
 
@@ -319,8 +323,10 @@ impl PageRun<'_> {
     ) -> End {
         let mut settled: Option<Settled> = None;
         let mut said_still_at_work = false;
-        // A thread pool that has begun to start and not finished.
+        // A thread pool that has begun to start and not finished, and since
+        // when (`None` once said to be late).
         let mut pool_starting = None;
+        let mut pool_since: Option<Instant> = None;
         // The evaluation that asks whether a quiet page is free.
         let mut probing: Option<(Evaluation, Instant)> = None;
         let mut last_sign_of_life = Instant::now();
@@ -356,6 +362,12 @@ impl PageRun<'_> {
             }
             if now >= deadline {
                 return End::Timeout { pool_starting };
+            }
+            if let (Some(threads), Some(since)) = (pool_starting, pool_since)
+                && now.duration_since(since) >= POOL_PATIENCE
+            {
+                pool_since = None;
+                self.say_pool_is_late(threads);
             }
             if let Some(recording) = recording.as_deref_mut()
                 && recording.due_to_close(&mut *self.driver)
@@ -413,6 +425,7 @@ impl PageRun<'_> {
                     }
                     Some(PageMessage::Pool { started, threads }) => {
                         pool_starting = (!started).then(|| threads.unwrap_or(0));
+                        pool_since = (!started).then(Instant::now);
                     }
                     // Futures made progress, or frames, timers or fetches
                     // ran: the program is at work.
@@ -445,6 +458,23 @@ impl PageRun<'_> {
 
     /// Says once, for a program that keeps working (a render loop), how
     /// the run will end and how to end it sooner.
+    /// A pool that has not started, which nothing will end but a timeout.
+    fn say_pool_is_late(&self, threads: u32) {
+        let firefox = if self.driver.host_name().starts_with("firefox") {
+            " Firefox sometimes never returns from a worker's `new Worker` (seen here about \
+             once in 30 runs of a wasm-bindgen-rayon pool on a loaded machine, with or without \
+             its profiler); running the program again starts it."
+        } else {
+            ""
+        };
+        crate::terminal::warning(&format!(
+            "the program's thread pool has not started after {} s (initThreadPool({threads}) \
+             has not resolved), and the run waits for it.{firefox} Ctrl-C or --timeout ends the \
+             run and keeps what was collected",
+            POOL_PATIENCE.as_secs()
+        ));
+    }
+
     fn say_still_at_work(&self) {
         if self.config.until_exit || self.config.window.is_some() {
             return;
