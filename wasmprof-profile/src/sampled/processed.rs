@@ -97,6 +97,8 @@ pub fn threads(profile: &Value) -> Result<Vec<GeckoThread>, Refusal> {
         Funcs::read(tables_of(thread, shared, version), version).is_ok_and(|f| f.any_js())
     });
     let mut out = Vec::with_capacity(threads.len());
+    // From 60 every thread's frames are the shared table's: told once.
+    let mut shared_frames: Option<Vec<FrameKind>> = None;
     for (index, thread) in threads.iter().enumerate() {
         let in_thread =
             |what: String| Refusal::Shape(format!("thread {index} ({}): {what}", thread["name"]));
@@ -104,11 +106,18 @@ pub fn threads(profile: &Value) -> Result<Vec<GeckoThread>, Refusal> {
             .ok_or_else(|| in_thread("it has no strings".into()))?;
         let tables = ProcessedThread::read(thread, tables_of(thread, shared, version), version)
             .map_err(in_thread)?;
-        let frames = tables.frame_kinds(strings, &shared["sources"], &categories, browser);
+        let kinds = || tables.frame_kinds(strings, &shared["sources"], &categories, browser);
+        let own_frames;
+        let frames = if version >= 60 {
+            shared_frames.get_or_insert_with(kinds)
+        } else {
+            own_frames = kinds();
+            &own_frames
+        };
         let info = ThreadInfo::of(thread, 0.0);
         out.push(gecko::to_cpuprofile(
             &tables,
-            &frames,
+            frames,
             info,
             0.0,
             interval,
