@@ -200,7 +200,10 @@ impl<'a> Table<'a> {
     fn cell(&self, row: usize, column: &str) -> &'a Value {
         static NULL: Value = Value::Null;
         match self.columns.get(column) {
-            Some(&index) => self.rows[row].get(index).unwrap_or(&NULL),
+            // A row past the table (an index in the file) is empty.
+            Some(&index) => (self.rows.get(row))
+                .and_then(|cells| cells.get(index))
+                .unwrap_or(&NULL),
             None => &NULL,
         }
     }

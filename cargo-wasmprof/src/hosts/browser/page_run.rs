@@ -51,7 +51,6 @@ pub(super) const PERIODIC_EXPRESSION: &str = "(() => { const h = globalThis.__wa
 const BUSY_AFTER: Duration = Duration::from_millis(250);
 /// When a program that keeps working is told how the run will end.
 const STILL_AT_WORK: Duration = Duration::from_secs(10);
-
 /// How long a thread pool may take to start before the run says it has
 /// not: a pool starts in well under a second.
 const POOL_PATIENCE: Duration = Duration::from_secs(15);
@@ -456,14 +455,11 @@ impl PageRun<'_> {
         }
     }
 
-    /// Says once, for a program that keeps working (a render loop), how
-    /// the run will end and how to end it sooner.
     /// A pool that has not started, which nothing will end but a timeout.
     fn say_pool_is_late(&self, threads: u32) {
         let firefox = if self.driver.host_name().starts_with("firefox") {
-            " Firefox sometimes never returns from a worker's `new Worker` (seen here about \
-             once in 30 runs of a wasm-bindgen-rayon pool on a loaded machine, with or without \
-             its profiler); running the program again starts it."
+            " Firefox sometimes never returns from a worker's `new Worker`, which leaves a \
+             pool unstarted; running the program again starts it."
         } else {
             ""
         };
@@ -475,6 +471,8 @@ impl PageRun<'_> {
         ));
     }
 
+    /// Says once, for a program that keeps working (a render loop), how
+    /// the run will end and how to end it sooner.
     fn say_still_at_work(&self) {
         if self.config.until_exit || self.config.window.is_some() {
             return;

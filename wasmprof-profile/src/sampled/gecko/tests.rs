@@ -319,3 +319,60 @@ fn a_sleeping_thread_s_repeated_stack_is_idle_time() {
         vec![vec!["app::main"], vec!["(idle)"], vec!["(idle)"]]
     );
 }
+
+#[test]
+fn a_sample_naming_a_stack_past_the_table_is_the_browser_s_not_a_panic() {
+    let labels = [(
+        "app.wasm.app::main (http://127.0.0.1:41977/app_bg.wasm:100)",
+        2,
+    )];
+    let gecko = profile(
+        vec![thread(
+            "GeckoMain",
+            &labels,
+            &[(None, 0), (Some(7), 0)],
+            &[(Some(0), 10.0), (Some(99), 11.0), (Some(1), 12.0)],
+        )],
+        vec![],
+    );
+    let threads = threads(&gecko, None).unwrap();
+    assert_eq!(threads[0].wasm_samples, 1);
+    assert_eq!(
+        stacks_of(&threads[0].cpuprofile),
+        vec![vec!["app::main"], vec!["(browser)"], vec!["(browser)"]]
+    );
+}
+
+/// A file is untrusted: any cell of any table set to an index past its
+/// table, a negative number or a null is read without a panic.
+#[test]
+fn any_cell_out_of_range_is_read_without_a_panic() {
+    let labels = [
+        ("go (http://127.0.0.1:41977/app.js:10:1)[3]", 2),
+        (
+            "app.wasm.app::main (http://127.0.0.1:41977/app_bg.wasm:100)",
+            2,
+        ),
+    ];
+    let thread = thread(
+        "GeckoMain",
+        &labels,
+        &[(None, 0), (Some(0), 1)],
+        &[(Some(1), 10.0), (Some(0), 11.0)],
+    );
+    for table in ["samples", "stackTable", "frameTable"] {
+        let width = thread[table]["schema"].as_object().unwrap().len();
+        for column in 0..width {
+            for wild in [json!(1_000_000_000u64), json!(-3), Value::Null] {
+                let mut broken = thread.clone();
+                for row in broken[table]["data"].as_array_mut().unwrap() {
+                    let row = row.as_array_mut().unwrap();
+                    if column < row.len() {
+                        row[column] = wild.clone();
+                    }
+                }
+                let _ = threads(&profile(vec![broken], vec![]), None);
+            }
+        }
+    }
+}

@@ -323,3 +323,45 @@ fn what_is_not_a_processed_sampling_profile_is_refused_with_why() {
     let thread = &threads(&wild).unwrap()[0];
     assert_eq!(thread.program_samples, 0);
 }
+
+/// A file is untrusted: an index past its table, a negative number or a
+/// null in any column of any table is read without a panic (as a stack
+/// the tables do not hold, or the column's absence).
+#[test]
+fn any_cell_out_of_range_is_read_without_a_panic() {
+    for version in [55, 60, 66, 71, 75] {
+        let profile = profile_at(version, version % 2 == 0);
+        let tables = if version >= 60 {
+            "/shared"
+        } else {
+            "/threads/0"
+        };
+        let samples = "/threads/0/samples".to_owned();
+        let all = ["stackTable", "frameTable", "funcTable"].map(|t| format!("{tables}/{t}"));
+        for table in all.iter().chain([&samples]) {
+            let columns: Vec<String> = profile
+                .pointer(table)
+                .and_then(Value::as_object)
+                .unwrap()
+                .keys()
+                .filter(|k| *k != "length")
+                .cloned()
+                .collect();
+            for column in columns {
+                for wild in [json!(1_000_000_000u64), json!(-3), Value::Null] {
+                    let mut broken = profile.clone();
+                    let Some(cells) = broken
+                        .pointer_mut(&format!("{table}/{column}"))
+                        .and_then(Value::as_array_mut)
+                    else {
+                        continue;
+                    };
+                    for cell in cells.iter_mut() {
+                        *cell = wild.clone();
+                    }
+                    let _ = threads(&broken);
+                }
+            }
+        }
+    }
+}
