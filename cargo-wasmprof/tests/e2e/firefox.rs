@@ -181,5 +181,5 @@ fn a_window_s_samples_in_firefox_are_the_window_s_own() {
     let profile = run.profile();
     let window = profile.run.window.expect("the window");
     assert!(window.start_nanos >= 1_000_000_000, "{window:?}");
-    crate::render_loops::samples_are_the_window_s(&profile, window);
+    crate::render_loops::samples_are_the_window_s(&run, &profile, window);
 }

@@ -98,16 +98,22 @@ fn after_leaves_start_up_out_and_the_window_holds_its_own_frames() {
     let frames = profile.frames.clone().expect("the frames");
     assert_eq!(frames.count, calls[DRAW]);
     assert!(frames.count >= 30, "{} frames", frames.count);
-    samples_are_the_window_s(&profile, window);
+    samples_are_the_window_s(&run, &profile, window);
 }
 
 /// The engine's samples saved beside a windowed run are the window's: none
 /// of the start-up's kernels (which a run without a window has samples
 /// of), and no more time than the window's and the reading of its profile.
 pub(crate) fn samples_are_the_window_s(
+    run: &Run,
     profile: &wasmprof_profile::profile::Profile,
     window: wasmprof_profile::profile::Window,
 ) {
+    assert!(
+        !run.stderr.contains("could not be restarted"),
+        "{}",
+        run.stderr
+    );
     let saved = profile.run.samples_file.as_deref().expect("sampled");
     let samples = wasmprof_profile::input::read(std::path::Path::new(saved), &Default::default())
         .unwrap()

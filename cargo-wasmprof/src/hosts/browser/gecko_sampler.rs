@@ -71,8 +71,13 @@ impl GeckoSampler {
     }
 
     /// Drops the samples so far and samples on (`--after`'s window opens).
+    /// Both are promises, the content processes' stop and start: the start
+    /// waits for the stop, and the window for the start.
     pub(super) fn restart(&self, bidi: &Rpc) -> Result<()> {
-        let expression = format!("Services.profiler.StopProfiler(), {}", self.start);
+        let expression = format!(
+            "Services.profiler.StopProfiler().then(() => {})",
+            self.start
+        );
         evaluate(bidi, &self.chrome, &expression, START_TIMEOUT)
     }
 
